@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// pool 'forks': the Temporal native bridge segfaults under worker threads (research/temporal.md §0.3).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    environment: 'node',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    globalSetup: ['test/global-setup.ts'],
+  },
+});
