@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import type { Logger } from '../../log.js';
+import type { AppEnv } from '../deps.js';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Every response carries X-Request-Id (the caller's, if well-formed, else a new UUID); one JSON log line per request. */
+export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const id = incoming && SAFE_ID.test(incoming) ? incoming : randomUUID();
+    const log = logger.child({ request_id: id });
+    c.set('requestId', id);
+    c.set('logger', log);
+    c.header('X-Request-Id', id);
+    const started = performance.now();
+    await next();
+    log.info('request', {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+  };
+}

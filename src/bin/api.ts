@@ -1,0 +1,29 @@
+/** Production API process: one Temporal client, one database pool, no state of its own (scale out freely). */
+import { createApp } from '../api/app.js';
+import { listen } from '../api/server.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { createLogger } from '../log.js';
+import { connectTemporalClient } from '../temporal/client.js';
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, { process: 'api' });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const temporal = await connectTemporalClient(config.temporal);
+  const server = await listen(createApp({ config, database, temporal, logger }), config.api.host, config.api.port);
+  logger.info('api listening', { url: server.url });
+  const stop = async () => {
+    await server.close();
+    await temporal.connection.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? err.message : `api failed: ${(err as Error).stack}`);
+  process.exit(err instanceof ConfigError ? 2 : 1);
+});

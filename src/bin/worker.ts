@@ -1,0 +1,35 @@
+/** Production worker process: all workflows and activities on one task queue (run N replicas). */
+import { createActivities } from '../activities/index.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { createLogger } from '../log.js';
+import { connectTemporalClient } from '../temporal/client.js';
+import { ensureSchedules } from '../temporal/schedules.js';
+import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, { process: 'worker' });
+  // Default shutdown signals: SIGINT/SIGTERM drain the worker, then run() resolves.
+  installTemporalRuntime(logger);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const client = await connectTemporalClient(config.temporal);
+  await ensureSchedules(client, config.temporal.taskQueue);
+  await client.connection.close();
+  const { worker, connection } = await createGatewayWorker({
+    address: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ db: database.db }),
+    logger,
+  });
+  logger.info('worker running', { task_queue: config.temporal.taskQueue, namespace: config.temporal.namespace });
+  await worker.run();
+  await connection.close();
+  await database.close();
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? err.message : `worker failed: ${(err as Error).stack}`);
+  process.exit(err instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,131 @@
+/**
+ * The one place that reads the environment. Every other module receives a typed `Config` (or a slice of it).
+ * A wrong value stops start-up with a message that names the variable.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url();
+
+export const chainSchema = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'chain name must be lowercase letters, digits and dashes'),
+  chainId: z.number().int().positive(),
+  rpcUrl: url,
+  /** blocks to wait after inclusion before an execution counts as final */
+  confirmations: z.number().int().min(0).default(2),
+});
+export type ChainConfig = z.infer<typeof chainSchema>;
+
+/** The local devnet registry: two anvil chains with the ids of the public testnets they stand in for. */
+export const DEVNET_CHAINS: ChainConfig[] = [
+  { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: 'http://127.0.0.1:8545', confirmations: 2 },
+  { name: 'polygon-amoy', chainId: 80002, rpcUrl: 'http://127.0.0.1:8546', confirmations: 2 },
+];
+
+const chainList = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {name, chainId, rpcUrl, confirmations}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(chainSchema)
+      .min(1)
+      .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, 'chain names must be unique')
+      .refine((cs) => new Set(cs.map((c) => c.chainId)).size === cs.length, 'chain ids must be unique'),
+  );
+
+const commaList = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(url));
+
+const envSchema = z.object({
+  GATEWAY_ENV: z.enum(['devnet', 'production']).default('devnet'),
+  API_HOST: z.string().min(1).default('127.0.0.1'),
+  API_PORT: port.default(8080),
+  PUBLIC_BASE_URL: url.optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
+    .default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('gateway'),
+  TEMPORAL_UI_URL: url.optional(),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  CHAINS: chainList.optional(),
+  LEDGER_URL: url.default('http://127.0.0.1:26660'),
+  VALIDATOR_URLS: commaList.default([]),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export interface Config {
+  env: 'devnet' | 'production';
+  api: { host: string; port: number; publicBaseUrl: string };
+  /** undefined → embedded PGlite under `${dataDir}/pglite` */
+  databaseUrl?: string;
+  dataDir: string;
+  temporal: { address: string; namespace: string; taskQueue: string; uiUrl?: string; cliPath?: string };
+  chains: ChainConfig[];
+  ledgerUrl: string;
+  validatorUrls: string[];
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super(
+      'Invalid configuration:\n' + problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment (process.env by default). Throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings mean "unset", as in most .env tooling.
+  const cleaned = Object.fromEntries(
+    Object.keys(envSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
+  );
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => ({
+        variable: String(i.path[0] ?? '(environment)'),
+        message: i.path.length > 1 ? `${i.path.slice(1).join('.')}: ${i.message}` : i.message,
+      })),
+    );
+  }
+  const e = parsed.data;
+  return {
+    env: e.GATEWAY_ENV,
+    api: {
+      host: e.API_HOST,
+      port: e.API_PORT,
+      publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.API_HOST}:${e.API_PORT}`,
+    },
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiUrl: e.TEMPORAL_UI_URL,
+      cliPath: e.TEMPORAL_CLI_PATH,
+    },
+    chains: e.CHAINS ?? DEVNET_CHAINS,
+    ledgerUrl: e.LEDGER_URL,
+    validatorUrls: e.VALIDATOR_URLS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

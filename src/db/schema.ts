@@ -1,0 +1,158 @@
+/**
+ * The system of record (drizzle, Postgres dialect; the same schema runs on PGlite).
+ * Migrations in ./migrations are generated from this file with `npm run db:generate`.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+
+export const organizations = pgTable('organizations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull(),
+  /** how many identities may exist at once (retired ones do not count) */
+  identityQuota: integer('identity_quota').notNull().default(10),
+  /** ledger credits granted to the organization's identities in total (sandbox grant) */
+  creditGrant: bigint('credit_grant', { mode: 'bigint' }).notNull().default(sql`10000`),
+  creditsUsed: bigint('credits_used', { mode: 'bigint' }).notNull().default(sql`0`),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    /** the first characters of the raw key, for listings ("ck_live_AbCd") */
+    keyPrefix: text('key_prefix').notNull(),
+    /** hex SHA-256 of the raw key; the raw key itself is never stored */
+    keyHash: text('key_hash').notNull(),
+    permissions: jsonb('permissions').$type<string[]>().notNull(),
+    isAdmin: boolean('is_admin').notNull().default(false),
+    rateLimitRpm: integer('rate_limit_rpm').notNull().default(60),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('api_keys_key_hash_uq').on(t.keyHash), index('api_keys_org_idx').on(t.orgId)],
+);
+
+export const identities = pgTable(
+  'identities',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    adiUrl: text('adi_url').notNull(),
+    bookUrl: text('book_url').notNull(),
+    keyPageUrl: text('key_page_url').notNull(),
+    dataAccountUrl: text('data_account_url').notNull(),
+    /** hex Ed25519 public key (32 bytes), absent for hash-only identities */
+    publicKey: text('public_key'),
+    /** hex SHA-256 of the raw 32 public key bytes */
+    publicKeyHash: text('public_key_hash').notNull(),
+    /** creating | active | failed | retired */
+    status: text('status').notNull().default('creating'),
+    /** provisioning step, mirrored to the workflow's Stage search attribute */
+    stage: text('stage').notNull().default('queued'),
+    requestedChains: jsonb('requested_chains').$type<string[]>().notNull(),
+    requestedCredits: bigint('requested_credits', { mode: 'bigint' }).notNull().default(sql`0`),
+    creditBalance: bigint('credit_balance', { mode: 'bigint' }).notNull().default(sql`0`),
+    errorMessage: text('error_message'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    retiredAt: timestamp('retired_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('identities_adi_url_uq').on(t.adiUrl), index('identities_org_idx').on(t.orgId, t.createdAt)],
+);
+
+export const chainAccounts = pgTable(
+  'chain_accounts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    identityId: uuid('identity_id')
+      .notNull()
+      .references(() => identities.id),
+    chain: text('chain').notNull(),
+    chainId: bigint('chain_id', { mode: 'bigint' }).notNull(),
+    address: text('address').notNull(),
+    deploymentTx: text('deployment_tx'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('chain_accounts_identity_chain_uq').on(t.identityId, t.chain)],
+);
+
+export const intents = pgTable(
+  'intents',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    identityId: uuid('identity_id')
+      .notNull()
+      .references(() => identities.id),
+    /** signing_required | submitted | completed | failed | expired */
+    status: text('status').notNull().default('signing_required'),
+    stage: text('stage').notNull().default('signing_required'),
+    /** the canonical intent as written to the ledger */
+    intent: jsonb('intent').notNull(),
+    operationId: text('operation_id').notNull(),
+    signingData: jsonb('signing_data').notNull(),
+    txHash: text('tx_hash'),
+    proofId: text('proof_id'),
+    errorMessage: text('error_message'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('intents_org_idx').on(t.orgId, t.createdAt), index('intents_tx_hash_idx').on(t.txHash)],
+);
+
+/** Idempotency-Key records: one per (organization, key), kept 24 hours. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    orgId: uuid('org_id').notNull(),
+    key: text('key').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    requestHash: text('request_hash').notNull(),
+    /** in_progress | completed */
+    state: text('state').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
+);
+
+/** Fixed-window request counters shared by every API process (atomic upsert per request). */
+export const rateLimitCounters = pgTable(
+  'rate_limit_counters',
+  {
+    bucket: text('bucket').notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true, mode: 'date' }).notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] }), index('rate_limit_window_idx').on(t.windowStart)],
+);

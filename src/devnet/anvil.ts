@@ -1,0 +1,54 @@
+/** A local EVM chain: the anvil binary shipped in the npm package @foundry-rs/anvil. */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { freePort } from './ports.js';
+import { rpcAnswersChainId, spawnManaged, waitUntilReady } from './process.js';
+
+export function anvilBinary(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json'));
+  const bin = join(pkg, 'bin', 'anvil');
+  if (!existsSync(bin)) throw new Error(`anvil binary missing at ${bin}; run npm ci`);
+  return bin;
+}
+
+export interface AnvilHandle {
+  rpcUrl: string;
+  chainId: number;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startAnvil(opts: {
+  chainId: number;
+  port?: number;
+  host?: string;
+  /** seconds between empty blocks; transactions are mined at once regardless (mixed mining) */
+  blockTime?: number;
+  logFile?: string;
+}): Promise<AnvilHandle> {
+  const host = opts.host ?? '127.0.0.1';
+  const port = opts.port || (await freePort(host));
+  const args = [
+    '--chain-id', String(opts.chainId),
+    '--host', host,
+    '--port', String(port),
+    '--hardfork', 'prague',
+    '--mixed-mining',
+    '--block-time', String(opts.blockTime ?? 0.2),
+    '--slots-in-an-epoch', '1',
+  ];
+  const proc = spawnManaged(`anvil-${opts.chainId}`, anvilBinary(), args, { logFile: opts.logFile });
+  const rpcUrl = `http://${host}:${port}`;
+  try {
+    await waitUntilReady(`anvil (chain ${opts.chainId}) on ${rpcUrl}`, () => rpcAnswersChainId(rpcUrl, opts.chainId), {
+      process: proc,
+      timeoutMs: 20_000,
+    });
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { rpcUrl, chainId: opts.chainId, port, stop: () => proc.stop() };
+}

@@ -1,0 +1,134 @@
+/**
+ * The local stack behind `npm start`: Temporal dev server → chains (anvil) → database → worker → API, each
+ * started only after the previous one answered. Later parts (ledger simulator, contracts, validators) plug in here.
+ */
+import { join } from 'node:path';
+import { createActivities } from '../activities/index.js';
+import { createApp } from '../api/app.js';
+import { listen, type RunningServer } from '../api/server.js';
+import type { Config } from '../config.js';
+import { openDatabase, type Database } from '../db/client.js';
+import type { Logger } from '../log.js';
+import { connectTemporalClient } from '../temporal/client.js';
+import { loadTemporalProfile } from '../temporal/profile.js';
+import { ensureSchedules } from '../temporal/schedules.js';
+import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+import { startAnvil, type AnvilHandle } from './anvil.js';
+import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
+
+export interface DevnetSummary {
+  apiUrl: string;
+  docsUrl: string;
+  temporalAddress: string;
+  temporalUiUrl?: string;
+  chains: { name: string; chainId: number; rpcUrl: string }[];
+  database: string;
+}
+
+export interface Devnet {
+  summary: DevnetSummary;
+  config: Config;
+  stop(): Promise<void>;
+}
+
+function loopbackPort(rpcUrl: string): number | undefined {
+  const u = new URL(rpcUrl);
+  return ['127.0.0.1', 'localhost'].includes(u.hostname) ? Number(u.port) : undefined;
+}
+
+export async function startDevnet(base: Config, logger: Logger): Promise<Devnet> {
+  const stack: { name: string; stop: () => Promise<void> }[] = [];
+  const stopAll = async () => {
+    for (const part of stack.reverse()) {
+      try {
+        await part.stop();
+      } catch (err) {
+        logger.warn(`stopping ${part.name} failed`, { err });
+      }
+    }
+    stack.length = 0;
+  };
+  try {
+    const logDir = join(base.dataDir, 'logs');
+    // Our own signal handling (bin/devnet.ts) stops everything in order; the worker must not grab SIGINT first.
+    installTemporalRuntime(logger, { shutdownSignals: [] });
+
+    const profile = loadTemporalProfile();
+    logger.info('starting Temporal dev server', { port: profile.port, ui_port: profile.uiPort });
+    const temporal: TemporalServerHandle = await startTemporalDevServer(profile, {
+      cliPath: base.temporal.cliPath,
+      logFile: join(logDir, 'temporal.log'),
+      logger,
+      cwd: PROJECT_ROOT,
+    });
+    stack.push({ name: 'temporal', stop: temporal.stop });
+
+    const anvils: AnvilHandle[] = [];
+    for (const chain of base.chains) {
+      const port = loopbackPort(chain.rpcUrl);
+      if (port === undefined) continue; // a remote chain: not ours to start
+      logger.info('starting anvil', { chain: chain.name, chain_id: chain.chainId, port });
+      const anvil = await startAnvil({ chainId: chain.chainId, port, logFile: join(logDir, `anvil-${chain.name}.log`) });
+      anvils.push(anvil);
+      stack.push({ name: `anvil ${chain.name}`, stop: anvil.stop });
+    }
+
+    const config: Config = {
+      ...base,
+      temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl },
+    };
+
+    const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    stack.push({ name: 'database', stop: () => database.close() });
+
+    const { worker, connection } = await createGatewayWorker({
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      activities: createActivities({ db: database.db }),
+    });
+    const running = worker.run();
+    stack.push({
+      name: 'worker',
+      stop: async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+        await connection.close();
+      },
+    });
+
+    const client = await connectTemporalClient(config.temporal);
+    stack.push({ name: 'temporal client', stop: () => client.connection.close() });
+    await ensureSchedules(client, config.temporal.taskQueue);
+
+    const app = createApp({ config, database, temporal: client, logger });
+    const server: RunningServer = await listen(app, config.api.host, config.api.port);
+    stack.push({ name: 'api', stop: server.close });
+
+    const summary: DevnetSummary = {
+      apiUrl: server.url,
+      docsUrl: `${server.url}/docs`,
+      temporalAddress: temporal.address,
+      temporalUiUrl: temporal.uiUrl,
+      chains: config.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl })),
+      database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',
+    };
+    return { summary, config, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+export function formatSummary(s: DevnetSummary): string {
+  const rows: [string, string][] = [
+    ['API', s.apiUrl],
+    ['Health', `${s.apiUrl}/v1/health`],
+    ['Temporal UI', s.temporalUiUrl ?? '(headless)'],
+    ['Temporal gRPC', s.temporalAddress],
+    ...s.chains.map((c) => [`Chain ${c.name}`, `${c.rpcUrl} (chain id ${c.chainId})`] as [string, string]),
+    ['Database', s.database],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return ['', 'Gateway devnet is up:', ...rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`), '', 'Ctrl-C stops everything.', ''].join('\n');
+}

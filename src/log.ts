@@ -1,0 +1,43 @@
+/**
+ * JSON-lines logger. One line per event: time, level, msg and the context fields bound with `child`
+ * (request id, org id, workflow id where known). Values under secret-looking keys are never printed.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const SECRET_KEY = /(api[-_]?key|secret|private[-_]?key|password|authorization|signature_secret|raw_key)/i;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+function redact(value: unknown, depth = 0): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (typeof value === 'bigint') return value.toString();
+  if (!value || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1)]),
+  );
+}
+
+export function createLogger(
+  level: LogLevel = 'info',
+  bound: Record<string, unknown> = {},
+  write: (line: string) => void = (line) => process.stdout.write(line + '\n'),
+): Logger {
+  const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[l] < ORDER[level]) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...(redact({ ...bound, ...fields }) as object) }));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) => createLogger(level, { ...bound, ...fields }, write),
+  };
+}

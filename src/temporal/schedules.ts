@@ -1,0 +1,17 @@
+/** Temporal Schedules the gateway owns; created idempotently at worker start. */
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+
+export const MAINTENANCE_SCHEDULE_ID = 'gateway-maintenance';
+
+export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
+  try {
+    await client.schedule.create({
+      scheduleId: MAINTENANCE_SCHEDULE_ID,
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: { type: 'startWorkflow', workflowType: 'maintenanceWorkflow', taskQueue, args: [{}], workflowId: 'maintenance' },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+}

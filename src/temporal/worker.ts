@@ -1,0 +1,76 @@
+/**
+ * Worker bootstrap: bundles src/workflows/index.ts once and registers the activity factories' output.
+ * Used by src/bin/worker.ts (production), the devnet (same process as the API) and the tests.
+ */
+import { fileURLToPath } from 'node:url';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel as TemporalLogLevel,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import type { Logger } from '../log.js';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * Install the Temporal Runtime once per process, routing the SDK's own log lines through our JSON logger.
+ * `shutdownSignals: []` when the caller orchestrates shutdown itself (the devnet, tests).
+ */
+export function installTemporalRuntime(logger: Logger, opts: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
+  const levels: Record<TemporalLogLevel, 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+  };
+  const sdkLog = logger.child({ component: 'temporal-sdk' });
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('INFO', ({ level, message, meta }) => sdkLog[levels[level]](message, meta)),
+      shutdownSignals: opts.shutdownSignals,
+    });
+  } catch (err) {
+    // A second install in the same process (tests) keeps the first runtime.
+    if (!/already been instantiated/.test((err as Error).message)) throw err;
+  }
+}
+
+let cachedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundle the workflow code (≈1–2 s); cached per process. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  cachedBundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return cachedBundle;
+}
+
+const noop = () => {};
+const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+
+export interface GatewayWorkerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  activities: object;
+  logger?: Logger;
+  /** how long in-flight activities may finish on shutdown */
+  shutdownGraceTime?: string;
+}
+
+export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: opts.address });
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: opts.namespace,
+      taskQueue: opts.taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: opts.activities,
+      shutdownGraceTime: opts.shutdownGraceTime ?? '10s',
+    });
+    return { worker, connection };
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+}

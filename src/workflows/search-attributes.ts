@@ -1,0 +1,12 @@
+/**
+ * Custom search attributes (registered by temporal-dev.yml in development; `temporal operator search-attribute
+ * create` on a real cluster). Workflows set them so operators can find any resource in the Temporal UI.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const OrgIdKey = defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD);
+export const IdentityIdKey = defineSearchAttributeKey('IdentityId', SearchAttributeType.KEYWORD);
+export const IntentIdKey = defineSearchAttributeKey('IntentId', SearchAttributeType.KEYWORD);
+export const StageKey = defineSearchAttributeKey('Stage', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTE_KEYS = [OrgIdKey, IdentityIdKey, IntentIdKey, StageKey];
