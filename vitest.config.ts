@@ -8,5 +8,6 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -42,12 +42,16 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
     driver: 'postgres',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`), timeoutMs, 'database'),
     close: () => client.end({ timeout: 5 }),
-    // Several API/worker processes may start at once; an advisory lock serialises their migrations.
+    // Several API/worker processes may start at once; a session advisory lock on one dedicated connection
+    // serialises their migrations.
     migrate: async () => {
-      await client.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(7233001)`;
-        await migrate(drizzle(tx as unknown as typeof client, { schema }), { migrationsFolder: MIGRATIONS_DIR });
-      });
+      const single = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+      try {
+        await single`select pg_advisory_lock(7233001)`;
+        await migrate(drizzle(single, { schema }), { migrationsFolder: MIGRATIONS_DIR });
+      } finally {
+        await single.end({ timeout: 5 });
+      }
     },
   };
 }

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../db/client.js';
 import type { Logger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
-import { loadTemporalProfile } from '../temporal/profile.js';
+import { loadTemporalProfile, type TemporalProfile } from '../temporal/profile.js';
 import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
@@ -36,7 +36,12 @@ function loopbackPort(rpcUrl: string): number | undefined {
   return ['127.0.0.1', 'localhost'].includes(u.hostname) ? Number(u.port) : undefined;
 }
 
-export async function startDevnet(base: Config, logger: Logger): Promise<Devnet> {
+export interface DevnetOptions {
+  /** overrides of temporal-dev.yml (tests use free ports and an in-memory store) */
+  temporalProfile?: Partial<TemporalProfile>;
+}
+
+export async function startDevnet(base: Config, logger: Logger, opts: DevnetOptions = {}): Promise<Devnet> {
   const stack: { name: string; stop: () => Promise<void> }[] = [];
   const stopAll = async () => {
     for (const part of stack.reverse()) {
@@ -53,7 +58,7 @@ export async function startDevnet(base: Config, logger: Logger): Promise<Devnet>
     // Our own signal handling (bin/devnet.ts) stops everything in order; the worker must not grab SIGINT first.
     installTemporalRuntime(logger, { shutdownSignals: [] });
 
-    const profile = loadTemporalProfile();
+    const profile = { ...loadTemporalProfile(), ...opts.temporalProfile };
     logger.info('starting Temporal dev server', { port: profile.port, ui_port: profile.uiPort });
     const temporal: TemporalServerHandle = await startTemporalDevServer(profile, {
       cliPath: base.temporal.cliPath,

@@ -1,0 +1,70 @@
+/**
+ * The launcher behind `npm start`, on free ports: everything answers, and stopping leaves no process behind.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { formatSummary, startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { freePort } from '../../src/devnet/ports.js';
+import { quietLogger } from '../support/env.js';
+
+function childPids(): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter((l) => l.includes(dataDirMarker))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+let dataDirMarker = '';
+
+describe('devnet launcher', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-devnet-'));
+  dataDirMarker = dataDir;
+  let devnet: Devnet | undefined;
+  afterAll(async () => {
+    await devnet?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts Temporal, both chains, worker and API; stops them all', async () => {
+    const [p1, p2, tp, ui] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const config = loadConfig({
+      API_PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'error',
+      CHAINS: JSON.stringify([
+        { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
+        { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
+      ]),
+    });
+    devnet = await startDevnet(config, quietLogger, {
+      temporalProfile: { port: tp, uiPort: ui, dbFilename: join(dataDir, 'temporal.sqlite') },
+    });
+    const s = devnet.summary;
+    expect(formatSummary(s)).toContain(s.temporalUiUrl!);
+
+    const health = await fetch(`${s.apiUrl}/v1/health`);
+    expect(health.status).toBe(200);
+    expect((await health.json()).status).toBe('healthy');
+    expect((await fetch(s.temporalUiUrl!)).status).toBe(200);
+    for (const [i, chain] of s.chains.entries()) {
+      const res = await fetch(chain.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      });
+      expect(Number(BigInt((await res.json()).result))).toBe([11155111, 80002][i]);
+    }
+    // the Temporal server runs with its database file inside our data dir, which marks it in `ps`
+    expect(childPids().length).toBeGreaterThan(0);
+
+    await devnet.stop();
+    devnet = undefined;
+    expect(childPids()).toEqual([]);
+    await expect(fetch(`${s.apiUrl}/v1/health`)).rejects.toThrow();
+    for (const chain of s.chains) await expect(fetch(chain.rpcUrl)).rejects.toThrow();
+  });
+});

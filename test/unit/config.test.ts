@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEVNET_CHAINS, loadConfig } from '../../src/config.js';
+
+function problemsOf(env: Record<string, string>) {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  it('has working embedded defaults', () => {
+    const c = loadConfig({});
+    expect(c.env).toBe('devnet');
+    expect(c.api).toEqual({ host: '127.0.0.1', port: 8080, publicBaseUrl: 'http://127.0.0.1:8080' });
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.temporal).toMatchObject({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'gateway' });
+    expect(c.chains).toEqual(DEVNET_CHAINS);
+    expect(c.chains.map((x) => [x.name, x.chainId])).toEqual([
+      ['ethereum-sepolia', 11155111],
+      ['polygon-amoy', 80002],
+    ]);
+    expect(c.validatorUrls).toEqual([]);
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      GATEWAY_ENV: 'production',
+      API_HOST: '0.0.0.0',
+      API_PORT: '9000',
+      PUBLIC_BASE_URL: 'https://gw.example.com',
+      DATABASE_URL: 'postgres://u:p@db:5432/gw',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      TEMPORAL_TASK_QUEUE: 'q',
+      CHAINS: JSON.stringify([{ name: 'base-sepolia', chainId: 84532, rpcUrl: 'https://rpc.example', confirmations: 5 }]),
+      LEDGER_URL: 'https://ledger.example',
+      VALIDATOR_URLS: 'http://v1:9000, http://v2:9000',
+      LOG_LEVEL: 'debug',
+    });
+    expect(c.api.publicBaseUrl).toBe('https://gw.example.com');
+    expect(c.databaseUrl).toBe('postgres://u:p@db:5432/gw');
+    expect(c.chains).toEqual([{ name: 'base-sepolia', chainId: 84532, rpcUrl: 'https://rpc.example', confirmations: 5 }]);
+    expect(c.validatorUrls).toEqual(['http://v1:9000', 'http://v2:9000']);
+    expect(c.logLevel).toBe('debug');
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', API_PORT: '' }).api.port).toBe(8080);
+  });
+
+  it('names every bad variable', () => {
+    const problems = problemsOf({
+      API_PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      TEMPORAL_ADDRESS: 'no-port',
+      LOG_LEVEL: 'loud',
+      VALIDATOR_URLS: 'http://ok:1,not a url',
+    });
+    expect(problems.map((p) => p.variable).sort()).toEqual(
+      ['API_PORT', 'DATABASE_URL', 'LOG_LEVEL', 'TEMPORAL_ADDRESS', 'VALIDATOR_URLS'].sort(),
+    );
+    expect(problems.find((p) => p.variable === 'DATABASE_URL')!.message).toMatch(/postgres/);
+  });
+
+  it('rejects a malformed chain registry with the field named', () => {
+    expect(problemsOf({ CHAINS: 'not json' })[0]).toMatchObject({ variable: 'CHAINS', message: expect.stringMatching(/JSON array/) });
+    const p = problemsOf({ CHAINS: JSON.stringify([{ name: 'x', chainId: -1, rpcUrl: 'http://a' }]) });
+    expect(p[0].variable).toBe('CHAINS');
+    expect(p[0].message).toMatch(/^0\.chainId/);
+    const dup = problemsOf({
+      CHAINS: JSON.stringify([
+        { name: 'a', chainId: 1, rpcUrl: 'http://a' },
+        { name: 'a', chainId: 2, rpcUrl: 'http://b' },
+      ]),
+    });
+    expect(dup[0].message).toMatch(/unique/);
+  });
+
+  it('the message of the error names the variable', () => {
+    expect(() => loadConfig({ API_PORT: '70000' })).toThrow(/API_PORT/);
+  });
+
+  it('is the only module that reads configuration from process.env', () => {
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (path.endsWith('.ts') && path !== join('src', 'config.ts')) {
+          // PATH lookups for binaries are the operating system's business, not configuration.
+          const uses = readFileSync(path, 'utf8').match(/process\.env(?!\.PATH\b)(\.\w+|\[)/g);
+          if (uses) offenders.push(`${path}: ${uses.join(', ')}`);
+        }
+      }
+    };
+    walk('src');
+    expect(offenders).toEqual([]);
+  });
+});
