@@ -11,10 +11,21 @@ export interface AppDeps {
   logger: Logger;
 }
 
+/** Who is calling: set by the auth middleware on every authenticated route. */
+export interface AuthContext {
+  orgId: string;
+  keyId: string;
+  /** scopes of the key: read, write, proof:read, admin, ... */
+  permissions: string[];
+  isAdmin: boolean;
+}
+
 /** Hono context variables set by the middleware. */
 export interface AppEnv {
   Variables: {
     requestId: string;
     logger: Logger;
+    /** absent on public routes (health, docs, portal) */
+    auth?: AuthContext;
   };
 }
