@@ -119,7 +119,7 @@ export function unwrapSignature(sig: core.Signature): { key: core.ED25519Signatu
   if (!(s instanceof core.ED25519Signature)) {
     throw new LedgerInputError(`signature: unsupported signature type ${s ? String((s as { type?: unknown }).type) : 'none'} (only ed25519 and delegated)`, 'signature');
   }
-  return { key: s, delegators: delegators.reverse() };
+  return { key: s, delegators };
 }
 
 /** A copy of the signature with the inner `signature` and `transactionHash` removed. */
