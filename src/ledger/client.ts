@@ -17,6 +17,8 @@ import {
   attachSignature,
   buildTransaction,
   bytesArg,
+  hashToSign,
+  metadataHash,
   keyFromSeed,
   prepareSigning,
   signHash,
@@ -440,7 +442,8 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
       if (a.body || a.principal) throw new LedgerInputError('pendingTx: give either pendingTx or principal+body', 'pendingTx');
       const existing = await getTransaction(a.pendingTx);
       const hash = Uint8Array.from(Buffer.from(existing.txHash, 'hex'));
-      const p = prepareSigning({ hash: () => hash } as unknown as core.Transaction, metadata, false);
+      const md = metadataHash(metadata);
+      const p = { metadataHash: md, hashToSign: hashToSign(md, hash) };
       return {
         metadata,
         metadataJson: metadata.asObject(),
