@@ -124,6 +124,16 @@ export interface LedgerState {
   rootBlocks: number[];
   data: Record<string, DataEntryRecord[]>;
   synthetic: Synthetic[];
+  /** signature messages by hash (failed ones too, like the Go node records them) */
+  sigs: Record<string, SigMessage>;
+}
+export interface SigMessage {
+  id: string;
+  txID?: string;
+  signature: unknown;
+  status: StatusLabel;
+  error?: { message: string; code: string };
+  received: number;
 }
 
 export interface SimGlobals {
@@ -208,6 +218,7 @@ function emptyState(): LedgerState {
     rootBlocks: [],
     data: {},
     synthetic: [],
+    sigs: {},
   };
 }
 
@@ -248,6 +259,7 @@ export class SimLedger {
 
   constructor(opts: { state?: LedgerState; globals?: Partial<SimGlobals> } = {}) {
     this.state = opts.state ?? emptyState();
+    this.state.sigs ??= {};
     this.globals = { ...DEFAULT_GLOBALS, ...opts.globals };
   }
 
@@ -355,7 +367,13 @@ export class SimLedger {
         const txn = byHash.get(txHash) ?? this.knownTransaction(txHash);
         if (!txn) throw new SimError('notFound', `transaction ${txHash} not found (signature-only envelope for an unknown transaction)`);
         const sigId = this.sigId(s);
-        this.checkSignature(s, txn, txHash, false);
+        try {
+          this.checkSignature(s, txn, txHash, false);
+        } catch (e) {
+          if (!opts.checkOnly && e instanceof SimError) this.recordSig(s, txHash, e.code, e.message);
+          out.push(this.failure(sigId, e));
+          continue;
+        }
         out.push({ status: { txID: sigId, code: 'ok' }, success: true });
         queued.push({ txHash, signature: s });
       } catch (e) {
@@ -364,6 +382,24 @@ export class SimLedger {
     }
     if (!opts.checkOnly) this.queue.push(...queued);
     return out;
+  }
+
+  private recordSig(s: core.Signature, txHash: string, code: StatusLabel, message?: string) {
+    const id = this.sigId(s);
+    const rec = this.state.txns[txHash];
+    this.state.sigs[id.slice('acc://'.length, 'acc://'.length + 64)] = {
+      id,
+      txID: rec?.txid,
+      signature: s.asObject(),
+      status: code,
+      error: message ? { message, code } : undefined,
+      received: this.state.block,
+    };
+    this.dirty = true;
+  }
+
+  sigByHash(hash: string): SigMessage | undefined {
+    return this.state.sigs[hash.toLowerCase()];
   }
 
   private failure(txid: string | undefined, e: unknown): Submission {
@@ -415,7 +451,7 @@ export class SimLedger {
       const entry = signer.keys.find((k) => k.publicKeyHash === pkHash);
       if (!entry) throw new SimError('unauthorized', `key does not belong to signer ${signerUrl}`);
       if (key.signerVersion !== signer.version) {
-        throw new SimError('badSignerVersion', `invalid version: signer ${signerUrl} is at version ${signer.version}, signature has ${key.signerVersion ?? 0}`);
+        throw new SimError('badSignerVersion', `invalid version: have ${signer.version}, got ${key.signerVersion ?? 0}`);
       }
       lastUsedOn = entry.lastUsedOn ?? 0;
     } else {
@@ -423,14 +459,14 @@ export class SimLedger {
     }
     const ts = key.timestamp ?? 0;
     if (ts !== 0 && ts <= lastUsedOn) {
-      throw new SimError('badTimestamp', `invalid timestamp: have ${ts}, got ${lastUsedOn} (must be strictly greater than the key's last used timestamp)`);
+      throw new SimError('badTimestamp', `invalid timestamp: have ${lastUsedOn}, got ${ts}`);
     }
     const md = toHex(v.metadataHash);
     const header = txn.header!;
     const isInitiator = !!header.initiator && toHex(header.initiator) === md;
     const rec = this.state.txns[txHash];
     if (isInitiator) {
-      if (!ts) throw new SimError('badRequest', 'the initiator signature must have a timestamp');
+      if (!ts) throw new SimError('badTimestamp', 'initial signature does not have a timestamp');
       const vote = key.vote ?? core.VoteType.Accept;
       if (vote !== core.VoteType.Accept) throw new SimError('badRequest', 'the initiator must vote accept');
       if (delegators.length === 0 && signer.type === 'liteIdentity' && header.authorities?.length) {
@@ -466,14 +502,18 @@ export class SimLedger {
     }
     // credits
     const fee = this.signatureFee(delegators.length) + (isInitiator && !rec?.initiated ? this.transactionFee(txn) - FEE.signature : 0);
-    const free = bodyType === 'addCredits';
+    // AddCredits signed directly by the principal's own lite identity only needs the token balance
+    const free = bodyType === 'addCredits' && delegators.length === 0;
     const balance = signer.creditBalance;
-    if (!free && balance < fee) {
-      if (deliver) {
-        signer.creditBalance = Math.max(0, balance - FEE.signature);
+    const fmt = (u: number) => (u / 100).toFixed(2);
+    if (!free) {
+      // CheckTx: at least 0.01 credits; delivery: the full fee, else 0.01 is taken and the signature fails
+      if (balance < FEE.signature) throw new SimError('insufficientCredits', `insufficient credits: have ${fmt(balance)}, want ${fmt(FEE.signature)}`);
+      if (deliver && balance < fee) {
+        signer.creditBalance = balance - FEE.signature;
         this.dirty = true;
+        throw new SimError('insufficientCredits', `${signerUrl} has insufficient credits: have ${fmt(balance)}, want ${fmt(fee)}`);
       }
-      throw new SimError('insufficientCredits', `insufficient credits: ${signerUrl} has ${balance / 100} credits, needs ${fee / 100}`);
     }
     return { key, delegators, signer, signerUrl, pkHash, ts, isInitiator, fee: free ? 0 : fee };
   }
@@ -667,9 +707,12 @@ export class SimLedger {
     let c: ReturnType<SimLedger['checkSignature']>;
     try {
       c = this.checkSignature(m.signature, txn, m.txHash, true);
-    } catch {
-      return; // a signature failing at delivery is dropped (its submission already reported the check)
+    } catch (e) {
+      // a signature failing at delivery is recorded as a failed signature message; the transaction is untouched
+      this.recordSig(m.signature, m.txHash, e instanceof SimError ? e.code : 'internalError', (e as Error).message);
+      return;
     }
+    this.recordSig(m.signature, m.txHash, 'delivered');
     // pay, bump the key's nonce
     c.signer.creditBalance -= c.fee;
     if (c.signer.type === 'liteIdentity') {
@@ -1081,7 +1124,7 @@ export class SimLedger {
 
   pendingOf(url: string): TxRecord[] {
     return Object.values(this.state.txns)
-      .filter((r) => r.status === 'pending' && r.principal === url)
+      .filter((r) => r.status === 'pending' && r.initiated && r.principal === url)
       .sort((a, b) => a.received - b.received);
   }
 

@@ -89,7 +89,14 @@ export class SimRpc {
     const txid = L.parseTxId(p.scope);
     if (txid) {
       const rec = L.txByHash(txid.hash);
-      if (!rec) throw new SimError('notFound', `transaction ${txid.hash} not found`);
+      if (!rec) {
+        const sig = L.sigByHash(txid.hash);
+        if (!sig) throw new SimError('notFound', `message ${txid.hash} not found`);
+        const out: Record<string, unknown> = { recordType: 'message', id: sig.id, message: { type: 'signature', signature: sig.signature, txID: sig.txID }, status: sig.status, statusNo: STATUS[sig.status] };
+        if (sig.error) out.error = { ...sig.error, codeID: STATUS[sig.status] };
+        out.received = sig.received;
+        return { ...out, lastBlockTime: this.lastBlockTime() };
+      }
       return { ...this.messageRecord(rec), lastBlockTime: this.lastBlockTime() };
     }
     const scope = this.url(p.scope, 'scope');
@@ -181,9 +188,12 @@ export class SimRpc {
       recordType: 'message',
       id: rec.txid,
       message: { type: 'transaction', transaction: new core.Transaction(rec.transaction).asObject() },
-      status: rec.status,
-      statusNo: STATUS[rec.status],
     };
+    // like the Go node, a transaction that was never initiated has no status yet
+    if (rec.initiated || rec.status !== 'pending') {
+      out.status = rec.status;
+      out.statusNo = STATUS[rec.status];
+    }
     if (rec.error) out.error = { ...rec.error, codeID: STATUS[rec.error.code as keyof typeof STATUS] };
     if (rec.result) out.result = rec.result;
     out.received = rec.received;
@@ -220,15 +230,15 @@ export class SimRpc {
   }
 }
 
+/** Submission shape of the Go node: ok -> code ok/200 + success; failure -> delivered+failed, no `success`. */
 function fmtSubmission(s: ReturnType<SimLedger['faucet']>) {
-  const status: Record<string, unknown> = { txID: s.status.txID };
-  if (s.status.code !== 'ok') {
-    status.code = s.status.code;
-    status.codeNum = STATUS[s.status.code];
-  }
-  if (s.status.code === 'delivered') status.delivered = true;
+  const status: Record<string, unknown> = { txID: s.status.txID, code: s.status.code };
+  if (s.status.code === 'delivered' || !s.success) status.delivered = true;
+  if (!s.success) status.failed = true;
+  status.codeNum = STATUS[s.status.code];
   if (s.status.error) status.error = { ...s.status.error, codeID: STATUS[s.status.code] };
-  const out: Record<string, unknown> = { status, success: s.success };
+  const out: Record<string, unknown> = { status };
+  if (s.success) out.success = true;
   if (s.message) out.message = s.message;
   return out;
 }

@@ -404,7 +404,8 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     const json = env.asObject();
     const res = await call<any[]>('submit', { envelope: json });
     const list = Array.isArray(res) ? res : [res];
-    const bad = list.find((s) => s && s.success === false);
+    // the Go node omits `success` when false (and marks the status failed)
+    const bad = list.find((s) => !s || s.success !== true || s.status?.failed === true);
     if (bad) {
       const code = String(bad.status?.error?.code ?? bad.status?.code ?? 'unknownError');
       throw new LedgerSubmitError(String(bad.message ?? bad.status?.error?.message ?? 'submission refused'), code, list);
