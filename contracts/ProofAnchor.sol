@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {BLS} from "./BLS.sol";
+
+/// @title ProofAnchor: content-addressed anchors proven by a BLS12-381 validator quorum.
+/// @notice One instance per chain, deployed through the deterministic CREATE2 deployer at the same address
+/// everywhere. Three steps per operation and chain:
+///  1. createAnchor(commitmentRoot, operationId, ledgerTxHash, leafCount) stores a one-slot record under
+///     anchorId = keccak256(abi.encode(ANCHOR_ID_DOMAIN, chainid, this, commitmentRoot, operationId,
+///     ledgerTxHash, leafCount)). Permissionless: the id commits to the content, and only a quorum proves it.
+///  2. executeComprehensiveProof(anchorId, signerBitmap, aggregateSignature) verifies, with the EIP-2537
+///     precompiles, the aggregate (min-sig: signatures in G1, keys in G2) of the set bits' validators over
+///     m = keccak256(abi.encode(ANCHOR_MSG_DOMAIN, chainid, this, anchorId, validatorSetRoot)), hashed to G1
+///     per RFC 9380 under SIG_DST, requires signed power * den >= total power * num, and marks it proven.
+///  3. consume(...) is called by an AbstractAccount (msg.sender) before it performs the call: the anchor is
+///     proven, the leaf keccak256(abi.encode(LEAF_DOMAIN, msg.sender, adiHash, executionCommitment)) is at
+///     leafIndex of the commitment root (positional binary Merkle tree, zero-padded to a power of two), and
+///     the leaf is unused; then it is marked used.
+/// The validator set (keys with proof of possession, powers, threshold) lives in an immutable data contract
+/// (code read with EXTCODECOPY), replaced by the owner on rotation.
+contract ProofAnchor {
+    bytes32 public constant ANCHOR_ID_DOMAIN = "pgw:anchor-id:v1";
+    bytes32 public constant ANCHOR_MSG_DOMAIN = "pgw:bls:anchor:v1";
+    bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v1";
+    bytes32 public constant VALSET_DOMAIN = "pgw:valset:v1";
+    bytes public constant SIG_DST = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
+    bytes public constant POP_DST = "PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
+
+    uint256 public constant MAX_VALIDATORS = 64;
+    uint256 public constant MAX_LEAVES = 128;
+
+    uint8 internal constant STATUS_CREATED = 1;
+    uint8 internal constant STATUS_PROVEN = 2;
+
+    /// Inclusion proof of one leg in an anchor, passed by the account.
+    struct AnchorProof {
+        bytes32 commitmentRoot;
+        bytes32 operationId;
+        bytes32 ledgerTxHash;
+        uint256 leafCount;
+        uint256 leafIndex;
+        bytes32[] merkleProof;
+    }
+
+    event AnchorCreated(
+        bytes32 indexed anchorId,
+        bytes32 indexed operationId,
+        bytes32 commitmentRoot,
+        bytes32 ledgerTxHash,
+        uint256 leafCount
+    );
+    event AnchorProven(bytes32 indexed anchorId, bytes32 indexed validatorSetRoot, uint256 signerBitmap, uint256 signedPower);
+    event ValidatorSetRotated(
+        bytes32 indexed validatorSetRoot, address data, uint256 count, uint256 totalPower, uint256 thresholdNum, uint256 thresholdDen
+    );
+    event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
+
+    error NotOwner();
+    error InvalidAnchor();
+    error AnchorAlreadyExists(bytes32 anchorId);
+    error AnchorNotFound(bytes32 anchorId);
+    error AnchorAlreadyProven(bytes32 anchorId);
+    error AnchorNotProven(bytes32 anchorId);
+    error InvalidSignerBitmap();
+    error ThresholdNotMet(uint256 signedPower, uint256 totalPower);
+    error InvalidSignature();
+    error InvalidValidatorSet();
+    error InvalidProofOfPossession(uint256 index);
+    error DuplicateValidator(uint256 index);
+    error InvalidMerkleProof();
+    error LeafAlreadyUsed(bytes32 anchorId, uint256 leafIndex);
+
+    address public owner;
+    /// packed: data contract address (low 160 bits) | blob length << 160
+    uint256 internal _set;
+    /// packed per anchor: status (bits 0..7) | leafCount (bits 8..23) | used-leaf bitmap (bits 128..255)
+    mapping(bytes32 => uint256) internal _anchors;
+
+    constructor(
+        address owner_,
+        bytes[] memory publicKeys,
+        bytes[] memory proofsOfPossession,
+        uint256[] memory powers,
+        uint256 thresholdNum,
+        uint256 thresholdDen
+    ) {
+        owner = owner_;
+        emit OwnershipTransferred(address(0), owner_);
+        _setValidators(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
+    }
+
+    modifier onlyOwner() {
+        if (msg.sender != owner) revert NotOwner();
+        _;
+    }
+
+    // ------------------------------------------------------------------ anchors
+
+    function createAnchor(bytes32 commitmentRoot, bytes32 operationId, bytes32 ledgerTxHash, uint256 leafCount)
+        external
+        returns (bytes32 anchorId)
+    {
+        if (commitmentRoot == 0 || operationId == 0 || leafCount == 0 || leafCount > MAX_LEAVES) revert InvalidAnchor();
+        anchorId = computeAnchorId(commitmentRoot, operationId, ledgerTxHash, leafCount);
+        if (_anchors[anchorId] != 0) revert AnchorAlreadyExists(anchorId);
+        _anchors[anchorId] = STATUS_CREATED | (leafCount << 8);
+        emit AnchorCreated(anchorId, operationId, commitmentRoot, ledgerTxHash, leafCount);
+    }
+
+    function executeComprehensiveProof(bytes32 anchorId, uint256 signerBitmap, bytes calldata aggregateSignature)
+        external
+        returns (bool)
+    {
+        uint256 meta = _anchors[anchorId];
+        if (meta == 0) revert AnchorNotFound(anchorId);
+        if (uint8(meta) != STATUS_CREATED) revert AnchorAlreadyProven(anchorId);
+        if (aggregateSignature.length != 128) revert InvalidSignature();
+
+        (uint256 apk, bytes32 setRoot, uint256 signed) = _aggregate(_loadSet(), signerBitmap);
+        bytes memory h = BLS.hashToG1(abi.encodePacked(anchorMessage(anchorId, setRoot)), SIG_DST);
+        uint256 sig;
+        uint256 hPtr;
+        assembly ("memory-safe") {
+            sig := mload(0x40)
+            mstore(0x40, add(sig, 0x80))
+            calldatacopy(sig, aggregateSignature.offset, 128)
+            hPtr := add(h, 0x20)
+        }
+        if (!BLS.pairingMinSig(sig, hPtr, apk)) revert InvalidSignature();
+
+        _anchors[anchorId] = (meta & ~uint256(0xff)) | STATUS_PROVEN;
+        emit AnchorProven(anchorId, setRoot, signerBitmap, signed);
+        return true;
+    }
+
+    /// Called by an account: checks the anchor is proven, the leaf (bound to msg.sender, its ADI and the
+    /// execution commitment it recomputed) is included and unused, then marks it used.
+    function consume(AnchorProof calldata proof, bytes32 adiHash, bytes32 executionCommitment)
+        external
+        returns (bytes32 anchorId)
+    {
+        anchorId = computeAnchorId(proof.commitmentRoot, proof.operationId, proof.ledgerTxHash, proof.leafCount);
+        uint256 meta = _anchors[anchorId];
+        if (meta == 0) revert AnchorNotFound(anchorId);
+        if (uint8(meta) != STATUS_PROVEN) revert AnchorNotProven(anchorId);
+        uint256 leafCount = (meta >> 8) & 0xffff;
+        uint256 index = proof.leafIndex;
+        if (index >= leafCount || proof.merkleProof.length != _depth(leafCount)) revert InvalidMerkleProof();
+
+        bytes32 node = computeLeaf(msg.sender, adiHash, executionCommitment);
+        bytes32[] calldata path = proof.merkleProof;
+        for (uint256 i; i < path.length; ++i) {
+            bytes32 sibling = path[i];
+            assembly ("memory-safe") {
+                switch and(shr(i, index), 1)
+                case 0 {
+                    mstore(0x00, node)
+                    mstore(0x20, sibling)
+                }
+                default {
+                    mstore(0x00, sibling)
+                    mstore(0x20, node)
+                }
+                node := keccak256(0x00, 0x40)
+            }
+        }
+        if (node != proof.commitmentRoot) revert InvalidMerkleProof();
+
+        uint256 bit = uint256(1) << (128 + index);
+        if (meta & bit != 0) revert LeafAlreadyUsed(anchorId, index);
+        _anchors[anchorId] = meta | bit;
+    }
+
+    // ------------------------------------------------------------------ views (formulas, pinned by tests)
+
+    function computeAnchorId(bytes32 commitmentRoot, bytes32 operationId, bytes32 ledgerTxHash, uint256 leafCount)
+        public
+        view
+        returns (bytes32)
+    {
+        return keccak256(
+            abi.encode(ANCHOR_ID_DOMAIN, block.chainid, address(this), commitmentRoot, operationId, ledgerTxHash, leafCount)
+        );
+    }
+
+    function anchorMessage(bytes32 anchorId, bytes32 validatorSetRoot_) public view returns (bytes32) {
+        return keccak256(abi.encode(ANCHOR_MSG_DOMAIN, block.chainid, address(this), anchorId, validatorSetRoot_));
+    }
+
+    function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment) public pure returns (bytes32) {
+        return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment));
+    }
+
+    /// status: 0 none, 1 created, 2 proven.
+    function anchorState(bytes32 anchorId) external view returns (uint8 status, uint256 leafCount, uint256 usedBitmap) {
+        uint256 meta = _anchors[anchorId];
+        return (uint8(meta), (meta >> 8) & 0xffff, meta >> 128);
+    }
+
+    function isLeafUsed(bytes32 anchorId, uint256 leafIndex) external view returns (bool) {
+        if (leafIndex >= MAX_LEAVES) return false;
+        return (_anchors[anchorId] >> (128 + leafIndex)) & 1 == 1;
+    }
+
+    function validatorSet()
+        external
+        view
+        returns (
+            bytes32 root,
+            uint256 totalPower,
+            uint256 thresholdNum,
+            uint256 thresholdDen,
+            bytes[] memory publicKeys,
+            uint256[] memory powers,
+            address data
+        )
+    {
+        bytes memory blob = _loadSet();
+        uint256 n;
+        assembly ("memory-safe") {
+            root := mload(add(blob, 0x20))
+            totalPower := mload(add(blob, 0x40))
+            thresholdNum := mload(add(blob, 0x60))
+            thresholdDen := mload(add(blob, 0x80))
+            n := mload(add(blob, 0xa0))
+        }
+        publicKeys = new bytes[](n);
+        powers = new uint256[](n);
+        for (uint256 i; i < n; ++i) {
+            bytes memory pk = new bytes(256);
+            uint256 p;
+            assembly ("memory-safe") {
+                mcopy(add(pk, 0x20), add(blob, add(0xc0, mul(i, 256))), 256)
+                p := mload(add(blob, add(add(0xc0, mul(n, 256)), mul(i, 0x20))))
+            }
+            publicKeys[i] = pk;
+            powers[i] = p;
+        }
+        data = address(uint160(_set));
+    }
+
+    function validatorSetRoot() external view returns (bytes32 root) {
+        bytes memory blob = _loadSet();
+        assembly ("memory-safe") {
+            root := mload(add(blob, 0x20))
+        }
+    }
+
+    // ------------------------------------------------------------------ governance
+
+    function rotateValidatorSet(
+        bytes[] calldata publicKeys,
+        bytes[] calldata proofsOfPossession,
+        uint256[] calldata powers,
+        uint256 thresholdNum,
+        uint256 thresholdDen
+    ) external onlyOwner {
+        _setValidators(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
+    }
+
+    function transferOwnership(address newOwner) external onlyOwner {
+        emit OwnershipTransferred(owner, newOwner);
+        owner = newOwner;
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    function _depth(uint256 leafCount) internal pure returns (uint256 d) {
+        while ((uint256(1) << d) < leafCount) ++d;
+    }
+
+    /// Sums the powers and G2 keys of the bitmap's validators (apk = memory pointer to 256 bytes) and
+    /// enforces the threshold signed * den >= total * num.
+    function _aggregate(bytes memory blob, uint256 signerBitmap)
+        internal
+        view
+        returns (uint256 apk, bytes32 setRoot, uint256 signed)
+    {
+        uint256 base;
+        uint256 n;
+        assembly ("memory-safe") {
+            base := add(blob, 0x20)
+            setRoot := mload(base)
+            n := mload(add(base, 0x80))
+            apk := mload(0x40)
+            mstore(0x40, add(apk, 0x100))
+        }
+        if (signerBitmap == 0 || (signerBitmap >> n) != 0) revert InvalidSignerBitmap();
+        uint256 keys = base + 0xa0;
+        uint256 powersPtr = keys + n * 256;
+        bool first = true;
+        for (uint256 i; i < n; ++i) {
+            if ((signerBitmap >> i) & 1 == 0) continue;
+            uint256 pk = keys + i * 256;
+            assembly ("memory-safe") {
+                signed := add(signed, mload(add(powersPtr, mul(i, 0x20))))
+            }
+            if (first) {
+                assembly ("memory-safe") {
+                    mcopy(apk, pk, 256)
+                }
+                first = false;
+            } else {
+                BLS.g2AddInPlace(apk, pk);
+            }
+        }
+        uint256 totalPower;
+        uint256 num;
+        uint256 den;
+        assembly ("memory-safe") {
+            totalPower := mload(add(base, 0x20))
+            num := mload(add(base, 0x40))
+            den := mload(add(base, 0x60))
+        }
+        if (signed * den < totalPower * num) revert ThresholdNotMet(signed, totalPower);
+    }
+
+    function _loadSet() internal view returns (bytes memory blob) {
+        uint256 s = _set;
+        address data = address(uint160(s));
+        uint256 len = s >> 160;
+        blob = new bytes(len);
+        assembly ("memory-safe") {
+            extcodecopy(data, add(blob, 0x20), 1, len)
+        }
+    }
+
+    /// Blob: setRoot | totalPower | num | den | n | n x 256-byte G2 keys | n x uint256 powers (words).
+    /// setRoot = keccak256(VALSET_DOMAIN || num || den || n || keys || powers).
+    function _setValidators(
+        bytes[] memory publicKeys,
+        bytes[] memory pops,
+        uint256[] memory powers,
+        uint256 num,
+        uint256 den
+    ) internal {
+        uint256 n = publicKeys.length;
+        if (
+            n == 0 || n > MAX_VALIDATORS || pops.length != n || powers.length != n || num == 0 || den == 0 || num > den
+                || den > type(uint64).max
+        ) revert InvalidValidatorSet();
+        uint256 len = 0xa0 + n * 256 + n * 32;
+        bytes memory blob = new bytes(len);
+        uint256 base;
+        assembly ("memory-safe") {
+            base := add(blob, 0x20)
+        }
+        uint256 total;
+        for (uint256 i; i < n; ++i) {
+            uint256 p = powers[i];
+            if (p == 0 || p > type(uint64).max) revert InvalidValidatorSet();
+            _checkKey(publicKeys, pops[i], i);
+            total += p;
+            bytes memory pk = publicKeys[i];
+            assembly ("memory-safe") {
+                mcopy(add(base, add(0xa0, mul(i, 256))), add(pk, 0x20), 256)
+                mstore(add(base, add(add(0xa0, mul(n, 256)), mul(i, 0x20))), p)
+            }
+        }
+        bytes32 root;
+        assembly ("memory-safe") {
+            mstore(add(base, 0x20), total)
+            mstore(add(base, 0x40), num)
+            mstore(add(base, 0x60), den)
+            mstore(add(base, 0x80), n)
+            // keccak256(VALSET_DOMAIN || blob[0x40..]) using the totalPower word as scratch for the domain
+            mstore(add(base, 0x20), VALSET_DOMAIN)
+            root := keccak256(add(base, 0x20), sub(len, 0x20))
+            mstore(add(base, 0x20), total)
+            mstore(base, root)
+        }
+        address data = _writeData(blob);
+        _set = uint256(uint160(data)) | (len << 160);
+        emit ValidatorSetRotated(root, data, n, total, num, den);
+    }
+
+    /// Key i: 256 bytes, not a duplicate of an earlier key, and a valid proof of possession
+    /// (a min-sig signature over the key's 256-byte encoding under POP_DST; the pairing precompile also
+    /// subgroup-checks the key). Infinity keys are rejected by BLS.pairingMinSig.
+    function _checkKey(bytes[] memory publicKeys, bytes memory popB, uint256 i) internal view {
+        bytes memory pk = publicKeys[i];
+        if (pk.length != 256 || popB.length != 128) revert InvalidValidatorSet();
+        bytes32 kh = keccak256(pk);
+        for (uint256 j; j < i; ++j) {
+            if (keccak256(publicKeys[j]) == kh) revert DuplicateValidator(i);
+        }
+        bytes memory h = BLS.hashToG1(pk, POP_DST);
+        uint256 popPtr;
+        uint256 hPtr;
+        uint256 pkPtr;
+        assembly ("memory-safe") {
+            popPtr := add(popB, 0x20)
+            hPtr := add(h, 0x20)
+            pkPtr := add(pk, 0x20)
+        }
+        if (!BLS.pairingMinSig(popPtr, hPtr, pkPtr)) revert InvalidProofOfPossession(i);
+    }
+
+    /// Deploys `data` as the code of a new contract, prefixed with STOP (SSTORE2 pattern).
+    function _writeData(bytes memory data) internal returns (address pointer) {
+        assembly ("memory-safe") {
+            let len := mload(data)
+            let size := add(len, 1)
+            let ptr := mload(0x40)
+            // init code: PUSH2 size, DUP1, PUSH1 0x0a, RETURNDATASIZE, CODECOPY, RETURNDATASIZE, RETURN; then 0x00 || data
+            mstore(ptr, or(shl(248, 0x61), shl(232, size)))
+            mstore8(add(ptr, 3), 0x80)
+            mstore8(add(ptr, 4), 0x60)
+            mstore8(add(ptr, 5), 0x0a)
+            mstore8(add(ptr, 6), 0x3d)
+            mstore8(add(ptr, 7), 0x39)
+            mstore8(add(ptr, 8), 0x3d)
+            mstore8(add(ptr, 9), 0xf3)
+            mstore8(add(ptr, 10), 0x00)
+            mcopy(add(ptr, 11), add(data, 0x20), len)
+            pointer := create(0, ptr, add(11, len))
+        }
+        if (pointer == address(0)) revert InvalidValidatorSet();
+    }
+}
