@@ -3,3 +3,4 @@ export * from './ProofAnchor.js';
 export * from './AccountFactory.js';
 export * from './AbstractAccount.js';
 export * from './BLSHarness.js';
+export * from './TestTarget.js';
