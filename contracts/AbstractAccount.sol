@@ -12,9 +12,7 @@ contract AbstractAccount {
     ProofAnchor public immutable anchor;
     bytes32 public immutable adiHash;
 
-    event Executed(
-        bytes32 indexed anchorId, uint256 leafIndex, address indexed target, uint256 value, bytes32 executionCommitment
-    );
+    event Executed(bytes32 indexed anchorId, uint256 leafIndex, bytes32 executionCommitment);
 
     constructor(ProofAnchor anchor_, bytes32 adiHash_) payable {
         anchor = anchor_;
@@ -43,6 +41,6 @@ contract AbstractAccount {
                 revert(add(result, 0x20), mload(result))
             }
         }
-        emit Executed(anchorId, proof.leafIndex, target, value, commitment);
+        emit Executed(anchorId, proof.leafIndex, commitment);
     }
 }

@@ -3,6 +3,9 @@ pragma solidity 0.8.30;
 
 import {BLS} from "./BLS.sol";
 
+uint256 constant P_HI = 0x000000000000000000000000000000001a0111ea397fe69a4b1ba7b6434bacd7;
+uint256 constant P_LO = 0x64774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab;
+
 /// @title ProofAnchor: content-addressed anchors proven by a BLS12-381 validator quorum.
 /// @notice One instance per chain, deployed through the deterministic CREATE2 deployer at the same address
 /// everywhere. Three steps per operation and chain:
@@ -270,8 +273,9 @@ contract ProofAnchor {
         while ((uint256(1) << d) < leafCount) ++d;
     }
 
-    /// Sums the powers and G2 keys of the bitmap's validators (apk = memory pointer to 256 bytes) and
-    /// enforces the threshold signed * den >= total * num.
+    /// Sums the powers of the bitmap's validators and their G2 keys (apk = memory pointer to 256 bytes),
+    /// either directly or, when fewer additions, as the full-set aggregate plus the negated keys of the
+    /// non-signers; enforces the threshold signed * den >= total * num.
     function _aggregate(bytes memory blob, uint256 signerBitmap)
         internal
         view
@@ -289,13 +293,29 @@ contract ProofAnchor {
         if (signerBitmap == 0 || (signerBitmap >> n) != 0) revert InvalidSignerBitmap();
         uint256 keys = base + 0xa0;
         uint256 powersPtr = keys + n * 256;
-        bool first = true;
+        uint256 k;
         for (uint256 i; i < n; ++i) {
-            if ((signerBitmap >> i) & 1 == 0) continue;
-            uint256 pk = keys + i * 256;
-            assembly ("memory-safe") {
-                signed := add(signed, mload(add(powersPtr, mul(i, 0x20))))
+            if ((signerBitmap >> i) & 1 == 1) {
+                ++k;
+                assembly ("memory-safe") {
+                    signed := add(signed, mload(add(powersPtr, mul(i, 0x20))))
+                }
             }
+        }
+        // complement: start from the full aggregate and add each non-signer's negated key
+        bool complement = n - k < k - 1;
+        uint256 src = complement ? powersPtr + n * 32 + 256 : keys; // negated keys : keys
+        uint256 want = complement ? 0 : 1;
+        bool first = !complement;
+        if (complement) {
+            uint256 all = powersPtr + n * 32;
+            assembly ("memory-safe") {
+                mcopy(apk, all, 256)
+            }
+        }
+        for (uint256 i; i < n; ++i) {
+            if ((signerBitmap >> i) & 1 != want) continue;
+            uint256 pk = src + i * 256;
             if (first) {
                 assembly ("memory-safe") {
                     mcopy(apk, pk, 256)
@@ -326,7 +346,8 @@ contract ProofAnchor {
         }
     }
 
-    /// Blob: setRoot | totalPower | num | den | n | n x 256-byte G2 keys | n x uint256 powers (words).
+    /// Blob: setRoot | totalPower | num | den | n | n x 256-byte G2 keys | n x uint256 powers
+    ///       | aggregate of all keys (256) | n x negated keys (256 each).
     /// setRoot = keccak256(VALSET_DOMAIN || num || den || n || keys || powers).
     function _setValidators(
         bytes[] memory publicKeys,
@@ -340,7 +361,8 @@ contract ProofAnchor {
             n == 0 || n > MAX_VALIDATORS || pops.length != n || powers.length != n || num == 0 || den == 0 || num > den
                 || den > type(uint64).max
         ) revert InvalidValidatorSet();
-        uint256 len = 0xa0 + n * 256 + n * 32;
+        uint256 rootLen = 0x80 + n * 288; // num, den, n, keys, powers
+        uint256 len = 0xa0 + n * 288 + 256 + n * 256;
         bytes memory blob = new bytes(len);
         uint256 base;
         assembly ("memory-safe") {
@@ -366,10 +388,11 @@ contract ProofAnchor {
             mstore(add(base, 0x80), n)
             // keccak256(VALSET_DOMAIN || blob[0x40..]) using the totalPower word as scratch for the domain
             mstore(add(base, 0x20), VALSET_DOMAIN)
-            root := keccak256(add(base, 0x20), sub(len, 0x20))
+            root := keccak256(add(base, 0x20), rootLen)
             mstore(add(base, 0x20), total)
             mstore(base, root)
         }
+        _writeAggregates(base, n);
         address data = _writeData(blob);
         _set = uint256(uint160(data)) | (len << 160);
         emit ValidatorSetRotated(root, data, n, total, num, den);
@@ -395,6 +418,42 @@ contract ProofAnchor {
             pkPtr := add(pk, 0x20)
         }
         if (!BLS.pairingMinSig(popPtr, hPtr, pkPtr)) revert InvalidProofOfPossession(i);
+    }
+
+    /// Fills the full-set aggregate key and the negated keys into the blob at `base`.
+    function _writeAggregates(uint256 base, uint256 n) internal view {
+        uint256 keys = base + 0xa0;
+        uint256 all = keys + n * 288;
+        uint256 neg = all + 256;
+        assembly ("memory-safe") {
+            mcopy(all, keys, 256)
+        }
+        for (uint256 i = 1; i < n; ++i) {
+            BLS.g2AddInPlace(all, keys + i * 256);
+        }
+        for (uint256 i; i < n; ++i) {
+            uint256 pk = keys + i * 256;
+            uint256 out = neg + i * 256;
+            assembly ("memory-safe") {
+                mcopy(out, pk, 128) // x unchanged
+                // y.c0 at +128, y.c1 at +192, each (hi, lo) words; -y = p - y for y != 0
+                for { let off := 128 } lt(off, 256) { off := add(off, 64) } {
+                    let hi := mload(add(pk, off))
+                    let lo := mload(add(add(pk, off), 0x20))
+                    switch or(hi, lo)
+                    case 0 {
+                        mstore(add(out, off), 0)
+                        mstore(add(add(out, off), 0x20), 0)
+                    }
+                    default {
+                        let rlo := sub(P_LO, lo)
+                        let borrow := gt(lo, P_LO)
+                        mstore(add(out, off), sub(sub(P_HI, hi), borrow))
+                        mstore(add(add(out, off), 0x20), rlo)
+                    }
+                }
+            }
+        }
     }
 
     /// Deploys `data` as the code of a new contract, prefixed with STOP (SSTORE2 pattern).

@@ -65,7 +65,8 @@ if (errors.length) {
 const check = process.argv.includes('--check');
 mkdirSync(outDir, { recursive: true });
 let stale = 0;
-const lower = (s: string) => s[0]!.toLowerCase() + s.slice(1);
+// ProofAnchor -> proofAnchor, BLSHarness -> blsHarness
+const lower = (s: string) => s.replace(/^[A-Z]+(?=[A-Z][a-z]|$)|^[A-Z]/, (m) => m.toLowerCase());
 const files: Record<string, string> = {};
 for (const name of EXPORTS) {
   const entry = Object.values(output.contracts).find((c) => c[name])?.[name];
