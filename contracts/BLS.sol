@@ -243,4 +243,92 @@ library BLS {
         }
         if (!ok) revert BLSPrecompileFailed(G1ADD);
     }
+
+    /// The hot path of the anchor: min-sig verification of a calldata signature (128 B at sigOffset) over a
+    /// 32-byte message hashed to G1 under a DST of at most 63 bytes (given as two left-aligned words), against
+    /// the G2 key at apkPtr (256 B in memory). One assembly block, no allocations. Rejects infinity for the
+    /// signature and the key; reverts if a precompile fails (e.g. a point not on the curve or subgroup).
+    function verifyMinSigMsg32(
+        bytes32 message,
+        bytes32 dstHi,
+        bytes32 dstLo,
+        uint256 dstLen,
+        uint256 sigOffset,
+        uint256 apkPtr
+    ) internal view returns (bool valid) {
+        if (dstLen == 0 || dstLen > 63) revert BLSBadInput();
+        bool ok;
+        assembly ("memory-safe") {
+            let zs := or(or(calldataload(sigOffset), calldataload(add(sigOffset, 0x20))), or(calldataload(add(sigOffset, 0x40)), calldataload(add(sigOffset, 0x60))))
+            let zk := 0
+            for { let i := 0 } lt(i, 0x100) { i := add(i, 0x20) } { zk := or(zk, mload(add(apkPtr, i))) }
+            ok := 1
+            if and(iszero(iszero(zs)), iszero(iszero(zk))) {
+                let m := mload(0x40)
+                // msg_prime = Z_pad(64) || msg || 0x0080 || 0x00 || DST || len(DST)
+                mstore(m, 0)
+                mstore(add(m, 0x20), 0)
+                mstore(add(m, 0x40), message)
+                mstore(add(m, 0x60), shl(232, 0x008000))
+                mstore(add(m, 0x63), dstHi)
+                mstore(add(m, 0x83), dstLo)
+                mstore8(add(add(m, 0x63), dstLen), dstLen)
+                ok := staticcall(gas(), SHA256, m, add(0x64, dstLen), 0x00, 0x20)
+                let b0 := mload(0x00)
+                // b_i = H((b0 xor b_{i-1}) || i || DST || len(DST)), b_1 = H(b0 || 1 || ...); into m+0x200..0x27f
+                let bi := add(m, 0x100)
+                mstore(add(bi, 0x21), dstHi)
+                mstore(add(bi, 0x41), dstLo)
+                mstore8(add(add(bi, 0x21), dstLen), dstLen)
+                let biLen := add(0x22, dstLen)
+                mstore(bi, b0)
+                mstore8(add(bi, 0x20), 1)
+                let u := add(m, 0x200)
+                ok := and(ok, staticcall(gas(), SHA256, bi, biLen, u, 0x20))
+                for { let i := 2 } lt(i, 5) { i := add(i, 1) } {
+                    mstore(bi, xor(b0, mload(add(u, mul(sub(i, 2), 0x20)))))
+                    mstore8(add(bi, 0x20), i)
+                    ok := and(ok, staticcall(gas(), SHA256, bi, biLen, add(u, mul(sub(i, 1), 0x20)), 0x20))
+                }
+                // reduce u[0..64), u[64..128) mod p with MODEXP (base^1 mod p) into m+0x400, m+0x440
+                let x := add(m, 0x300)
+                mstore(x, 64)
+                mstore(add(x, 0x20), 1)
+                mstore(add(x, 0x40), 64)
+                mstore8(add(x, 0xa0), 1)
+                mstore(add(x, 0xa1), P_HI)
+                mstore(add(x, 0xc1), P_LO)
+                let e := add(m, 0x400)
+                for { let i := 0 } lt(i, 2) { i := add(i, 1) } {
+                    mcopy(add(x, 0x60), add(u, mul(i, 64)), 64)
+                    ok := and(ok, staticcall(gas(), MODEXP, x, 0xe1, add(e, mul(i, 64)), 64))
+                    ok := and(ok, eq(returndatasize(), 64))
+                }
+                // Q0, Q1 = MAP_FP_TO_G1(e0), MAP_FP_TO_G1(e1) at m+0x480, m+0x500
+                ok := and(ok, staticcall(gas(), MAP_FP_TO_G1, e, 64, add(m, 0x480), 128))
+                ok := and(ok, eq(returndatasize(), 128))
+                ok := and(ok, staticcall(gas(), MAP_FP_TO_G1, add(e, 64), 64, add(m, 0x500), 128))
+                ok := and(ok, eq(returndatasize(), 128))
+                // pairing input at m+0x600: sig || -G2 || H || apk
+                let pi := add(m, 0x600)
+                calldatacopy(pi, sigOffset, 128)
+                mstore(add(pi, 0x80), NG2_XC0_HI)
+                mstore(add(pi, 0xa0), NG2_XC0_LO)
+                mstore(add(pi, 0xc0), NG2_XC1_HI)
+                mstore(add(pi, 0xe0), NG2_XC1_LO)
+                mstore(add(pi, 0x100), NG2_YC0_HI)
+                mstore(add(pi, 0x120), NG2_YC0_LO)
+                mstore(add(pi, 0x140), NG2_YC1_HI)
+                mstore(add(pi, 0x160), NG2_YC1_LO)
+                // H = Q0 + Q1, written straight into the pairing input
+                ok := and(ok, staticcall(gas(), G1ADD, add(m, 0x480), 256, add(pi, 0x180), 128))
+                ok := and(ok, eq(returndatasize(), 128))
+                mcopy(add(pi, 0x200), apkPtr, 256)
+                ok := and(ok, staticcall(gas(), PAIRING, pi, 768, 0x00, 0x20))
+                ok := and(ok, eq(returndatasize(), 32))
+                valid := and(ok, eq(mload(0x00), 1))
+            }
+        }
+        if (!ok) revert BLSPrecompileFailed(PAIRING);
+    }
 }

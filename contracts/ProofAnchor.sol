@@ -29,6 +29,10 @@ contract ProofAnchor {
     bytes32 public constant VALSET_DOMAIN = "pgw:valset:v1";
     bytes public constant SIG_DST = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
     bytes public constant POP_DST = "PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
+    // SIG_DST as two left-aligned words for the assembly hot path (pinned to SIG_DST by a test).
+    bytes32 internal constant SIG_DST_HI = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SH";
+    bytes32 internal constant SIG_DST_LO = "A-256_SSWU_RO_POP_";
+    uint256 internal constant SIG_DST_LEN = 50;
 
     uint256 public constant MAX_VALIDATORS = 64;
     uint256 public constant MAX_LEAVES = 128;
@@ -53,7 +57,7 @@ contract ProofAnchor {
         bytes32 ledgerTxHash,
         uint256 leafCount
     );
-    event AnchorProven(bytes32 indexed anchorId, bytes32 indexed validatorSetRoot, uint256 signerBitmap, uint256 signedPower);
+    event AnchorProven(bytes32 indexed anchorId, uint256 signerBitmap);
     event ValidatorSetRotated(
         bytes32 indexed validatorSetRoot, address data, uint256 count, uint256 totalPower, uint256 thresholdNum, uint256 thresholdDen
     );
@@ -120,20 +124,15 @@ contract ProofAnchor {
         if (uint8(meta) != STATUS_CREATED) revert AnchorAlreadyProven(anchorId);
         if (aggregateSignature.length != 128) revert InvalidSignature();
 
-        (uint256 apk, bytes32 setRoot, uint256 signed) = _aggregate(_loadSet(), signerBitmap);
-        bytes memory h = BLS.hashToG1(abi.encodePacked(anchorMessage(anchorId, setRoot)), SIG_DST);
-        uint256 sig;
-        uint256 hPtr;
-        assembly ("memory-safe") {
-            sig := mload(0x40)
-            mstore(0x40, add(sig, 0x80))
-            calldatacopy(sig, aggregateSignature.offset, 128)
-            hPtr := add(h, 0x20)
-        }
-        if (!BLS.pairingMinSig(sig, hPtr, apk)) revert InvalidSignature();
+        (uint256 apk, bytes32 setRoot) = _aggregate(signerBitmap);
+        if (
+            !BLS.verifyMinSigMsg32(
+                anchorMessage(anchorId, setRoot), SIG_DST_HI, SIG_DST_LO, SIG_DST_LEN, _offset(aggregateSignature), apk
+            )
+        ) revert InvalidSignature();
 
-        _anchors[anchorId] = (meta & ~uint256(0xff)) | STATUS_PROVEN;
-        emit AnchorProven(anchorId, setRoot, signerBitmap, signed);
+        _anchors[anchorId] = meta + 1; // STATUS_CREATED -> STATUS_PROVEN
+        emit AnchorProven(anchorId, signerBitmap);
         return true;
     }
 
@@ -269,80 +268,101 @@ contract ProofAnchor {
 
     // ------------------------------------------------------------------ internals
 
+    function _offset(bytes calldata b) internal pure returns (uint256 o) {
+        assembly ("memory-safe") {
+            o := b.offset
+        }
+    }
+
     function _depth(uint256 leafCount) internal pure returns (uint256 d) {
         while ((uint256(1) << d) < leafCount) ++d;
     }
 
     /// Sums the powers of the bitmap's validators and their G2 keys (apk = memory pointer to 256 bytes),
-    /// either directly or, when fewer additions, as the full-set aggregate plus the negated keys of the
-    /// non-signers; enforces the threshold signed * den >= total * num.
-    function _aggregate(bytes memory blob, uint256 signerBitmap)
-        internal
-        view
-        returns (uint256 apk, bytes32 setRoot, uint256 signed)
-    {
-        uint256 base;
+    /// either directly or, when that takes fewer additions, as the full-set aggregate plus the negated keys
+    /// of the non-signers; enforces the threshold signed * den >= total * num. Reads only the parts of
+    /// the validator-set data contract it needs (EXTCODECOPY), in one assembly block.
+    function _aggregate(uint256 signerBitmap) internal view returns (uint256 apk, bytes32 setRoot) {
+        uint256 s = _set;
+        bool okAdd;
         uint256 n;
-        assembly ("memory-safe") {
-            base := add(blob, 0x20)
-            setRoot := mload(base)
-            n := mload(add(base, 0x80))
-            apk := mload(0x40)
-            mstore(0x40, add(apk, 0x100))
-        }
-        if (signerBitmap == 0 || (signerBitmap >> n) != 0) revert InvalidSignerBitmap();
-        uint256 keys = base + 0xa0;
-        uint256 powersPtr = keys + n * 256;
-        uint256 k;
-        for (uint256 i; i < n; ++i) {
-            if ((signerBitmap >> i) & 1 == 1) {
-                ++k;
-                assembly ("memory-safe") {
-                    signed := add(signed, mload(add(powersPtr, mul(i, 0x20))))
-                }
-            }
-        }
-        // complement: start from the full aggregate and add each non-signer's negated key
-        bool complement = n - k < k - 1;
-        uint256 src = complement ? powersPtr + n * 32 + 256 : keys; // negated keys : keys
-        uint256 want = complement ? 0 : 1;
-        bool first = !complement;
-        if (complement) {
-            uint256 all = powersPtr + n * 32;
-            assembly ("memory-safe") {
-                mcopy(apk, all, 256)
-            }
-        }
-        for (uint256 i; i < n; ++i) {
-            if ((signerBitmap >> i) & 1 != want) continue;
-            uint256 pk = src + i * 256;
-            if (first) {
-                assembly ("memory-safe") {
-                    mcopy(apk, pk, 256)
-                }
-                first = false;
-            } else {
-                BLS.g2AddInPlace(apk, pk);
-            }
-        }
+        uint256 signed;
         uint256 totalPower;
         uint256 num;
         uint256 den;
         assembly ("memory-safe") {
-            totalPower := mload(add(base, 0x20))
-            num := mload(add(base, 0x40))
-            den := mload(add(base, 0x60))
+            let data := and(s, 0xffffffffffffffffffffffffffffffffffffffff)
+            let m := mload(0x40)
+            // header: setRoot | totalPower | num | den | n
+            extcodecopy(data, m, 1, 0xa0)
+            setRoot := mload(m)
+            totalPower := mload(add(m, 0x20))
+            num := mload(add(m, 0x40))
+            den := mload(add(m, 0x60))
+            n := mload(add(m, 0x80))
         }
+        if (signerBitmap == 0 || (signerBitmap >> n) != 0) revert InvalidSignerBitmap();
+        (apk, signed, okAdd) = _sumKeys(address(uint160(s)), n, signerBitmap);
+        if (!okAdd) revert BLS.BLSPrecompileFailed(BLS.G2ADD);
         if (signed * den < totalPower * num) revert ThresholdNotMet(signed, totalPower);
+    }
+
+    /// See _aggregate. Memory: accumulator at apk (256 B) followed by the addend (256 B).
+    function _sumKeys(address data, uint256 n, uint256 signerBitmap)
+        internal
+        view
+        returns (uint256 apk, uint256 signed, bool ok)
+    {
+        assembly ("memory-safe") {
+            apk := mload(0x40)
+            mstore(0x40, add(apk, 0x200))
+            // code offsets (data starts at code offset 1): keys at 0xa1, then powers, full aggregate, negated keys
+            let powersOff := add(0xa1, mul(n, 256))
+            let pw := add(apk, 0x200) // powers scratch beyond the allocation
+            extcodecopy(data, pw, powersOff, shl(5, n))
+            let k := 0
+            for { let i := 0 } lt(i, n) { i := add(i, 1) } {
+                if and(shr(i, signerBitmap), 1) {
+                    k := add(k, 1)
+                    signed := add(signed, mload(add(pw, shl(5, i))))
+                }
+            }
+            ok := 1
+            let want := 1
+            let srcOff := 0xa1
+            let first := 1
+            if lt(sub(n, k), sub(k, 1)) {
+                extcodecopy(data, apk, add(powersOff, shl(5, n)), 256)
+                want := 0
+                srcOff := add(add(powersOff, shl(5, n)), 256)
+                first := 0
+            }
+            for { let i := 0 } lt(i, n) { i := add(i, 1) } {
+                if eq(and(shr(i, signerBitmap), 1), want) {
+                    switch first
+                    case 1 {
+                        extcodecopy(data, apk, add(srcOff, mul(i, 256)), 256)
+                        first := 0
+                    }
+                    default {
+                        extcodecopy(data, add(apk, 0x100), add(srcOff, mul(i, 256)), 256)
+                        ok := and(ok, staticcall(gas(), 0x0d, apk, 512, apk, 256))
+                        ok := and(ok, eq(returndatasize(), 256))
+                    }
+                }
+            }
+        }
     }
 
     function _loadSet() internal view returns (bytes memory blob) {
         uint256 s = _set;
         address data = address(uint160(s));
         uint256 len = s >> 160;
-        blob = new bytes(len);
         assembly ("memory-safe") {
+            blob := mload(0x40)
+            mstore(blob, len)
             extcodecopy(data, add(blob, 0x20), 1, len)
+            mstore(0x40, add(add(blob, 0x20), len))
         }
     }
 
