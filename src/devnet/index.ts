@@ -13,6 +13,7 @@ import { connectTemporalClient } from '../temporal/client.js';
 import { loadTemporalProfile, type TemporalProfile } from '../temporal/profile.js';
 import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
 import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
 
@@ -21,6 +22,7 @@ export interface DevnetSummary {
   docsUrl: string;
   temporalAddress: string;
   temporalUiUrl?: string;
+  ledgerUrl: string;
   chains: { name: string; chainId: number; rpcUrl: string }[];
   database: string;
 }
@@ -78,8 +80,19 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       stack.push({ name: `anvil ${chain.name}`, stop: anvil.stop });
     }
 
+    // The ledger: our simulator serving Accumulate v3 JSON-RPC, state kept across restarts.
+    let ledgerUrl = base.ledgerUrl;
+    const ledgerPort = loopbackPort(base.ledgerUrl);
+    if (ledgerPort !== undefined) {
+      logger.info('starting ledger simulator', { port: ledgerPort });
+      const sim: LedgerSimHandle = await startLedgerSim({ port: ledgerPort, stateFile: join(base.dataDir, 'ledger-sim.json') });
+      stack.push({ name: 'ledger simulator', stop: sim.stop });
+      ledgerUrl = sim.url;
+    }
+
     const config: Config = {
       ...base,
+      ledgerUrl,
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl },
     };
 
@@ -115,6 +128,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       docsUrl: `${server.url}/docs`,
       temporalAddress: temporal.address,
       temporalUiUrl: temporal.uiUrl,
+      ledgerUrl: config.ledgerUrl,
       chains: config.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl })),
       database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',
     };
@@ -131,6 +145,7 @@ export function formatSummary(s: DevnetSummary): string {
     ['Health', `${s.apiUrl}/v1/health`],
     ['Temporal UI', s.temporalUiUrl ?? '(headless)'],
     ['Temporal gRPC', s.temporalAddress],
+    ['Ledger (simulator)', `${s.ledgerUrl}/v3`],
     ...s.chains.map((c) => [`Chain ${c.name}`, `${c.rpcUrl} (chain id ${c.chainId})`] as [string, string]),
     ['Database', s.database],
   ];

@@ -30,11 +30,12 @@ describe('devnet launcher', () => {
   });
 
   it('starts Temporal, both chains, worker and API; stops them all', async () => {
-    const [p1, p2, tp, ui] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const config = loadConfig({
       API_PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'error',
+      LEDGER_URL: `http://127.0.0.1:${lp}`,
       CHAINS: JSON.stringify([
         { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
         { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
@@ -58,6 +59,13 @@ describe('devnet launcher', () => {
       });
       expect(Number(BigInt((await res.json()).result))).toBe([11155111, 80002][i]);
     }
+    const status = await fetch(`${s.ledgerUrl}/v3`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'network-status', params: { partition: 'Directory' } }),
+    });
+    expect((await status.json()).result.oracle.price).toBeGreaterThan(0);
+    expect(formatSummary(s)).toContain(`${s.ledgerUrl}/v3`);
     // the Temporal server runs with its database file inside our data dir, which marks it in `ps`
     expect(childPids().length).toBeGreaterThan(0);
 
@@ -66,5 +74,6 @@ describe('devnet launcher', () => {
     expect(childPids()).toEqual([]);
     await expect(fetch(`${s.apiUrl}/v1/health`)).rejects.toThrow();
     for (const chain of s.chains) await expect(fetch(chain.rpcUrl)).rejects.toThrow();
+    await expect(fetch(`${s.ledgerUrl}/v3`)).rejects.toThrow();
   });
 });

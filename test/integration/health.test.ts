@@ -3,17 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { createApp } from '../../src/api/app.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { openTestDatabase, quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 
 describe('GET /v1/health', () => {
   let anvil: AnvilHandle;
+  let sim: LedgerSimHandle;
   let client: Client;
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
   let app: ReturnType<typeof createApp>;
 
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
+    sim = await startLedgerSim();
     const config = testConfig({
+      LEDGER_URL: sim.url,
       CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvil.rpcUrl }]),
     });
     database = await openTestDatabase('pglite');
@@ -22,6 +26,7 @@ describe('GET /v1/health', () => {
   });
   afterAll(async () => {
     await anvil?.stop();
+    await sim?.stop();
     await client?.connection.close();
   });
 
@@ -31,7 +36,7 @@ describe('GET /v1/health', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const body = await res.json();
     expect(body.status).toBe('healthy');
-    expect(Object.keys(body.checks).sort()).toEqual(['chain:ethereum-sepolia', 'database', 'temporal']);
+    expect(Object.keys(body.checks).sort()).toEqual(['chain:ethereum-sepolia', 'database', 'ledger', 'temporal']);
     for (const check of Object.values(body.checks) as { status: string }[]) expect(check.status).toBe('up');
   });
 
@@ -43,6 +48,13 @@ describe('GET /v1/health', () => {
     expect(body.status).toBe('unhealthy');
     expect(body.error).toBe('Unavailable: chain:ethereum-sepolia');
     expect(body.checks.database.status).toBe('up');
+  });
+
+  it('answers 503 naming the ledger when it is down', async () => {
+    await sim.stop();
+    const body = await (await app.request('/v1/health')).json();
+    expect(body.error).toBe('Unavailable: ledger, chain:ethereum-sepolia');
+    expect(body.checks.ledger.status).toBe('down');
   });
 
   it('answers 503 naming the database when it is gone', async () => {

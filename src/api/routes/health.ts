@@ -4,6 +4,7 @@
  * Only dependency names and states are shown, never addresses.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createLedgerClient } from '../../ledger/client.js';
 import { pingTemporal } from '../../temporal/client.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 
@@ -29,7 +30,7 @@ const route = createRoute({
   tags: ['Health'],
   summary: 'Health of the gateway and its dependencies',
   description:
-    'Public, no API key. Checks the database, Temporal and every configured chain (and the ledger and validators once configured). 503 names each dependency that is down.',
+    'Public, no API key. Checks the database, Temporal, the ledger and every configured chain. 503 names each dependency that is down.',
   security: [],
   responses: {
     200: { description: 'Every dependency answered', content: { 'application/json': { schema: HealthSchema } } },
@@ -64,10 +65,14 @@ async function expectChainId(rpcUrl: string, chainId: number, timeoutMs: number)
 
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const TIMEOUT = 2000;
+  const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: TIMEOUT });
   app.openapi(route, async (c) => {
     const probes: Record<string, () => Promise<void>> = {
       database: () => deps.database.ping(TIMEOUT),
       temporal: () => pingTemporal(deps.temporal, TIMEOUT),
+      ledger: async () => {
+        await ledger.networkStatus();
+      },
     };
     for (const chain of deps.config.chains) {
       probes[`chain:${chain.name}`] = () => expectChainId(chain.rpcUrl, chain.chainId, TIMEOUT);
