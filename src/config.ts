@@ -13,6 +13,13 @@ export const chainSchema = z.object({
   rpcUrl: url,
   /** blocks to wait after inclusion before an execution counts as final */
   confirmations: z.number().int().min(0).default(2),
+  /** system contracts (same address on every chain: CREATE2); the devnet fills these in after deploying */
+  contracts: z
+    .object({
+      proofAnchor: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte address'),
+      accountFactory: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte address'),
+    })
+    .optional(),
 });
 export type ChainConfig = z.infer<typeof chainSchema>;
 
@@ -67,6 +74,12 @@ const envSchema = z.object({
   LEDGER_URL: url.default('http://127.0.0.1:26660'),
   VALIDATOR_URLS: commaList.default([]),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** ADI URLs are acc://<name>.<suffix> */
+  ADI_SUFFIX: z.string().regex(/^[a-z0-9-]+$/, 'lowercase letters, digits and dashes').default('acme'),
+  /** Ed25519 secret seed (64 hex) of the sponsor that creates and funds ADIs; the devnet generates one */
+  SPONSOR_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(),
+  /** secp256k1 private key (0x + 64 hex) paying gas for deployments and proof transactions on every chain */
+  RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex digits').optional(),
 });
 
 export interface Config {
@@ -80,6 +93,10 @@ export interface Config {
   ledgerUrl: string;
   validatorUrls: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  adiSuffix: string;
+  /** secrets: never logged, never returned */
+  sponsorKey?: string;
+  relayerPrivateKey?: `0x${string}`;
 }
 
 export class ConfigError extends Error {
@@ -127,5 +144,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ledgerUrl: e.LEDGER_URL,
     validatorUrls: e.VALIDATOR_URLS,
     logLevel: e.LOG_LEVEL,
+    adiSuffix: e.ADI_SUFFIX,
+    sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
+    relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
   };
 }

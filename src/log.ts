@@ -4,7 +4,7 @@
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const SECRET_KEY = /(api[-_]?key|secret|private[-_]?key|password|authorization|signature_secret|raw_key)/i;
+const SECRET_KEY = /(api[-_]?key|secret|private[-_]?key|sponsor[-_]?key|password|authorization|raw[-_]?key|seed)/i;
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
