@@ -102,6 +102,25 @@ async function main() {
       rows.executeGovernanceProofDirect_excl_target!.push(Number(ex.gasUsed) - tf - COLD_ACCOUNT_ACCESS);
     }
 
+    // ---- proof gas by signer count (4 of 7 cannot prove: threshold)
+    const bySigners: Record<string, number> = {};
+    for (const signers of [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6]]) {
+      const plan = planAnchor({
+        chainId: BigInt(CHAIN_ID),
+        anchor: sys.proofAnchor,
+        account: acct.address,
+        adiUrl,
+        operationId: keccak256(stringToHex(`bench-op-k${signers.length}`)),
+        ledgerTxHash: keccak256(stringToHex('bench-ltx-k')),
+        legs: [{ target, value: 0n, data: '0x' }],
+      });
+      await createAnchor(w, sys.proofAnchor, plan);
+      const m = anchorMessage({ chainId: BigInt(CHAIN_ID), anchor: sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: setRoot });
+      const signature = blsAggregateSignatures(signers.map((i) => blsSign(vs[i]!.secretKey, m)));
+      const ep = await executeComprehensiveProof(w, sys.proofAnchor, { anchorId: plan.anchorId, signerBitmap: signerBitmap(signers), signature });
+      bySigners[`${signers.length}_of_7`] = Number(ep.tx!.gasUsed);
+    }
+
     // ---- min-sig (keys G2, sigs G1) vs min-pk (keys G1, sigs G2), same 5-of-7 message, via the harness
     const msg = keccak256(stringToHex('bench-message'));
     const minSigPk = blsAggregatePublicKeys(SIGNERS.map((i) => vs[i]!.publicKey));
@@ -137,6 +156,7 @@ async function main() {
         blsVerification_le_160000: med.executeComprehensiveProof! <= 160_000,
         threeTogether_le_250000: three <= 250_000,
       },
+      executeComprehensiveProofBySigners: bySigners,
       blsVariant: variant,
       ts: { sign_one_ms: +med.ts_sign_one_ms!.toFixed(2), aggregate5_ms: +med.ts_aggregate5_ms!.toFixed(2) },
       deployGas: { proofAnchor: Number(deployGas[0] ?? 0n), accountFactory: Number(deployGas[1] ?? 0n), createAccount: Number(acct.tx?.gasUsed ?? 0n) },
@@ -149,6 +169,7 @@ async function main() {
     line('executeGovernanceProofDirect excl. target call', med.executeGovernanceProofDirect_excl_target!);
     line('  (total incl. target call)', med.executeGovernanceProofDirect_total!);
     line('three together excl. target', three);
+    for (const [k, v] of Object.entries(bySigners)) line(`executeComprehensiveProof, ${k.replace(/_/g, ' ')}`, v);
     console.log('BLS variant (eth_estimateGas of a harness call, incl. 21000 + calldata)');
     line('verify min-sig (keys G2, sigs G1)  [chosen]', variant.minSig_verify_call);
     line('verify min-pk  (keys G1, sigs G2)', variant.minPk_verify_call);
