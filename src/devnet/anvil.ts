@@ -21,6 +21,8 @@ export interface AnvilOptions {
   host?: string;
   /** seconds between blocks in mixed mining; default 0.2. 0 disables interval mining (automine only). */
   blockTime?: number;
+  /** default 'prague' (EIP-2537); tests use others to check the precompile guard */
+  hardfork?: string;
   /** extra CLI flags */
   extraArgs?: string[];
   /** readiness timeout in ms, default 15000 */
@@ -84,7 +86,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
       '--chain-id', String(opts.chainId),
       '--port', String(port),
       '--host', host,
-      '--hardfork', 'prague',
+      '--hardfork', opts.hardfork ?? 'prague',
       '--slots-in-an-epoch', '1',
       ...(blockTime > 0 ? ['--mixed-mining', '--block-time', String(blockTime)] : []),
       ...(opts.extraArgs ?? []),

@@ -3,6 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createPublicClient, http } from 'viem';
 import { startAnvil } from '../../src/devnet/anvil.js';
+import { assertBlsPrecompiles } from '../../src/chain/deploy.js';
+import { createChainClients } from '../../src/chain/clients.js';
 
 const alive = (pid: number) => {
   try {
@@ -35,6 +37,17 @@ describe('startAnvil', () => {
     }
     expect(alive(a.pid)).toBe(false);
     await a.stop(); // idempotent
+  });
+
+  it('the EIP-2537 check passes on prague and fails on cancun', async () => {
+    const cancun = await startAnvil({ chainId: 31337, blockTime: 0, hardfork: 'cancun' });
+    const prague = await startAnvil({ chainId: 31338, blockTime: 0 });
+    try {
+      await expect(assertBlsPrecompiles(createChainClients({ rpcUrl: prague.rpcUrl, chainId: 31338 }))).resolves.toBeUndefined();
+      await expect(assertBlsPrecompiles(createChainClients({ rpcUrl: cancun.rpcUrl, chainId: 31337 }))).rejects.toThrow(/EIP-2537/);
+    } finally {
+      await Promise.all([cancun.stop(), prague.stop()]);
+    }
   });
 
   it('two chains side by side; a taken port is reported', async () => {

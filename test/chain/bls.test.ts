@@ -198,3 +198,19 @@ describe('validator set registration and rotation', () => {
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(before.root);
   });
 });
+
+describe('set size limit', () => {
+  it('accepts MAX_VALIDATORS (40) keys and rejects 41', async () => {
+    const many = testValidators(41, 'many');
+    const regs = registrations(many);
+    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
+    const gas = 30_000_000n;
+    const ok = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs.slice(0, 40) }, { gas });
+    expect(ok.status).toBe('success');
+    expect((await readValidatorSet(t.w, t.sys.proofAnchor)).publicKeys).toHaveLength(40);
+    const tooMany = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs }, { gas });
+    expect(tooMany.status).toBe('reverted');
+    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(t.setRoot);
+  }, 120_000);
+});
