@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
-import { createAnchor, executeComprehensiveProof, readAnchorState, type TxResult } from '../../src/chain/anchor.js';
+import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, type TxResult } from '../../src/chain/anchor.js';
 import { executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
 import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
 import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
@@ -125,6 +125,9 @@ describe('idempotent helpers for retries', () => {
     const first = await executeLeg(t.w, leg);
     expect(first.tx?.status).toBe('success');
     expect(await executeLeg(t.w, leg)).toEqual({ alreadyExecuted: true });
+    // without the pre-check, the estimate fails with the anchor's error decoded by name
+    const err = await executeGovernanceProofDirect(t.w, account, leg).catch((e: unknown) => e);
+    expect(revertErrorName(err)).toBe('LeafAlreadyUsed');
     expect(await isLegExecuted(t.w, t.sys.proofAnchor, leg.proof)).toBe(true);
     expect((await targetState()).calls).toBe(calls + 1n);
   });
