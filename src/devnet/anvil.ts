@@ -8,7 +8,7 @@
  * Flags: --hardfork prague (EIP-2537 as on Sepolia and Amoy), --mixed-mining --block-time 0.2 (transactions
  * are mined at once and blocks keep coming, so `finalized` advances), --slots-in-an-epoch 1 (finalized =
  * latest - 2). Readiness is polled with eth_chainId; stop() sends SIGTERM, then SIGKILL after 3 s, and
- * resolves once the process has exited.
+ * resolves once the process has exited; if the parent exits without stop(), the child is killed on 'exit'.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -97,6 +97,12 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const rpcUrl = `http://${host}:${port}`;
+    // if this process exits without stop() (crash, test runner killed), take the child down with it
+    const onExit = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    process.once('exit', onExit);
+    child.once('exit', () => process.removeListener('exit', onExit));
     const stop = async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const done = exited(child);
