@@ -29,7 +29,8 @@ describe('devnet launcher', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('starts Temporal, both chains, worker and API; stops them all', async () => {
+  // generous: the launcher starts five processes, which takes a while on a loaded 2-core machine
+  it('starts Temporal, both chains, worker and API; stops them all', { timeout: 180_000 }, async () => {
     const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const config = loadConfig({
       API_PORT: '0',
