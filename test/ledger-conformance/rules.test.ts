@@ -82,12 +82,17 @@ describe('ledger rules', () => {
     const ledgerTime = async () => Date.parse((await c.call<{ lastBlockTime: string }>('query', { scope: adi.page })).lastBlockTime);
     const deadline = (await ledgerTime()) + 3000;
     const r = await c.signAndSubmit(`${adi.url}/data`, tx.writeData(['expires']), held(adi.key, adi.page), { expireAt: new Date(deadline) });
-    expect((await c.waitForTransaction(r.txId, { until: 'recorded' })).pending).toBe(true);
+    const first = await c.waitForTransaction(r.txId, { until: 'recorded' });
     await waitFor('ledger time past the deadline', async () => ((await ledgerTime()) > deadline + 1000 ? true : undefined), 60_000);
-    // still pending (expiry sweeps run on major blocks); the next processing attempt fails it
-    expect((await c.getTransaction(r.txId)).pending).toBe(true);
-    const st = await settle(c, c.signPending(r.txId, held(k2, adi.page)));
-    expect(st.status).toBe('expired');
+    const now = await c.getTransaction(r.txId);
+    if (now.pending) {
+      // expiry sweeps run on major blocks; until then the next processing attempt fails it
+      const st = await settle(c, c.signPending(r.txId, held(k2, adi.page)));
+      expect(st.status).toBe('expired');
+    } else {
+      // a major block boundary fell inside the window (the Go simulator's clock runs fast): swept as expired
+      expect(`${first.status}->${now.status}`).toMatch(/^(pending|expired)->expired$/);
+    }
   });
 
   it('stale signature set: a signature collected before a page update no longer counts', async () => {
