@@ -444,6 +444,11 @@ export class SimLedger {
     const supported = ['createIdentity', 'addCredits', 'createDataAccount', 'updateKeyPage', 'updateAccountAuth', 'createKeyPage', 'writeData', 'sendTokens', 'createTokenAccount'];
     const type = (body.asObject() as { type: string }).type;
     if (!supported.includes(type)) throw new SimError('badRequest', `unsupported transaction type ${type}`);
+    // body checks the Go node makes at submission (CheckTx)
+    if (type === 'createDataAccount' || type === 'createTokenAccount') {
+      const u = nUrl((body as core.CreateDataAccount).url, 'url');
+      if (parentUrl(u) !== principal) throw new SimError('badRequest', `invalid principal: cannot create ${disp((body as core.CreateDataAccount).url)} as a child of ${disp(t.header!.principal)}`);
+    }
     if (!this.get(principal)) {
       const createsRoot = type === 'createIdentity' && nUrl((body as core.CreateIdentity).url, 'url') === principal;
       if (!createsRoot) throw new SimError('notFound', `principal ${principal} not found`);
@@ -849,6 +854,14 @@ export class SimLedger {
     }
     const required = this.requiredAuthorities(txn, rec.principal);
     if (required !== 'anyone') {
+      // a required authority that does not exist can never vote: the network rejects the transaction
+      for (const a of required) {
+        const acc = this.get(a);
+        if (!acc || (acc.type !== 'keyBook' && acc.type !== 'liteIdentity')) {
+          this.fail(rec, 'rejected', 'rejected', touched);
+          return;
+        }
+      }
       for (const a of required) {
         const v = rec.authorityVotes[a];
         if (v && v.vote !== 'accept') {
@@ -1050,7 +1063,7 @@ export class SimLedger {
         case 'remove': {
           const e = op.entry ?? {};
           const i = page.keys.findIndex((k) => same(k, e));
-          if (i < 0) throw new SimError('notFound', 'remove: entry not found on the page');
+          if (i < 0) throw new SimError('unknownError', 'entry to be removed not found on the key page');
           if (page.keys.length === 1 && pageIndex(principal) === 1) throw new SimError('badRequest', 'cannot remove the last key of page 1');
           page.keys.splice(i, 1);
           break;
@@ -1069,7 +1082,7 @@ export class SimLedger {
         }
         case 'setThreshold': {
           const t = Number(op.threshold);
-          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('badRequest', `setThreshold: threshold must be 1..${page.keys.length}, got ${op.threshold}`);
+          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('unknownError', `cannot require ${op.threshold} signatures on a key page with ${page.keys.length} keys`);
           page.acceptThreshold = t;
           break;
         }
