@@ -96,8 +96,12 @@ export interface TxRecord {
   signatures: SigRecord[];
   produced: string[];
   executedBlock?: number;
+  /** synthetic deposit produced by another transaction */
+  synthetic?: boolean;
 }
 interface Synthetic {
+  /** hash of the synthetic transaction record (queryable, listed in the cause's `produced`) */
+  hash?: string;
   kind: 'depositCredits' | 'depositTokens';
   to: string;
   amount: string; // credits units or token base units
@@ -677,7 +681,26 @@ export class SimLedger {
     return st.block;
   }
 
+  /** Queue a synthetic deposit for the next block and record it as a queryable transaction. */
+  private produce(cause: TxRecord, m: Synthetic) {
+    const body = m.kind === 'depositCredits' ? { type: 'syntheticDepositCredits', amount: Number(m.amount) } : { type: 'syntheticDepositTokens', token: ACME, amount: m.amount };
+    const transaction = { header: { principal: m.to }, body } as unknown as core.TransactionArgs;
+    const hash = toHex(sha256(Buffer.from(`${cause.hash}:${m.kind}:${m.to}:${cause.produced.length}`)));
+    const txid = this.txid(hash, m.to);
+    this.state.txns[hash] = {
+      hash, txid, principal: nUrl(m.to), transaction, status: 'pending', received: this.state.block, receivedAt: this.state.blockTime,
+      initiated: false, paid: 0, sets: {}, authorityVotes: {}, signatures: [], produced: [], synthetic: true,
+    };
+    cause.produced.push(txid);
+    this.state.synthetic.push({ ...m, hash });
+  }
+
   private applySynthetic(m: Synthetic) {
+    const srec = m.hash ? this.state.txns[m.hash] : undefined;
+    if (srec) {
+      srec.status = 'delivered';
+      srec.executedBlock = this.state.block;
+    }
     const to = this.get(m.to);
     if (m.kind === 'depositCredits') {
       if (to && (to.type === 'keyPage' || to.type === 'liteIdentity')) {
@@ -994,8 +1017,7 @@ export class SimLedger {
     if (!target) throw new SimError('notFound', `recipient ${to} not found`);
     if (target.type !== 'keyPage' && target.type !== 'liteIdentity') throw new SimError('badRequest', `recipient ${to} is not a key page or lite identity`);
     from.balance = (BigInt(from.balance) - amount).toString();
-    this.state.synthetic.push({ kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
-    rec.produced.push(`${rec.txid}#depositCredits`);
+    this.produce(rec, { kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
     return { type: 'addCredits', amount: amount.toString(), credits: Number(units), oracle: this.globals.oraclePrice };
   }
 
@@ -1170,7 +1192,7 @@ export class SimLedger {
     }
     if (BigInt(from.balance) < total) throw new SimError('insufficientBalance', `insufficient balance: ${principal} has ${from.balance}, needs ${total}`);
     from.balance = (BigInt(from.balance) - total).toString();
-    for (const o of outs) this.state.synthetic.push({ kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
+    for (const o of outs) this.produce(rec, { kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
     return undefined;
   }
 
@@ -1191,7 +1213,7 @@ export class SimLedger {
 
   pendingOf(url: string): TxRecord[] {
     return Object.values(this.state.txns)
-      .filter((r) => r.status === 'pending' && r.initiated && r.principal === url)
+      .filter((r) => r.status === 'pending' && r.initiated && !r.synthetic && r.principal === url)
       .sort((a, b) => a.received - b.received);
   }
 
