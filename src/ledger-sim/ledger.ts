@@ -652,11 +652,11 @@ export class SimLedger {
     // 1. synthetic messages produced last block
     const synth = st.synthetic;
     st.synthetic = [];
-    for (const m of synth) this.applySynthetic(m);
+    for (const m of synth) this.guard('synthetic message', () => this.applySynthetic(m));
     // 2. queued user messages, in submission order
     const q = this.queue;
     this.queue = [];
-    for (const m of q) this.deliver(m, touched);
+    for (const m of q) this.guard(`message for ${m.txHash}`, () => this.deliver(m, touched));
     // 3. major block: pending transactions scheduled to expire on it fail (block_end.go)
     const interval = this.globals.majorBlockIntervalMs;
     const major = Math.floor(st.blockTime / interval);
@@ -693,6 +693,15 @@ export class SimLedger {
     };
     cause.produced.push(txid);
     this.state.synthetic.push({ ...m, hash });
+  }
+
+  /** A message that throws unexpectedly is dropped and logged; it never stops the block clock. */
+  private guard(what: string, fn: () => void) {
+    try {
+      fn();
+    } catch (e) {
+      console.error(`ledger-sim: dropped ${what}: ${(e as Error).stack ?? e}`);
+    }
   }
 
   private applySynthetic(m: Synthetic) {

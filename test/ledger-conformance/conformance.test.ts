@@ -77,6 +77,11 @@ describe('ledger conformance', () => {
     const latest = await c.readLatestDataEntry(data);
     expect(latest.entryHash).toBe(expectedEntry);
     expect(latest.data.map((d) => Buffer.from(d, 'hex').toString())).toEqual(parts);
+    const all = await c.readDataEntries(data);
+    expect(all.length).toBeGreaterThanOrEqual(1);
+    const mine = all.find((e) => e.entryHash === expectedEntry)!;
+    expect(mine.data.map((d) => Buffer.from(d, 'hex').toString())).toEqual(parts);
+    expect(mine.txHash).toBe(prepared.txHash);
   });
 
   it('verifies a Merkle receipt for a delivered transaction', async () => {
