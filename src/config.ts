@@ -67,6 +67,11 @@ const envSchema = z.object({
   LEDGER_URL: url.default('http://127.0.0.1:26660'),
   VALIDATOR_URLS: commaList.default([]),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  RATE_LIMIT_DEFAULT_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  RATE_LIMIT_IP_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
+  SANDBOX_CREDIT_GRANT: z.coerce.bigint().min(0n).default(10_000n),
 });
 
 export interface Config {
@@ -80,6 +85,18 @@ export interface Config {
   ledgerUrl: string;
   validatorUrls: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  platform: PlatformConfig;
+}
+
+/** API platform settings: rate limits and the sandbox grant of a new (self-service) organization. */
+export interface PlatformConfig {
+  /** requests per minute of a new API key when none is given, and of the bootstrap/portal keys */
+  defaultRpm: number;
+  /** requests per minute per client IP for calls without a valid key */
+  ipRpm: number;
+  /** take the client IP from X-Forwarded-For (only behind a proxy that sets it) */
+  trustProxy: boolean;
+  sandbox: { identityQuota: number; creditGrant: bigint };
 }
 
 export class ConfigError extends Error {
@@ -127,5 +144,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ledgerUrl: e.LEDGER_URL,
     validatorUrls: e.VALIDATOR_URLS,
     logLevel: e.LOG_LEVEL,
+    platform: {
+      defaultRpm: e.RATE_LIMIT_DEFAULT_RPM,
+      ipRpm: e.RATE_LIMIT_IP_RPM,
+      trustProxy: e.TRUST_PROXY === 'true',
+      sandbox: { identityQuota: e.SANDBOX_IDENTITY_QUOTA, creditGrant: e.SANDBOX_CREDIT_GRANT },
+    },
   };
 }
