@@ -51,7 +51,7 @@ export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
 export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const db = deps.database.db;
   const now = deps.now ?? Date.now;
-  const limiter = createRateLimiter(db, now);
+  const limiter = createRateLimiter(db, now, (err) => deps.logger.warn('rate-limit counter unavailable; request let through', { err }));
   const { ipRpm, trustProxy } = deps.config.platform;
 
   return async (c, next) => {
@@ -60,7 +60,10 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (raw === undefined || raw === '') check = { kind: 'missing' };
     else if (!KEY_FORMAT.test(raw)) check = { kind: 'malformed' };
     else {
-      const key = await findApiKeyByRaw(db, raw);
+      const key = await findApiKeyByRaw(db, raw).catch((err) => {
+        c.get('logger').error('API key lookup failed', { err });
+        throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable; retry shortly', undefined, { 'Retry-After': '5' });
+      });
       const t = new Date(now());
       if (!key) check = { kind: 'unknown' };
       else if (key.revokedAt) check = { kind: 'revoked', key };

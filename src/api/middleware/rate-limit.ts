@@ -32,11 +32,20 @@ export function rateLimitHeaders(s: RateLimitState): Record<string, string> {
 
 export type RateLimiter = (bucket: string, limit: number) => Promise<RateLimitState>;
 
-export function createRateLimiter(db: Db, now: () => number = Date.now): RateLimiter {
+/**
+ * Fails open: when the counter cannot be written (database down) the request is let through, with headers
+ * showing the full limit, and `onError` is told — health checks must still answer 503 rather than 500.
+ */
+export function createRateLimiter(db: Db, now: () => number = Date.now, onError: (err: unknown) => void = () => {}): RateLimiter {
   return async (bucket, limit) => {
     const t = now();
     const start = Math.floor(t / WINDOW_MS) * WINDOW_MS;
-    const count = await countRequest(db, bucket, new Date(start));
+    let count = 0;
+    try {
+      count = await countRequest(db, bucket, new Date(start));
+    } catch (err) {
+      onError(err);
+    }
     const resetMs = start + WINDOW_MS;
     return {
       limit,
