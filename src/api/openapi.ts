@@ -7,6 +7,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from './deps.js';
+import { isPublicPath } from './middleware/auth.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from './schemas/common.js';
 import { API_KEY_SCHEME } from './secure-route.js';
 
@@ -31,12 +32,26 @@ const html = (description: string) => ({
 });
 
 export function openApiDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  return app.getOpenAPI31Document({
+  const doc = app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: { title: 'Proof gateway API', version: '1.0.0', description: DESCRIPTION },
     servers: [{ url: deps.config.api.publicBaseUrl }],
     security: [{ [API_KEY_SCHEME]: [] }],
   });
+  // The auth and rate-limit middleware run in front of every route, so every operation can answer 429, and every
+  // non-public one 401 and 403: say so even for routes defined without secureRoute.
+  const std = errorResponses(401, 403, 429) as unknown as Record<string, object>;
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops as Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>)) {
+      if (!op || typeof op !== 'object' || !op.responses) continue;
+      const isPublic = isPublicPath(method.toUpperCase(), path);
+      for (const code of isPublic ? ['429'] : ['401', '403', '429']) {
+        if (!op.responses[code]) op.responses[code] = { ...std[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      }
+      if (!isPublic && op.security === undefined) op.security = [{ [API_KEY_SCHEME]: [] }];
+    }
+  }
+  return doc;
 }
 
 export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
