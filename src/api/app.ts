@@ -12,14 +12,14 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 
-/**
- * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
- * headers; everything but the public paths needs a valid key) → routes. Routes demand scopes and opt into
- * Idempotency-Key through secureRoute (src/api/secure-route.ts).
- */
 /** Largest request body accepted (spec §8 leaves it open); larger bodies get 413 PAYLOAD_TOO_LARGE. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
+ * headers; everything but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
+ * Idempotency-Key through secureRoute (src/api/secure-route.ts).
+ */
 export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
   const metrics = opts.metrics ?? new HttpMetrics();
   const app = new OpenAPIHono<AppEnv>({
