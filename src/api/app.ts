@@ -2,10 +2,26 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from './deps.js';
 import { notFound, onError } from './errors.js';
+import { apiKeyAuth } from './middleware/auth.js';
+import { bodyLimit } from './middleware/body-limit.js';
+import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
+import { registerDocsRoutes } from './openapi.js';
+import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoute } from './routes/metrics.js';
+import { registerPortalRoutes } from './routes/portal.js';
 
-export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+/** Largest request body accepted (spec §8 leaves it open); larger bodies get 413 PAYLOAD_TOO_LARGE. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
+ * headers; everything but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
+ * Idempotency-Key through secureRoute (src/api/secure-route.ts).
+ */
+export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
+  const metrics = opts.metrics ?? new HttpMetrics();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -19,8 +35,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.use('*', requestId(deps.logger));
+  app.use('*', httpMetrics(metrics));
+  app.use('*', apiKeyAuth(deps));
+  app.use('*', bodyLimit(MAX_BODY_BYTES));
   app.onError(onError);
   app.notFound(notFound);
   registerHealthRoutes(app, deps);
+  registerAdminApiKeyRoutes(app, deps);
+  registerPortalRoutes(app, deps);
+  registerMetricsRoute(app, metrics);
+  registerDocsRoutes(app, deps);
   return app;
 }
