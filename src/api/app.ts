@@ -3,7 +3,9 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from './deps.js';
 import { notFound, onError } from './errors.js';
 import { requestId } from './middleware/request-id.js';
+import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
@@ -22,5 +24,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.onError(onError);
   app.notFound(notFound);
   registerHealthRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerEventRoutes(app, deps);
   return app;
 }
