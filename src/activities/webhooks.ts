@@ -2,7 +2,7 @@
  * Webhook activities: fan undispatched events out to endpoints (the outbox), make one signed attempt of a
  * delivery and record it, disable endpoints that keep failing. The workflows decide when; these do the I/O.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE, type WebhookSettings } from '../config.js';
 import type { Db } from '../db/client.js';
@@ -123,7 +123,9 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
       .where(eq(webhookDeliveries.id, input.deliveryId));
     if (!row) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryNotFound');
     const { delivery, event, endpoint } = row;
-    if (delivery.status === 'succeeded') {
+    // A Temporal retry of this very attempt after its commit (the worker died before reporting): do not send twice.
+    // A new attempt (redeliver) is a new activity execution and does send.
+    if (delivery.status === 'succeeded' && activityInfo().attempt > 1) {
       return { outcome: 'succeeded', attempt: delivery.attempts, statusCode: delivery.lastStatusCode, error: null, nextDelayMs: null };
     }
     if (endpoint.deletedAt || !endpoint.isActive) {

@@ -48,15 +48,14 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     upsertSearchAttributes([{ key: StageKey, value: retryIndex === 0 ? 'delivering' : `retry-${retryIndex}` }]);
     const last = await attemptDelivery({ deliveryId: input.deliveryId, retryIndex });
     attempts++;
-    if (last.outcome === 'succeeded') {
-      upsertSearchAttributes([{ key: StageKey, value: 'delivered' }]);
-      return { status: 'succeeded', attempts, last };
+    if (last.outcome === 'retry' && last.nextDelayMs !== null) {
+      upsertSearchAttributes([{ key: StageKey, value: 'waiting' }]);
+      await condition(() => retryNow, last.nextDelayMs);
+      continue;
     }
-    if (last.outcome !== 'retry' || last.nextDelayMs === null) {
-      upsertSearchAttributes([{ key: StageKey, value: 'failed' }]);
-      return { status: 'failed', attempts, last };
-    }
-    upsertSearchAttributes([{ key: StageKey, value: 'waiting' }]);
-    await condition(() => retryNow, last.nextDelayMs);
+    // a redeliver signalled while this attempt ran: attempt again rather than finish
+    if (retryNow) continue;
+    upsertSearchAttributes([{ key: StageKey, value: last.outcome === 'succeeded' ? 'delivered' : 'failed' }]);
+    return { status: last.outcome === 'succeeded' ? 'succeeded' : 'failed', attempts, last };
   }
 }
