@@ -13,7 +13,7 @@ import { eq } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import type { AppEnv } from '../../src/api/deps.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
-import { events, organizations, webhookAttempts } from '../../src/db/schema.js';
+import { events, organizations, webhookAttempts, webhookDeliveries } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { eventually, startReceiver } from '../support/receiver.js';
@@ -179,6 +179,49 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(d).toMatchObject({ attempts: 1, last_status_code: 200, event_type: 'identity.active' });
     expect(await deliveryOf(org, ev.id, onlyTx.id)).toBeUndefined();
     expect(receiver.deliveries('/only-tx')).toHaveLength(0);
+  });
+
+  it('nothing is lost when the dispatcher is gone at commit time', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/outbox'), skip_verification: true } })).body;
+    await stopWebhookDispatcher(client, config.temporal.taskQueue);
+    const ev = await emit(org, 'identity.active');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(receiver.deliveries('/outbox')).toHaveLength(0);
+    const [row] = await database.db.select().from(events).where(eq(events.id, ev.id));
+    expect(row.dispatchedAt).toBeNull();
+    // the next kick (or worker start) brings the dispatcher back; it finds the committed event
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    expect(receiver.deliveries('/outbox')).toHaveLength(1);
+
+    expect(d.attempts).toBe(1);
+  });
+
+  it('a dispatcher that crashed between starting a delivery and recording it does not start a second one; Retry-After is honoured', async () => {
+    const org = await newOrg();
+    receiver.on('/busy', (i) => (i === 0 ? { status: 503, headers: { 'retry-after': '3' } } : { status: 200 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/busy'), skip_verification: true } })).body;
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const waiting = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.attempts === 1 && x;
+    });
+    expect(waiting).toMatchObject({ status: 'pending', last_status_code: 503 });
+    expect(Date.parse(waiting.next_attempt_at) - Date.parse(waiting.updated_at)).toBeGreaterThanOrEqual(2900);
+    // forget that the workflow was started, as a crash before markDeliveriesStarted would
+    await database.db.update(webhookDeliveries).set({ workflowStartedAt: null }).where(eq(webhookDeliveries.id, waiting.id));
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, waiting.id)))[0].workflowStartedAt !== null);
+    expect(receiver.deliveries('/busy')).toHaveLength(1);
+    await eventually(async () => (await deliveryOf(org, ev.id, ep.id))?.status === 'succeeded');
+    const got = receiver.deliveries('/busy');
+    expect(got).toHaveLength(2);
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(2900);
   });
 
   it('a receiver failing twice then succeeding gets the same webhook-id three times; the log shows three attempts; redeliver sends it again', async () => {

@@ -20,7 +20,7 @@ import { requireScope, SCOPES } from './auth-scope.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_WARNING = 'Store this secret now: it is not shown again. Rotate it if it is lost.';
 
-const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() }).openapi('Error');
+const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });
 const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11' }) });
