@@ -391,7 +391,10 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         url: endpoint.url,
         msgId: JSON.parse(body).id,
         body,
-        secrets: [endpoint.secret],
+        secrets:
+          endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
+            ? [endpoint.secret, endpoint.previousSecret]
+            : [endpoint.secret],
         timeoutMs: Math.min(settings.timeoutMs, 10_000),
       });
     } catch (e) {
