@@ -10,6 +10,7 @@ import { recordEvent } from '../db/events.js';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema.js';
 import type { Logger } from '../log.js';
 import { envelopeOf } from '../webhooks/catalogue.js';
+import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS } from '../webhooks/policy.js';
 import { sendWebhook, type SendResult } from '../webhooks/sender.js';
 import { checkWebhookUrl, UrlRejected } from '../webhooks/url.js';
 
@@ -49,10 +50,13 @@ export interface AttemptResult {
   nextDelayMs: number | null;
 }
 
-/** Retry-After is honoured up to this much beyond the schedule. */
-const MAX_RETRY_AFTER_MS = 3600_000;
-/** after a rotation the old secret keeps signing (alongside the new one) this long */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600_000;
+/** Rows affected, from either driver's result shape. */
+function rowCount(result: unknown): number {
+  if (Array.isArray(result)) return result.length;
+  const r = result as { rows?: unknown[]; affectedRows?: number };
+  return r.rows?.length ?? r.affectedRows ?? 0;
+}
+
 
 export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS, logger?: Logger) {
   const log = logger?.child({ component: 'webhooks' });
@@ -239,6 +243,24 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
     return { ...outcome, statusCode: result.statusCode, error: result.error };
   }
 
-  return { dispatchWebhookEvents, markDeliveriesStarted, startDelivery, attemptDelivery };
+  /**
+   * Retention: events older than `retentionDays` go, with their finished deliveries and attempts (per-resource
+   * sequence counters stay, so numbering continues). Deliveries still pending keep their event.
+   */
+  async function purgeWebhookHistory(input: { retentionDays?: number; now?: string } = {}): Promise<{ events: number; deliveries: number }> {
+    const now = input.now ? new Date(input.now) : new Date();
+    const cutoff = new Date(now.getTime() - (input.retentionDays ?? EVENT_RETENTION_DAYS) * 24 * 3600_000).toISOString();
+    return db.transaction(async (tx) => {
+      const old = sql`select d.id from ${webhookDeliveries} d join ${events} e on e.id = d.event_id
+        where e.created_at < ${cutoff}::timestamptz and d.status <> 'pending'`;
+      await tx.execute(sql`delete from ${webhookAttempts} where delivery_id in (${old})`);
+      const deliveries = await tx.execute(sql`delete from ${webhookDeliveries} where id in (${old}) returning id`);
+      const gone = await tx.execute(sql`delete from ${events} e where e.created_at < ${cutoff}::timestamptz
+        and not exists (select 1 from ${webhookDeliveries} d where d.event_id = e.id) returning e.id`);
+      return { events: rowCount(gone), deliveries: rowCount(deliveries) };
+    });
+  }
+
+  return { dispatchWebhookEvents, markDeliveriesStarted, startDelivery, attemptDelivery, purgeWebhookHistory };
 }
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -22,7 +22,7 @@ export const kickSignal = defineSignal('kick');
 
 export const dispatcherWorkflowId = (taskQueue: string) => `webhook-dispatcher-${taskQueue}`;
 
-const { dispatchWebhookEvents, markDeliveriesStarted } = proxyActivities<WebhookActivities>({
+const { dispatchWebhookEvents, markDeliveriesStarted, purgeWebhookHistory } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -34,6 +34,8 @@ export async function webhookDispatcherWorkflow(): Promise<void> {
   setHandler(kickSignal, () => {
     kicked = true;
   });
+  // retention housekeeping once per run (a run lasts ROUNDS_PER_RUN rounds, ≈ 17 minutes at the default interval)
+  await purgeWebhookHistory({});
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
     kicked = false;
     const { deliveryIds, more, pollIntervalMs } = await dispatchWebhookEvents(100);

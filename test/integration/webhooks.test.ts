@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
 import { Webhook } from 'standardwebhooks';
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import type { AppEnv } from '../../src/api/deps.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
-import { events, organizations, webhookAttempts, webhookDeliveries } from '../../src/db/schema.js';
+import { createWebhookActivities } from '../../src/activities/webhooks.js';
+import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { eventually, startReceiver } from '../support/receiver.js';
@@ -123,6 +124,36 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     ).rejects.toThrow(InvalidEventError);
     const rows = await database.db.select().from(events).where(eq(events.resourceId, a));
     expect(rows.map((r) => r.sequence).sort()).toEqual([1, 2, 3]);
+  });
+
+  it('retention: events past 30 days go with their finished deliveries; pending ones and sequence numbering stay', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/retention'), skip_verification: true } })).body;
+    await database.db.update(webhookEndpoints).set({ isActive: false }).where(eq(webhookEndpoints.id, ep.id)); // keep the dispatcher's hands off
+    const resource = randomUUID();
+    const old1 = await emit(org, 'identity.active', resource);
+    const old2 = await emit(org, 'identity.active', resource);
+    const fresh = await emit(org, 'identity.active', resource);
+    const longAgo = new Date(Date.now() - 31 * 24 * 3600_000);
+    await database.db.update(events).set({ createdAt: longAgo, dispatchedAt: longAgo }).where(inArray(events.id, [old1.id, old2.id]));
+    await database.db.update(events).set({ dispatchedAt: new Date() }).where(eq(events.id, fresh.id));
+    const [done] = await database.db
+      .insert(webhookDeliveries)
+      .values({ orgId: org, eventId: old1.id, endpointId: ep.id, eventType: 'identity.active', status: 'succeeded', workflowStartedAt: longAgo })
+      .returning();
+    await database.db.insert(webhookAttempts).values({ deliveryId: done.id, attempt: 1, webhookTimestamp: 1, durationMs: 3, succeeded: true, statusCode: 200 });
+    await database.db
+      .insert(webhookDeliveries)
+      .values({ orgId: org, eventId: old2.id, endpointId: ep.id, eventType: 'identity.active', status: 'pending', workflowStartedAt: longAgo });
+
+    const purged = await createWebhookActivities(database.db).purgeWebhookHistory({});
+    expect(purged.deliveries).toBeGreaterThanOrEqual(1);
+    expect(purged.events).toBeGreaterThanOrEqual(1);
+    const left = await database.db.select({ id: events.id }).from(events).where(eq(events.resourceId, resource));
+    expect(left.map((e) => e.id).sort()).toEqual([old2.id, fresh.id].sort());
+    expect(await database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, done.id))).toEqual([]);
+    expect((await api('GET', `/v1/events?resource_id=${resource}`, { org })).body.data.map((e: Json) => e.id)).toEqual([fresh.id]);
+    expect((await emit(org, 'identity.active', resource)).sequence).toBe(4);
   });
 
   it('registers an endpoint: secret shown once, signed ping verified with the standardwebhooks package', async () => {

@@ -6,12 +6,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { and, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
 import { events } from '../../db/schema.js';
+import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
 import { envelopeOf } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireScope, SCOPES } from './auth-scope.js';
 
-export const EVENT_RETENTION_DAYS = 30;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { and, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
-import { PREVIOUS_SECRET_GRACE_MS } from '../../activities/webhooks.js';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema.js';
 import { restartDelivery } from '../../temporal/webhooks.js';
+import { PREVIOUS_SECRET_GRACE_MS } from '../../webhooks/policy.js';
 import { envelopeOf, EVENT_TYPES, PING_EVENT_TYPE } from '../../webhooks/catalogue.js';
 import { sendWebhook } from '../../webhooks/sender.js';
 import { generateSecret, isValidSecret } from '../../webhooks/signing.js';
