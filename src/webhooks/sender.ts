@@ -30,6 +30,27 @@ function describe(err: unknown, timeoutMs: number): string {
   return cause ? `${e.message}: ${cause}` : (e?.message ?? String(err));
 }
 
+/** The first `limit` bytes of a response body as text; the rest is not read (a receiver may answer with a lot). */
+async function head(res: Response, limit: number): Promise<string | null> {
+  if (!res.body) return null;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // a body cut short still tells something
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
+
 export async function sendWebhook(opts: {
   url: string;
   msgId: string;
@@ -55,12 +76,7 @@ export async function sendWebhook(opts: {
       redirect: 'manual',
       signal: AbortSignal.timeout(opts.timeoutMs),
     });
-    let text: string | null = null;
-    try {
-      text = (await res.text()).slice(0, 1024);
-    } catch {
-      text = null;
-    }
+    const text = await head(res, 1024);
     const ok = res.status >= 200 && res.status < 300;
     return {
       ok,

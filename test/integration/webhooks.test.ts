@@ -284,6 +284,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
       [2, 500, false],
       [3, 204, true],
     ]);
+    expect(detail.body.attempt_log[0].response_body).toBe('nope');
     for (const a of detail.body.attempt_log) {
       expect(a.duration_ms).toBeGreaterThanOrEqual(0);
       expect(a.error === null || a.error === 'HTTP 500').toBe(true);
