@@ -24,7 +24,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
 
 export interface DispatchResult {
   /** deliveries whose workflow is not started yet */
-  deliveryIds: string[];
+  deliveries: { id: string; orgId: string }[];
   /** more undispatched events remain: look again at once */
   more: boolean;
   pollIntervalMs: number;
@@ -90,12 +90,12 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
       return batch.length > limit;
     });
     const unstarted = await db
-      .select({ id: webhookDeliveries.id })
+      .select({ id: webhookDeliveries.id, orgId: webhookDeliveries.orgId })
       .from(webhookDeliveries)
       .where(and(isNull(webhookDeliveries.workflowStartedAt), eq(webhookDeliveries.status, 'pending')))
       .orderBy(asc(webhookDeliveries.createdAt))
       .limit(limit);
-    return { deliveryIds: unstarted.map((d) => d.id), more: more || unstarted.length === limit, pollIntervalMs: settings.dispatchIntervalMs };
+    return { deliveries: unstarted, more: more || unstarted.length === limit, pollIntervalMs: settings.dispatchIntervalMs };
   }
 
   async function markDeliveriesStarted(ids: string[]): Promise<void> {

@@ -1,5 +1,6 @@
 /** Client-side handles on the webhook workflows (API process, worker start-up, tests). */
 import { WorkflowIdConflictPolicy, type Client } from '@temporalio/client';
+import { OrgIdKey } from '../workflows/search-attributes.js';
 import { deliveryWorkflowId, retryNowSignal, webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import { dispatcherWorkflowId, kickSignal, webhookDispatcherWorkflow } from '../workflows/webhook-dispatcher.js';
 
@@ -25,10 +26,11 @@ export async function kickWebhookDispatcher(client: Client, taskQueue: string): 
 }
 
 /** Deliver again: cuts a running delivery's wait short, or starts a new run of a finished one. */
-export async function restartDelivery(client: Client, taskQueue: string, deliveryId: string): Promise<void> {
+export async function restartDelivery(client: Client, taskQueue: string, deliveryId: string, orgId: string): Promise<void> {
   await client.workflow.signalWithStart(webhookDeliveryWorkflow, {
     taskQueue,
     workflowId: deliveryWorkflowId(deliveryId),
+    typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
     signal: retryNowSignal,
     signalArgs: [],
     args: [{ deliveryId }],

@@ -16,6 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
+import { OrgIdKey } from './search-attributes.js';
 import { deliveryWorkflowId, webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 export const kickSignal = defineSignal('kick');
@@ -38,13 +39,14 @@ export async function webhookDispatcherWorkflow(): Promise<void> {
   await purgeWebhookHistory({});
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
     kicked = false;
-    const { deliveryIds, more, pollIntervalMs } = await dispatchWebhookEvents(100);
+    const { deliveries, more, pollIntervalMs } = await dispatchWebhookEvents(100);
     await Promise.all(
-      deliveryIds.map(async (deliveryId) => {
+      deliveries.map(async ({ id: deliveryId, orgId }) => {
         try {
           await startChild(webhookDeliveryWorkflow, {
             workflowId: deliveryWorkflowId(deliveryId),
             args: [{ deliveryId }],
+            typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
             // deliveries outlive this run (continue-as-new) and run for days
             parentClosePolicy: ParentClosePolicy.ABANDON,
           });
@@ -54,7 +56,7 @@ export async function webhookDispatcherWorkflow(): Promise<void> {
         }
       }),
     );
-    await markDeliveriesStarted(deliveryIds);
+    await markDeliveriesStarted(deliveries.map((d) => d.id));
     if (!more) await condition(() => kicked, pollIntervalMs);
   }
   await continueAsNew<typeof webhookDispatcherWorkflow>();

@@ -16,6 +16,8 @@ import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
+import { deliveryWorkflowId } from '../../src/workflows/webhook-delivery.js';
+import { OrgIdKey, StageKey } from '../../src/workflows/search-attributes.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { eventually, startReceiver } from '../support/receiver.js';
 
@@ -291,6 +293,12 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     }
     const endpoint = (await api('GET', `/v1/webhooks/endpoints/${ep.id}`, { org })).body;
     expect(endpoint).toMatchObject({ consecutive_failures: 0, failing_since: null, is_active: true });
+    // operators find the delivery in the Temporal UI by its id and organization
+    const described = await eventually(async () => {
+      const x = await client.workflow.getHandle(deliveryWorkflowId(d.id)).describe();
+      return x.typedSearchAttributes.get(StageKey) === 'delivered' && x;
+    });
+    expect(described.typedSearchAttributes.get(OrgIdKey)).toBe(org);
 
     const again = await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org });
     expect(again).toEqual({ status: 202, body: { id: d.id, status: 'pending' } });

@@ -584,7 +584,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         updatedAt: now,
       })
       .where(eq(webhookDeliveries.id, d.id));
-    await restartDelivery(deps.temporal, deps.config.temporal.taskQueue, d.id);
+    await restartDelivery(deps.temporal, deps.config.temporal.taskQueue, d.id, d.orgId);
     c.get('logger').info('webhook redelivery', { org_id: auth.orgId, delivery_id: d.id });
     return c.json({ id: d.id, status: 'pending' as const }, 202);
   });
