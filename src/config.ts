@@ -85,7 +85,31 @@ const envSchema = z.object({
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
   SANDBOX_CREDIT_GRANT: z.coerce.bigint().min(0n).default(10_000n),
+  /** seconds to wait before each retry after the first attempt (comma list); default ≈ 3 days in total */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be a comma-separated list of seconds')
+    .transform((s) => s.split(',').map((x) => Number(x.trim())))
+    .optional(),
+  /** an endpoint failing continuously for this many seconds is disabled (default 5 days) */
+  WEBHOOK_DISABLE_AFTER: z.coerce.number().positive().default(5 * 24 * 3600),
+  /** per-attempt request timeout */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** how often the dispatcher looks for undelivered events when nobody nudges it */
+  WEBHOOK_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
 });
+
+/** Standard Webhooks' suggested schedule after the immediate first attempt: 5 s … 24 h, ≈ 75.5 h in total. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+
+export interface WebhookSettings {
+  retryScheduleSeconds: number[];
+  disableAfterSeconds: number;
+  timeoutMs: number;
+  dispatchIntervalMs: number;
+  /** devnet only: loopback and private receiver addresses are allowed */
+  allowPrivateUrls: boolean;
+}
 
 export interface Config {
   env: 'devnet' | 'production';
@@ -98,6 +122,7 @@ export interface Config {
   ledgerUrl: string;
   validatorUrls: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  webhooks: WebhookSettings;
   adiSuffix: string;
   /** secrets: never logged, never returned */
   sponsorKey?: string;
@@ -161,6 +186,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ledgerUrl: e.LEDGER_URL,
     validatorUrls: e.VALIDATOR_URLS,
     logLevel: e.LOG_LEVEL,
+    webhooks: {
+      retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+      disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      dispatchIntervalMs: e.WEBHOOK_DISPATCH_INTERVAL_MS,
+      allowPrivateUrls: e.GATEWAY_ENV === 'devnet',
+    },
     adiSuffix: e.ADI_SUFFIX,
     sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,

@@ -8,9 +8,11 @@ import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
 import { registerDocsRoutes } from './openapi.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
+import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body accepted (spec §8 leaves it open); larger bodies get 413 PAYLOAD_TOO_LARGE. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +46,8 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   registerAdminApiKeyRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);
-  registerDocsRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerEventRoutes(app, deps);
+  registerDocsRoutes(app, deps); // last: describes every route registered above
   return app;
 }

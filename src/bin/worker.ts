@@ -20,7 +20,7 @@ async function main() {
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db }),
+    activities: createActivities({ db: database.db, webhooks: config.webhooks, logger }),
     logger,
   });
   logger.info('worker running', { task_queue: config.temporal.taskQueue, namespace: config.temporal.namespace });

@@ -107,7 +107,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       address: config.temporal.address,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      activities: createActivities({ db: database.db }),
+      activities: createActivities({ db: database.db, webhooks: config.webhooks, logger }),
     });
     const running = worker.run();
     stack.push({

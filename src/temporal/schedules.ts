@@ -1,5 +1,6 @@
 /** Temporal Schedules the gateway owns; created idempotently at worker start. */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ensureWebhookDispatcher } from './webhooks.js';
 
 export const MAINTENANCE_SCHEDULE_ID = 'gateway-maintenance';
 
@@ -14,4 +15,5 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
+  await ensureWebhookDispatcher(client, taskQueue);
 }

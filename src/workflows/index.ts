@@ -1,2 +1,4 @@
 /** The workflow bundle's entry: every workflow type the worker serves. */
 export { maintenanceWorkflow } from './maintenance.js';
+export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';

@@ -53,7 +53,7 @@ export async function startTestWorker(config: Config, database: Database) {
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db }),
+    activities: createActivities({ db: database.db, webhooks: config.webhooks }),
   });
   const running = worker.run();
   return {

@@ -1,0 +1,266 @@
+/**
+ * Webhook activities: fan undispatched events out to endpoints (the outbox), make one signed attempt of a
+ * delivery and record it, disable endpoints that keep failing. The workflows decide when; these do the I/O.
+ */
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE, type WebhookSettings } from '../config.js';
+import type { Db } from '../db/client.js';
+import { recordEvent } from '../db/events.js';
+import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema.js';
+import type { Logger } from '../log.js';
+import { envelopeOf } from '../webhooks/catalogue.js';
+import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS } from '../webhooks/policy.js';
+import { sendWebhook, type SendResult } from '../webhooks/sender.js';
+import { checkWebhookUrl, UrlRejected } from '../webhooks/url.js';
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  retryScheduleSeconds: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+  disableAfterSeconds: 5 * 24 * 3600,
+  timeoutMs: 15_000,
+  dispatchIntervalMs: 5_000,
+  allowPrivateUrls: false,
+};
+
+export interface DispatchResult {
+  /** deliveries whose workflow is not started yet */
+  deliveries: { id: string; orgId: string }[];
+  /** more undispatched events remain: look again at once */
+  more: boolean;
+  pollIntervalMs: number;
+}
+
+export interface DeliveryPlan {
+  /** false when there is nothing to do (already delivered, endpoint gone) */
+  proceed: boolean;
+  status: string;
+  /** delay before retry n (ms); its length is the number of retries after the first attempt */
+  scheduleMs: number[];
+  timeoutMs: number;
+}
+
+export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'stopped';
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  /** when `outcome` is retry: wait this long before the next attempt */
+  nextDelayMs: number | null;
+}
+
+/** Rows affected, from either driver's result shape. */
+function rowCount(result: unknown): number {
+  if (Array.isArray(result)) return result.length;
+  const r = result as { rows?: unknown[]; affectedRows?: number };
+  return r.rows?.length ?? r.affectedRows ?? 0;
+}
+
+
+export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS, logger?: Logger) {
+  const log = logger?.child({ component: 'webhooks' });
+
+  async function dispatchWebhookEvents(limit = 100): Promise<DispatchResult> {
+    const more = await db.transaction(async (tx) => {
+      const batch = await tx
+        .select()
+        .from(events)
+        .where(isNull(events.dispatchedAt))
+        .orderBy(asc(events.position))
+        .limit(limit + 1)
+        .for('update', { skipLocked: true });
+      const todo = batch.slice(0, limit);
+      if (todo.length === 0) return false;
+      const orgIds = [...new Set(todo.map((e) => e.orgId))];
+      const endpoints = await tx
+        .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, eventTypes: webhookEndpoints.eventTypes })
+        .from(webhookEndpoints)
+        .where(and(inArray(webhookEndpoints.orgId, orgIds), eq(webhookEndpoints.isActive, true), isNull(webhookEndpoints.deletedAt)));
+      const rows = todo.flatMap((e) =>
+        endpoints
+          .filter((ep) => ep.orgId === e.orgId && (!ep.eventTypes || ep.eventTypes.includes(e.type)))
+          .map((ep) => ({ orgId: e.orgId, eventId: e.id, endpointId: ep.id, eventType: e.type })),
+      );
+      if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing();
+      await tx
+        .update(events)
+        .set({ dispatchedAt: new Date() })
+        .where(inArray(events.id, todo.map((e) => e.id)));
+      return batch.length > limit;
+    });
+    const unstarted = await db
+      .select({ id: webhookDeliveries.id, orgId: webhookDeliveries.orgId })
+      .from(webhookDeliveries)
+      .where(and(isNull(webhookDeliveries.workflowStartedAt), eq(webhookDeliveries.status, 'pending')))
+      .orderBy(asc(webhookDeliveries.createdAt))
+      .limit(limit);
+    return { deliveries: unstarted, more: more || unstarted.length === limit, pollIntervalMs: settings.dispatchIntervalMs };
+  }
+
+  async function markDeliveriesStarted(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await db
+      .update(webhookDeliveries)
+      .set({ workflowStartedAt: new Date() })
+      .where(and(inArray(webhookDeliveries.id, ids), isNull(webhookDeliveries.workflowStartedAt)));
+  }
+
+  async function startDelivery(deliveryId: string): Promise<DeliveryPlan> {
+    const [d] = await db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
+    if (!d) throw ApplicationFailure.nonRetryable(`webhook delivery ${deliveryId} does not exist`, 'DeliveryNotFound');
+    return {
+      proceed: d.status === 'pending',
+      status: d.status,
+      scheduleMs: settings.retryScheduleSeconds.map((s) => Math.round(s * 1000)),
+      timeoutMs: settings.timeoutMs,
+    };
+  }
+
+  /** One signed POST of a delivery, recorded; `retryIndex` = how many retries came before this attempt. */
+  async function attemptDelivery(input: { deliveryId: string; retryIndex: number }): Promise<AttemptResult> {
+    const [row] = await db
+      .select({ delivery: webhookDeliveries, event: events, endpoint: webhookEndpoints })
+      .from(webhookDeliveries)
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(eq(webhookDeliveries.id, input.deliveryId));
+    if (!row) throw ApplicationFailure.nonRetryable(`webhook delivery ${input.deliveryId} does not exist`, 'DeliveryNotFound');
+    const { delivery, event, endpoint } = row;
+    // A Temporal retry of this very attempt after its commit (the worker died before reporting): do not send twice.
+    // A new attempt (redeliver) is a new activity execution and does send.
+    if (delivery.status === 'succeeded' && activityInfo().attempt > 1) {
+      return { outcome: 'succeeded', attempt: delivery.attempts, statusCode: delivery.lastStatusCode, error: null, nextDelayMs: null };
+    }
+    if (endpoint.deletedAt || !endpoint.isActive) {
+      const why = endpoint.deletedAt ? 'endpoint deleted' : 'endpoint disabled';
+      await db
+        .update(webhookDeliveries)
+        .set({ status: 'failed', lastError: why, failedAt: new Date(), nextAttemptAt: null, updatedAt: new Date() })
+        .where(eq(webhookDeliveries.id, delivery.id));
+      return { outcome: 'stopped', attempt: delivery.attempts, statusCode: null, error: why, nextDelayMs: null };
+    }
+
+    const now = new Date();
+    const body = JSON.stringify(envelopeOf(event));
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
+      secrets.push(endpoint.previousSecret);
+    }
+    let result: SendResult;
+    try {
+      await checkWebhookUrl(endpoint.url, { allowPrivate: settings.allowPrivateUrls });
+      result = await sendWebhook({ url: endpoint.url, msgId: event.id, body, secrets, timeoutMs: settings.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof UrlRejected)) throw err;
+      result = { ok: false, statusCode: null, durationMs: 0, error: `not sent: ${err.message}`, responseBody: null, retryAfterMs: null, timestamp: Math.floor(now.getTime() / 1000) };
+    }
+
+    const scheduled = settings.retryScheduleSeconds[input.retryIndex];
+    const outcome = await db.transaction(async (tx) => {
+      const at = new Date();
+      const [{ attempts }] = await tx
+        .update(webhookDeliveries)
+        .set({ attempts: sql`${webhookDeliveries.attempts} + 1` })
+        .where(eq(webhookDeliveries.id, delivery.id))
+        .returning({ attempts: webhookDeliveries.attempts });
+      await tx.insert(webhookAttempts).values({
+        deliveryId: delivery.id,
+        attempt: attempts,
+        webhookTimestamp: result.timestamp,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        responseBody: result.responseBody,
+        succeeded: result.ok,
+      });
+      if (result.ok) {
+        await tx
+          .update(webhookDeliveries)
+          .set({ status: 'succeeded', deliveredAt: at, lastStatusCode: result.statusCode, lastError: null, nextAttemptAt: null, updatedAt: at })
+          .where(eq(webhookDeliveries.id, delivery.id));
+        await tx
+          .update(webhookEndpoints)
+          .set({ consecutiveFailures: 0, failingSince: null, lastSuccessAt: at })
+          .where(eq(webhookEndpoints.id, endpoint.id));
+        return { outcome: 'succeeded' as const, attempt: attempts, nextDelayMs: null };
+      }
+
+      const [ep] = await tx
+        .update(webhookEndpoints)
+        .set({
+          consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1`,
+          failingSince: sql`coalesce(${webhookEndpoints.failingSince}, ${at.toISOString()}::timestamptz)`,
+        })
+        .where(eq(webhookEndpoints.id, endpoint.id))
+        .returning({ failingSince: webhookEndpoints.failingSince, consecutiveFailures: webhookEndpoints.consecutiveFailures });
+      const gone = result.statusCode === 410;
+      const failingForMs = ep.failingSince ? at.getTime() - ep.failingSince.getTime() : 0;
+      let disabled = false;
+      if (gone || failingForMs >= settings.disableAfterSeconds * 1000) {
+        const reason = gone
+          ? 'the endpoint answered 410 Gone'
+          : `every delivery failed for ${Math.round(failingForMs / 1000)} s (${ep.consecutiveFailures} attempts in a row)`;
+        const flipped = await tx
+          .update(webhookEndpoints)
+          .set({ isActive: false, disabledAt: at, disabledReason: reason, updatedAt: at })
+          .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.isActive, true)))
+          .returning({ id: webhookEndpoints.id });
+        if (flipped.length > 0) {
+          await recordEvent(tx, {
+            orgId: endpoint.orgId,
+            type: 'webhook_endpoint.disabled',
+            resourceId: endpoint.id,
+            data: {
+              endpoint_id: endpoint.id,
+              url: endpoint.url,
+              reason,
+              failing_since: ep.failingSince?.toISOString() ?? null,
+              consecutive_failures: ep.consecutiveFailures,
+            },
+          });
+          log?.warn('webhook endpoint disabled', { endpoint_id: endpoint.id, org_id: endpoint.orgId, reason });
+        }
+        disabled = true;
+      }
+      const nextDelayMs =
+        disabled || scheduled === undefined
+          ? null
+          : Math.max(Math.round(scheduled * 1000), Math.min(result.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+      await tx
+        .update(webhookDeliveries)
+        .set({
+          status: nextDelayMs === null ? 'failed' : 'pending',
+          lastStatusCode: result.statusCode,
+          lastError: disabled ? `${result.error}; endpoint disabled` : result.error,
+          nextAttemptAt: nextDelayMs === null ? null : new Date(at.getTime() + nextDelayMs),
+          failedAt: nextDelayMs === null ? at : null,
+          updatedAt: at,
+        })
+        .where(eq(webhookDeliveries.id, delivery.id));
+      return { outcome: disabled ? ('stopped' as const) : nextDelayMs === null ? ('failed' as const) : ('retry' as const), attempt: attempts, nextDelayMs };
+    });
+    return { ...outcome, statusCode: result.statusCode, error: result.error };
+  }
+
+  /**
+   * Retention: events older than `retentionDays` go, with their finished deliveries and attempts (per-resource
+   * sequence counters stay, so numbering continues). Deliveries still pending keep their event.
+   */
+  async function purgeWebhookHistory(input: { retentionDays?: number; now?: string } = {}): Promise<{ events: number; deliveries: number }> {
+    const now = input.now ? new Date(input.now) : new Date();
+    const cutoff = new Date(now.getTime() - (input.retentionDays ?? EVENT_RETENTION_DAYS) * 24 * 3600_000).toISOString();
+    return db.transaction(async (tx) => {
+      const old = sql`select d.id from ${webhookDeliveries} d join ${events} e on e.id = d.event_id
+        where e.created_at < ${cutoff}::timestamptz and d.status <> 'pending'`;
+      await tx.execute(sql`delete from ${webhookAttempts} where delivery_id in (${old})`);
+      const deliveries = await tx.execute(sql`delete from ${webhookDeliveries} where id in (${old}) returning id`);
+      const gone = await tx.execute(sql`delete from ${events} e where e.created_at < ${cutoff}::timestamptz
+        and not exists (select 1 from ${webhookDeliveries} d where d.event_id = e.id) returning e.id`);
+      return { events: rowCount(gone), deliveries: rowCount(deliveries) };
+    });
+  }
+
+  return { dispatchWebhookEvents, markDeliveriesStarted, startDelivery, attemptDelivery, purgeWebhookHistory };
+}
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -1,0 +1,121 @@
+/**
+ * GET /v1/events and GET /v1/events/{id}: the organization's events of the last 30 days, newest first, with a
+ * cursor (`starting_after` = the last event id of the previous page), type and resource filters. The same
+ * objects the webhooks deliver, so a receiver that was down can catch up here.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { and, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
+import { events } from '../../db/schema.js';
+import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
+import { envelopeOf } from '../../webhooks/catalogue.js';
+import type { AppDeps, AppEnv } from '../deps.js';
+import { ApiError } from '../errors.js';
+import { requireScope, SCOPES } from './auth-scope.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });
+const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
+
+const EventSchema = z
+  .object({
+    id: z.string().openapi({ description: 'Also the webhook-id of every delivery of this event' }),
+    type: z.string(),
+    timestamp: z.string(),
+    resource_id: z.string(),
+    sequence: z.number().int().openapi({ description: 'Per-resource order, from 1' }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .openapi('Event');
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/v1/events',
+  tags: ['Events'],
+  security: [{ apiKey: [] }],
+  summary: 'List events',
+  description:
+    'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. Scope: read or admin.',
+  request: {
+    query: z.object({
+      type: z.string().optional(),
+      resource_id: z.string().optional(),
+      starting_after: z.string().optional(),
+      limit: z.coerce.number().int().min(1).max(100).default(20),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'A page of events',
+      content: {
+        'application/json': {
+          schema: z.object({ data: z.array(EventSchema), has_more: z.boolean(), next_cursor: z.string().nullable() }),
+        },
+      },
+    },
+    400: err('Invalid query'),
+    401: err('Missing or invalid API key'),
+    403: err('API key lacks the scope'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/v1/events/{id}',
+  tags: ['Events'],
+  security: [{ apiKey: [] }],
+  summary: 'Get an event',
+  request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
+  responses: {
+    200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
+    401: err('Missing or invalid API key'),
+    403: err('API key lacks the scope'),
+    404: err('No such event in this organization (or older than 30 days)'),
+  },
+});
+
+export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  const since = () => new Date(Date.now() - EVENT_RETENTION_DAYS * 24 * 3600_000);
+
+  app.openapi(listRoute, async (c) => {
+    const auth = requireScope(c, SCOPES.eventsRead);
+    const q = c.req.valid('query');
+    const where: SQL[] = [eq(events.orgId, auth.orgId), gte(events.createdAt, since())];
+    if (q.type) {
+      const types = q.type.split(',').map((t) => t.trim()).filter(Boolean);
+      where.push(inArray(events.type, types));
+    }
+    if (q.resource_id) where.push(eq(events.resourceId, q.resource_id));
+    if (q.starting_after) {
+      if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id');
+      const [cursor] = await db
+        .select({ position: events.position })
+        .from(events)
+        .where(and(eq(events.id, q.starting_after), eq(events.orgId, auth.orgId)));
+      if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event');
+      where.push(lt(events.position, cursor.position));
+    }
+    const rows = await db
+      .select()
+      .from(events)
+      .where(and(...where))
+      .orderBy(desc(events.position))
+      .limit(q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    return c.json({ data: page.map(envelopeOf), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1].id : null }, 200);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const auth = requireScope(c, SCOPES.eventsRead);
+    const { id } = c.req.valid('param');
+    if (!UUID.test(id)) throw new ApiError(404, 'NOT_FOUND', 'Event not found');
+    const [row] = await db
+      .select()
+      .from(events)
+      .where(and(eq(events.id, id), eq(events.orgId, auth.orgId), gte(events.createdAt, since())));
+    if (!row) throw new ApiError(404, 'NOT_FOUND', 'Event not found');
+    return c.json(envelopeOf(row), 200);
+  });
+}

@@ -1,0 +1,10 @@
+/** Fixed webhook policy numbers shared by the API and the activities (the tunable ones live in config.webhooks). */
+
+/** GET /v1/events looks back this far; older events are purged with their finished deliveries */
+export const EVENT_RETENTION_DAYS = 30;
+
+/** after a rotation the old secret keeps signing (alongside the new one) this long */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600_000;
+
+/** a Retry-After on 429/503 is honoured up to this long */
+export const MAX_RETRY_AFTER_MS = 3600_000;

@@ -1,0 +1,507 @@
+/**
+ * Webhooks end to end on real components: the API (with a test-only auth middleware standing in for the
+ * platform's), a Temporal worker running the dispatcher and delivery workflows, the database (PGlite and
+ * Postgres) and a real HTTP receiver on loopback. Retry delays are 0.2 s and an endpoint is disabled after 1.5 s
+ * of continuous failure, so days of behaviour run in seconds.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { Hono } from 'hono';
+import { Webhook } from 'standardwebhooks';
+import { eq, inArray } from 'drizzle-orm';
+import { createApp } from '../../src/api/app.js';
+import type { AppEnv } from '../../src/api/deps.js';
+import { recordEvent, InvalidEventError } from '../../src/db/events.js';
+import { createWebhookActivities } from '../../src/activities/webhooks.js';
+import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
+import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
+import { deliveryWorkflowId } from '../../src/workflows/webhook-delivery.js';
+import { OrgIdKey, StageKey } from '../../src/workflows/search-attributes.js';
+import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
+import { eventually, startReceiver } from '../support/receiver.js';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The routes read `c.get('auth')`; in tests a header says who is calling. */
+function withTestAuth(inner: ReturnType<typeof createApp>) {
+  const outer = new Hono<AppEnv>();
+  outer.use('*', async (c, next) => {
+    const org = c.req.header('x-test-org');
+    if (org) {
+      const scopes = (c.req.header('x-test-scopes') ?? 'admin').split(',');
+      c.set('auth', { orgId: org, keyId: 'test-key', permissions: scopes, isAdmin: false });
+    }
+    await next();
+  });
+  outer.route('/', inner);
+  return outer;
+}
+
+const identityData = (id: string) => ({
+  identity_id: id,
+  name: 'acme',
+  adi_url: 'acc://acme.acme',
+  key_book_url: 'acc://acme.acme/book',
+  key_page_url: 'acc://acme.acme/book/1',
+  data_account_url: 'acc://acme.acme/data',
+  public_key_hash: 'ab'.repeat(32),
+  chain_accounts: [{ chain: 'ethereum-sepolia', chain_id: '11155111', address: '0x' + '11'.repeat(20) }],
+});
+const completedData = (id: string) => ({
+  intent_id: id,
+  identity_id: randomUUID(),
+  operation_id: 'op-1',
+  proof_id: 'proof-1',
+  executions: [{ chain: 'ethereum-sepolia', chain_id: '11155111', tx_hash: '0x' + 'aa'.repeat(32) }],
+});
+
+describe.each(dbKinds())('webhooks (%s)', (kind) => {
+  const config = testConfig({
+    WEBHOOK_RETRY_SCHEDULE: Array(10).fill('0.2').join(','),
+    WEBHOOK_DISABLE_AFTER: '1.5',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_DISPATCH_INTERVAL_MS: '200',
+  });
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let client: Client;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let app: Hono<AppEnv>;
+
+  const newOrg = async () => (await database.db.insert(organizations).values({ name: `org-${randomUUID()}` }).returning())[0].id;
+  const api = async (method: string, path: string, opts: { org?: string; scopes?: string; body?: unknown } = {}) => {
+    const headers: Record<string, string> = {};
+    if (opts.org) headers['x-test-org'] = opts.org;
+    if (opts.scopes) headers['x-test-scopes'] = opts.scopes;
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await app.request(path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as Json };
+  };
+  const emit = async (orgId: string, type: 'identity.active' | 'transaction.completed', resourceId = randomUUID()) => {
+    const data = type === 'identity.active' ? identityData(resourceId) : completedData(resourceId);
+    return database.db.transaction((tx) => recordEvent(tx, { orgId, type, resourceId, data } as never));
+  };
+  const deliveryOf = async (org: string, eventId: string, endpointId: string) => {
+    const list = await api('GET', `/v1/webhooks/deliveries?event_id=${eventId}&endpoint_id=${endpointId}`, { org });
+    expect(list.status).toBe(200);
+    return list.body.deliveries[0] as Json | undefined;
+  };
+
+  beforeAll(async () => {
+    database = await openTestDatabase(kind);
+    worker = await startTestWorker(config, database);
+    client = await testTemporalClient(config);
+    await ensureWebhookDispatcher(client, config.temporal.taskQueue);
+    receiver = await startReceiver();
+    app = withTestAuth(createApp({ config, database, temporal: client, logger: quietLogger }));
+  });
+  afterAll(async () => {
+    if (client) await stopWebhookDispatcher(client, config.temporal.taskQueue);
+    await receiver?.close();
+    await client?.connection.close();
+    await worker?.stop();
+    await database?.cleanup();
+  });
+
+  it('recordEvent numbers events per resource and lives or dies with its transaction', async () => {
+    const org = await newOrg();
+    const [a, b] = [randomUUID(), randomUUID()];
+    expect((await emit(org, 'identity.active', a)).sequence).toBe(1);
+    expect((await emit(org, 'identity.active', a)).sequence).toBe(2);
+    expect((await emit(org, 'identity.active', b)).sequence).toBe(1);
+    // a rolled-back state change leaves no event (and no gap in the sequence)
+    await expect(
+      database.db.transaction(async (tx) => {
+        await recordEvent(tx, { orgId: org, type: 'identity.active', resourceId: a, data: identityData(a) });
+        throw new Error('state change failed');
+      }),
+    ).rejects.toThrow('state change failed');
+    expect((await emit(org, 'identity.active', a)).sequence).toBe(3);
+    await expect(
+      database.db.transaction((tx) =>
+        recordEvent(tx, { orgId: org, type: 'transaction.failed', resourceId: a, data: { intent_id: a } as never }),
+      ),
+    ).rejects.toThrow(InvalidEventError);
+    const rows = await database.db.select().from(events).where(eq(events.resourceId, a));
+    expect(rows.map((r) => r.sequence).sort()).toEqual([1, 2, 3]);
+  });
+
+  it('retention: events past 30 days go with their finished deliveries; pending ones and sequence numbering stay', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/retention'), skip_verification: true } })).body;
+    await database.db.update(webhookEndpoints).set({ isActive: false }).where(eq(webhookEndpoints.id, ep.id)); // keep the dispatcher's hands off
+    const resource = randomUUID();
+    const old1 = await emit(org, 'identity.active', resource);
+    const old2 = await emit(org, 'identity.active', resource);
+    const fresh = await emit(org, 'identity.active', resource);
+    const longAgo = new Date(Date.now() - 31 * 24 * 3600_000);
+    await database.db.update(events).set({ createdAt: longAgo, dispatchedAt: longAgo }).where(inArray(events.id, [old1.id, old2.id]));
+    await database.db.update(events).set({ dispatchedAt: new Date() }).where(eq(events.id, fresh.id));
+    const [done] = await database.db
+      .insert(webhookDeliveries)
+      .values({ orgId: org, eventId: old1.id, endpointId: ep.id, eventType: 'identity.active', status: 'succeeded', workflowStartedAt: longAgo })
+      .returning();
+    await database.db.insert(webhookAttempts).values({ deliveryId: done.id, attempt: 1, webhookTimestamp: 1, durationMs: 3, succeeded: true, statusCode: 200 });
+    await database.db
+      .insert(webhookDeliveries)
+      .values({ orgId: org, eventId: old2.id, endpointId: ep.id, eventType: 'identity.active', status: 'pending', workflowStartedAt: longAgo });
+
+    const purged = await createWebhookActivities(database.db).purgeWebhookHistory({});
+    expect(purged.deliveries).toBeGreaterThanOrEqual(1);
+    expect(purged.events).toBeGreaterThanOrEqual(1);
+    const left = await database.db.select({ id: events.id }).from(events).where(eq(events.resourceId, resource));
+    expect(left.map((e) => e.id).sort()).toEqual([old2.id, fresh.id].sort());
+    expect(await database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, done.id))).toEqual([]);
+    expect((await api('GET', `/v1/events?resource_id=${resource}`, { org })).body.data.map((e: Json) => e.id)).toEqual([fresh.id]);
+    expect((await emit(org, 'identity.active', resource)).sequence).toBe(4);
+  });
+
+  it('registers an endpoint: secret shown once, signed ping verified with the standardwebhooks package', async () => {
+    const org = await newOrg();
+    const created = await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/reg'), description: 'main' } });
+    expect(created.status).toBe(201);
+    expect(created.body.secret).toMatch(/^whsec_/);
+    expect(created.body).toMatchObject({ verified: true, is_active: true, event_types: null, description: 'main' });
+    expect(created.body.verified_at).not.toBeNull();
+    const ping = receiver.received.find((r) => r.path === '/reg');
+    expect(ping).toBeDefined();
+    const payload = new Webhook(created.body.secret).verify(ping!.body, ping!.headers as Record<string, string>) as Json;
+    expect(payload).toMatchObject({ type: 'webhook.ping', data: { endpoint_id: created.body.id } });
+
+    const listed = await api('GET', '/v1/webhooks/endpoints', { org });
+    expect(listed.body.endpoints).toHaveLength(1);
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
+    const one = await api('GET', `/v1/webhooks/endpoints/${created.body.id}`, { org });
+    expect(one.body.secret).toBeUndefined();
+
+    // unreachable receivers are registered unverified, with the reason
+    receiver.on('/down-at-reg', () => ({ status: 503 }));
+    const unverified = await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/down-at-reg') } });
+    expect(unverified.body).toMatchObject({ verified: false, verification_error: 'HTTP 503', verified_at: null });
+    const verify = await api('POST', `/v1/webhooks/endpoints/${unverified.body.id}/verify`, { org });
+    expect(verify.body).toMatchObject({ verified: false, status_code: 503 });
+  });
+
+  it('delivers a signed event, found by the dispatcher without a nudge; type filters apply', async () => {
+    const org = await newOrg();
+    const all = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/all'), skip_verification: true } })).body;
+    const onlyTx = (
+      await api('POST', '/v1/webhooks/endpoints', {
+        org,
+        body: { url: receiver.url('/only-tx'), event_types: ['transaction.completed'], skip_verification: true },
+      })
+    ).body;
+    const identityId = randomUUID();
+    const ev = await emit(org, 'identity.active', identityId); // no kick: the dispatcher's poll must find it
+
+    const [got] = await eventually(() => receiver.deliveries('/all').length === 1 && receiver.deliveries('/all'));
+    const headers = got.headers as Record<string, string>;
+    expect(headers['webhook-id']).toBe(ev.id);
+    expect(headers['content-type']).toBe('application/json');
+    const payload = new Webhook(all.secret).verify(got.body, headers) as Json;
+    expect(payload).toMatchObject({ id: ev.id, type: 'identity.active', resource_id: identityId, sequence: 1 });
+    expect(payload.data.chain_accounts[0].chain_id).toBe('11155111');
+    expect(() => new Webhook(onlyTx.secret).verify(got.body, headers)).toThrow();
+
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, all.id);
+      return x?.status === 'succeeded' && x;
+    });
+    expect(d).toMatchObject({ attempts: 1, last_status_code: 200, event_type: 'identity.active' });
+    expect(await deliveryOf(org, ev.id, onlyTx.id)).toBeUndefined();
+    expect(receiver.deliveries('/only-tx')).toHaveLength(0);
+  });
+
+  it('nothing is lost when the dispatcher is gone at commit time', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/outbox'), skip_verification: true } })).body;
+    await stopWebhookDispatcher(client, config.temporal.taskQueue);
+    const ev = await emit(org, 'identity.active');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(receiver.deliveries('/outbox')).toHaveLength(0);
+    const [row] = await database.db.select().from(events).where(eq(events.id, ev.id));
+    expect(row.dispatchedAt).toBeNull();
+    // the next kick (or worker start) brings the dispatcher back; it finds the committed event
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    expect(receiver.deliveries('/outbox')).toHaveLength(1);
+
+    expect(d.attempts).toBe(1);
+  });
+
+  it('a dispatcher that crashed between starting a delivery and recording it does not start a second one; Retry-After is honoured', async () => {
+    const org = await newOrg();
+    receiver.on('/busy', (i) => (i === 0 ? { status: 503, headers: { 'retry-after': '3' } } : { status: 200 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/busy'), skip_verification: true } })).body;
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const waiting = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.attempts === 1 && x;
+    });
+    expect(waiting).toMatchObject({ status: 'pending', last_status_code: 503 });
+    expect(Date.parse(waiting.next_attempt_at) - Date.parse(waiting.updated_at)).toBeGreaterThanOrEqual(2900);
+    // forget that the workflow was started, as a crash before markDeliveriesStarted would
+    await database.db.update(webhookDeliveries).set({ workflowStartedAt: null }).where(eq(webhookDeliveries.id, waiting.id));
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, waiting.id)))[0].workflowStartedAt !== null);
+    expect(receiver.deliveries('/busy')).toHaveLength(1);
+    await eventually(async () => (await deliveryOf(org, ev.id, ep.id))?.status === 'succeeded');
+    const got = receiver.deliveries('/busy');
+    expect(got).toHaveLength(2);
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(2900);
+  });
+
+  it('a receiver failing twice then succeeding gets the same webhook-id three times; the log shows three attempts; redeliver sends it again', async () => {
+    const org = await newOrg();
+    receiver.on('/flaky', (i) => (i < 2 ? { status: 500 } : { status: 204 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/flaky'), skip_verification: true } })).body;
+    const ev = await emit(org, 'transaction.completed');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    const got = receiver.deliveries('/flaky');
+    expect(got).toHaveLength(3);
+    expect(new Set(got.map((r) => r.headers['webhook-id']))).toEqual(new Set([ev.id]));
+    expect(new Set(got.map((r) => r.body)).size).toBe(1);
+    for (const r of got) expect(() => new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+    // growing schedule: each retry waited at least the configured delay
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(190);
+    expect(got[2].at - got[1].at).toBeGreaterThanOrEqual(190);
+
+    const detail = await api('GET', `/v1/webhooks/deliveries/${d.id}`, { org });
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ status: 'succeeded', attempts: 3, webhook_id: ev.id, last_status_code: 204 });
+    expect(detail.body.payload).toBe(got[0].body);
+    expect(detail.body.attempt_log.map((a: Json) => [a.attempt, a.status_code, a.succeeded])).toEqual([
+      [1, 500, false],
+      [2, 500, false],
+      [3, 204, true],
+    ]);
+    expect(detail.body.attempt_log[0].response_body).toBe('nope');
+    for (const a of detail.body.attempt_log) {
+      expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(a.error === null || a.error === 'HTTP 500').toBe(true);
+    }
+    const endpoint = (await api('GET', `/v1/webhooks/endpoints/${ep.id}`, { org })).body;
+    expect(endpoint).toMatchObject({ consecutive_failures: 0, failing_since: null, is_active: true });
+    // operators find the delivery in the Temporal UI by its id and organization
+    const described = await eventually(async () => {
+      const x = await client.workflow.getHandle(deliveryWorkflowId(d.id)).describe();
+      return x.typedSearchAttributes.get(StageKey) === 'delivered' && x;
+    });
+    expect(described.typedSearchAttributes.get(OrgIdKey)).toBe(org);
+
+    const again = await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org });
+    expect(again).toEqual({ status: 202, body: { id: d.id, status: 'pending' } });
+    await eventually(() => receiver.deliveries('/flaky').length === 4);
+    expect(receiver.deliveries('/flaky')[3].headers['webhook-id']).toBe(ev.id);
+    const after = await eventually(async () => {
+      const x = (await api('GET', `/v1/webhooks/deliveries/${d.id}`, { org })).body;
+      return x.attempts === 4 && x.status === 'succeeded' && x;
+    });
+    expect(after.redeliveries).toBe(1);
+  });
+
+  it('timeouts are failed attempts and are retried', async () => {
+    const org = await newOrg();
+    receiver.on('/slow', (i) => (i === 0 ? { status: 200, delayMs: 2500 } : { status: 200 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/slow'), skip_verification: true } })).body;
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    const detail = (await api('GET', `/v1/webhooks/deliveries/${d.id}`, { org })).body;
+    expect(detail.attempt_log[0]).toMatchObject({ succeeded: false, status_code: null, error: 'timed out after 2000 ms' });
+    expect(detail.attempt_log[1]).toMatchObject({ succeeded: true, status_code: 200 });
+  });
+
+  it('an endpoint failing continuously past the threshold is disabled, with an event saying so', async () => {
+    const org = await newOrg();
+    receiver.on('/down', () => ({ status: 500 }));
+    const down = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/down'), skip_verification: true } })).body;
+    const watcher = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/watcher'), skip_verification: true } })).body;
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+
+    const ep = await eventually(async () => {
+      const x = (await api('GET', `/v1/webhooks/endpoints/${down.id}`, { org })).body;
+      return x.is_active === false && x;
+    });
+    expect(ep.disabled_reason).toMatch(/every delivery failed for \d+ s/);
+    expect(ep.consecutive_failures).toBeGreaterThanOrEqual(3);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, down.id);
+      return x?.status === 'failed' && x;
+    });
+    expect(d.last_error).toMatch(/endpoint disabled/);
+    const attemptsLogged = await database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, d.id));
+    expect(attemptsLogged.length).toBe(d.attempts);
+    expect(receiver.deliveries('/down').length).toBe(d.attempts);
+
+    // the event is in the log and reaches the organization's other endpoint
+    const list = await api('GET', `/v1/events?type=webhook_endpoint.disabled&resource_id=${down.id}`, { org });
+    expect(list.body.data).toHaveLength(1);
+    expect(list.body.data[0]).toMatchObject({ type: 'webhook_endpoint.disabled', sequence: 1, data: { endpoint_id: down.id, url: down.url } });
+    const seen = await eventually(() =>
+      receiver.deliveries('/watcher').find((r) => JSON.parse(r.body).type === 'webhook_endpoint.disabled'),
+    );
+    expect(new Webhook(watcher.secret).verify(seen.body, seen.headers as Record<string, string>)).toMatchObject({ resource_id: down.id });
+
+    // no redelivery to a disabled endpoint until it is re-enabled
+    expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org })).status).toBe(409);
+    receiver.on('/down', () => ({ status: 200 }));
+    const enabled = await api('PATCH', `/v1/webhooks/endpoints/${down.id}`, { org, body: { is_active: true } });
+    expect(enabled.body).toMatchObject({ is_active: true, disabled_reason: null, consecutive_failures: 0 });
+    expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org })).status).toBe(202);
+    await eventually(async () => (await deliveryOf(org, ev.id, down.id))?.status === 'succeeded');
+  });
+
+  it('410 Gone disables the endpoint at once', async () => {
+    const org = await newOrg();
+    receiver.on('/gone', () => ({ status: 410 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/gone'), skip_verification: true } })).body;
+    await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const x = await eventually(async () => {
+      const e = (await api('GET', `/v1/webhooks/endpoints/${ep.id}`, { org })).body;
+      return e.is_active === false && e;
+    });
+    expect(x.disabled_reason).toBe('the endpoint answered 410 Gone');
+    expect(receiver.deliveries('/gone')).toHaveLength(1);
+  });
+
+  it('rotating the secret: the next delivery verifies with the new secret and, for a grace period, the old one', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/rot'), skip_verification: true } })).body;
+    const rotated = await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(ep.secret);
+    await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const [got] = await eventually(() => receiver.deliveries('/rot').length > 0 && receiver.deliveries('/rot'));
+    const h = got.headers as Record<string, string>;
+    expect(() => new Webhook(rotated.body.secret).verify(got.body, h)).not.toThrow();
+    expect(() => new Webhook(ep.secret).verify(got.body, h)).not.toThrow();
+    const own = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    expect((await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org, body: { secret: own } })).body.secret).toBe(own);
+    expect((await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org, body: { secret: 'x'.repeat(20) } })).status).toBe(400);
+  });
+
+  it('PATCH and DELETE; deleted endpoints get nothing', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/del'), skip_verification: true } })).body;
+    const patched = await api('PATCH', `/v1/webhooks/endpoints/${ep.id}`, {
+      org,
+      body: { event_types: ['transaction.completed'], description: 'tx only', url: receiver.url('/del2') },
+    });
+    expect(patched.body).toMatchObject({ event_types: ['transaction.completed'], description: 'tx only', url: receiver.url('/del2'), verified_at: null });
+    expect((await api('PATCH', `/v1/webhooks/endpoints/${ep.id}`, { org, body: { event_types: ['no.such'] } })).status).toBe(400);
+    expect((await api('PATCH', `/v1/webhooks/endpoints/${ep.id}`, { org, body: { secret: 'x' } })).status).toBe(400);
+    expect((await api('DELETE', `/v1/webhooks/endpoints/${ep.id}`, { org })).status).toBe(204);
+    expect((await api('GET', `/v1/webhooks/endpoints/${ep.id}`, { org })).status).toBe(404);
+    expect((await api('GET', '/v1/webhooks/endpoints', { org })).body.endpoints).toHaveLength(0);
+    const ev = await emit(org, 'transaction.completed');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await database.db.select().from(events).where(eq(events.id, ev.id)))[0].dispatchedAt !== null);
+    expect(await deliveryOf(org, ev.id, ep.id)).toBeUndefined();
+  });
+
+  it('another organization\'s endpoints, deliveries and events answer 404; scopes are enforced', async () => {
+    const [a, b] = [await newOrg(), await newOrg()];
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org: a, body: { url: receiver.url('/org-a'), skip_verification: true } })).body;
+    const ev = await emit(a, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(a, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+
+    for (const [method, path] of [
+      ['GET', `/v1/webhooks/endpoints/${ep.id}`],
+      ['PATCH', `/v1/webhooks/endpoints/${ep.id}`],
+      ['DELETE', `/v1/webhooks/endpoints/${ep.id}`],
+      ['POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`],
+      ['POST', `/v1/webhooks/endpoints/${ep.id}/verify`],
+      ['GET', `/v1/webhooks/deliveries/${d.id}`],
+      ['POST', `/v1/webhooks/deliveries/${d.id}/redeliver`],
+      ['GET', `/v1/events/${ev.id}`],
+      ['GET', '/v1/webhooks/endpoints/not-a-uuid'],
+    ] as const) {
+      const res = await api(method, path, { org: b, body: method === 'PATCH' ? { description: 'x' } : undefined });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+    expect((await api('GET', '/v1/webhooks/endpoints', { org: b })).body.endpoints).toEqual([]);
+    expect((await api('GET', '/v1/webhooks/deliveries', { org: b })).body.deliveries).toEqual([]);
+    expect((await api('GET', '/v1/events', { org: b })).body.data).toEqual([]);
+    expect((await api('GET', `/v1/events/${ev.id}`, { org: a })).body).toMatchObject({ id: ev.id, type: 'identity.active' });
+
+    // no auth context → 401; a read-only key can list but not change
+    expect((await api('GET', '/v1/webhooks/endpoints')).status).toBe(401);
+    expect((await api('GET', '/v1/events')).body).toEqual({ error: 'Missing X-API-Key header', code: 'UNAUTHENTICATED' });
+    expect((await api('GET', '/v1/webhooks/endpoints', { org: a, scopes: 'read' })).status).toBe(200);
+    const denied = await api('POST', '/v1/webhooks/endpoints', { org: a, scopes: 'read,write', body: { url: receiver.url('/x') } });
+    expect(denied.status).toBe(403);
+    expect(denied.body.code).toBe('INSUFFICIENT_SCOPE');
+    expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org: a, scopes: 'read' })).status).toBe(403);
+    expect((await api('GET', '/v1/events', { org: a, scopes: 'webhook:write' })).status).toBe(403);
+  });
+
+  it('GET /v1/events pages with a cursor and filters by type and resource', async () => {
+    const org = await newOrg();
+    const r1 = randomUUID();
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await emit(org, i % 2 ? 'transaction.completed' : 'identity.active', i < 3 ? r1 : randomUUID()));
+    const page1 = await api('GET', '/v1/events?limit=2', { org });
+    expect(page1.body.data.map((e: Json) => e.id)).toEqual([made[4].id, made[3].id]);
+    expect(page1.body).toMatchObject({ has_more: true, next_cursor: made[3].id });
+    const page2 = await api('GET', `/v1/events?limit=2&starting_after=${page1.body.next_cursor}`, { org });
+    expect(page2.body.data.map((e: Json) => e.id)).toEqual([made[2].id, made[1].id]);
+    const page3 = await api('GET', `/v1/events?limit=2&starting_after=${page2.body.next_cursor}`, { org });
+    expect(page3.body).toMatchObject({ has_more: false, next_cursor: null });
+    expect(page3.body.data.map((e: Json) => e.id)).toEqual([made[0].id]);
+
+    const byResource = await api('GET', `/v1/events?resource_id=${r1}`, { org });
+    expect(byResource.body.data.map((e: Json) => e.sequence)).toEqual([3, 2, 1]);
+    const byType = await api('GET', '/v1/events?type=transaction.completed', { org });
+    expect(byType.body.data).toHaveLength(2);
+    expect((await api('GET', '/v1/events?starting_after=nope', { org })).status).toBe(400);
+  });
+});
+
+describe('webhook URLs outside the devnet', () => {
+  it('refuses loopback and private addresses; the devnet allows them', async () => {
+    const database = await openTestDatabase('pglite');
+    const [org] = await database.db.insert(organizations).values({ name: 'prod' }).returning();
+    const make = (env: 'production' | 'devnet') =>
+      withTestAuth(
+        createApp({ config: testConfig({ GATEWAY_ENV: env }), database, temporal: undefined as never, logger: quietLogger }),
+      );
+    const post = (a: Hono<AppEnv>, url: string) =>
+      a.request('/v1/webhooks/endpoints', {
+        method: 'POST',
+        headers: { 'x-test-org': org.id, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, skip_verification: true }),
+      });
+    const prod = make('production');
+    for (const url of ['http://127.0.0.1:9/h', 'http://localhost:9/h', 'http://10.0.0.8/h', 'http://[::1]:9/h', 'http://169.254.169.254/', 'ftp://example.com/']) {
+      const res = await post(prod, url);
+      expect(res.status, url).toBe(400);
+      expect((await res.json()).code).toBe('INVALID_WEBHOOK_URL');
+    }
+    expect((await post(make('devnet'), 'http://127.0.0.1:9/h')).status).toBe(201);
+    await database.cleanup();
+  });
+});

@@ -1,0 +1,123 @@
+/** Standard Webhooks signing, checked against the reference `standardwebhooks` library both ways; URL rules. */
+import { describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { EVENT_SCHEMAS, EVENT_TYPES } from '../../src/webhooks/catalogue.js';
+import { runWebhookCli } from '../../src/webhooks/cli.js';
+import { generateSecret, isValidSecret, sign, signedHeaders, SignatureError, verify } from '../../src/webhooks/signing.js';
+import { checkWebhookUrl, isPrivateAddress, UrlRejected } from '../../src/webhooks/url.js';
+
+const body = JSON.stringify({ id: 'e1', type: 'identity.active', data: { a: 1 } });
+
+describe('signing', () => {
+  it('generates whsec_ secrets of 32 bytes that the library accepts', () => {
+    const s = generateSecret();
+    expect(s).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(isValidSecret(s)).toBe(true);
+    expect(isValidSecret('whsec_' + Buffer.alloc(8).toString('base64'))).toBe(false);
+    expect(isValidSecret('not-a-secret-at-all')).toBe(false);
+    expect(() => new Webhook(s)).not.toThrow();
+  });
+
+  it('our signature verifies with the standardwebhooks library, and the library\'s with ours', () => {
+    const secret = generateSecret();
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = signedHeaders([secret], 'msg_1', ts, body);
+    expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
+    const theirs = new Webhook(secret).sign('msg_1', new Date(ts * 1000), body);
+    expect(theirs).toBe(sign(secret, 'msg_1', ts, body));
+    expect(() => verify(secret, { ...headers }, body)).not.toThrow();
+  });
+
+  it('rejects a changed body, a wrong secret and a stale timestamp', () => {
+    const secret = generateSecret();
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = { ...signedHeaders([secret], 'msg_1', ts, body) };
+    expect(() => new Webhook(secret).verify(body.replace('1', '2'), headers)).toThrow();
+    expect(() => verify(secret, headers, body.replace('1', '2'))).toThrow(SignatureError);
+    expect(() => verify(generateSecret(), headers, body)).toThrow('no v1 signature matches');
+    const old = { ...signedHeaders([secret], 'msg_1', ts - 3600, body) };
+    expect(() => new Webhook(secret).verify(body, old)).toThrow();
+    expect(() => verify(secret, old, body)).toThrow(/away from now/);
+  });
+
+  it('during a rotation both secrets verify one message', () => {
+    const [oldS, newS] = [generateSecret(), generateSecret()];
+    const headers = { ...signedHeaders([newS, oldS], 'msg_2', Math.floor(Date.now() / 1000), body) };
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(() => new Webhook(newS).verify(body, headers)).not.toThrow();
+    expect(() => new Webhook(oldS).verify(body, headers)).not.toThrow();
+  });
+});
+
+describe('cli webhook', () => {
+  const run = (argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = runWebhookCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+
+  it('sign then verify round-trips; a changed body is invalid (exit 1); bad usage exits 2', () => {
+    const secret = generateSecret();
+    const signed = run(['sign', '--secret', secret, '--id', 'evt_9', '--body', body]);
+    expect(signed.code).toBe(0);
+    const ok = run(['verify', '--secret', secret, '--headers', signed.out, '--body', body]);
+    expect(ok).toMatchObject({ code: 0 });
+    expect(ok.out).toContain('valid: webhook-id evt_9 identity.active');
+    const h = JSON.parse(signed.out) as Record<string, string>;
+    const bad = run(['verify', '--secret', secret, ...Object.entries(h).flatMap(([k, v]) => ['--header', `${k}=${v}`]), '--body', body + ' ']);
+    expect(bad.code).toBe(1);
+    expect(run(['verify', '--body', body]).code).toBe(2);
+  });
+
+  it('--tolerance accepts an old message from the delivery log', () => {
+    const secret = generateSecret();
+    const headers = JSON.stringify(signedHeaders([secret], 'evt_1', Math.floor(Date.now() / 1000) - 86400, body));
+    expect(run(['verify', '--secret', secret, '--headers', headers, '--body', body]).code).toBe(1);
+    expect(run(['verify', '--secret', secret, '--headers', headers, '--body', body, '--tolerance', '100000']).code).toBe(0);
+  });
+});
+
+describe('event catalogue', () => {
+  it('names the required types and the endpoint-disabled event', () => {
+    expect(EVENT_TYPES).toEqual(
+      expect.arrayContaining([
+        'identity.active', 'identity.failed', 'transaction.submitted', 'transaction.completed', 'transaction.failed',
+        'governance.executed', 'governance.rejected', 'inbox.action_pending', 'webhook_endpoint.disabled',
+      ]),
+    );
+  });
+  it('rejects payloads missing required fields and keeps extra ones', () => {
+    expect(EVENT_SCHEMAS['transaction.failed'].safeParse({ intent_id: 'x' }).success).toBe(false);
+    const ok = EVENT_SCHEMAS['identity.failed'].parse({
+      identity_id: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11', name: 'acme', stage: 'credits', error: 'boom', extra: 1,
+    });
+    expect(ok).toMatchObject({ extra: 1 });
+  });
+});
+
+describe('webhook URL rules', () => {
+  it('classifies addresses', () => {
+    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) {
+      expect(isPrivateAddress(ip), ip).toBe(true);
+    }
+    for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) expect(isPrivateAddress(ip), ip).toBe(false);
+  });
+
+  it('outside the devnet: loopback, private and names resolving to them are refused', async () => {
+    const opts = { allowPrivate: false, resolve: async (h: string) => (h === 'evil.example' ? ['10.0.0.5'] : ['93.184.215.14']) };
+    for (const url of ['http://127.0.0.1:9000/h', 'http://localhost/h', 'https://[::1]/h', 'http://10.0.0.1/h', 'http://169.254.169.254/latest', 'https://evil.example/h']) {
+      await expect(checkWebhookUrl(url, opts), url).rejects.toThrow(UrlRejected);
+    }
+    await expect(checkWebhookUrl('https://hooks.example.com/in', opts)).resolves.toBeInstanceOf(URL);
+  });
+
+  it('always: http(s) only, no credentials', async () => {
+    for (const allowPrivate of [true, false]) {
+      await expect(checkWebhookUrl('ftp://example.com/x', { allowPrivate })).rejects.toThrow('http or https');
+      await expect(checkWebhookUrl('https://u:p@example.com/x', { allowPrivate })).rejects.toThrow('credentials');
+      await expect(checkWebhookUrl('not a url', { allowPrivate })).rejects.toThrow('valid absolute URL');
+    }
+    await expect(checkWebhookUrl('http://127.0.0.1:9000/h', { allowPrivate: true })).resolves.toBeInstanceOf(URL);
+  });
+});
