@@ -1,17 +1,14 @@
 /**
- * Webhooks end to end on real components: the API (with a test-only auth middleware standing in for the
- * platform's), a Temporal worker running the dispatcher and delivery workflows, the database (PGlite and
+ * Webhooks end to end on real components: the API (authenticated with real API keys), a Temporal worker running the dispatcher and delivery workflows, the database (PGlite and
  * Postgres) and a real HTTP receiver on loopback. Retry delays are 0.2 s and an endpoint is disabled after 1.5 s
  * of continuous failure, so days of behaviour run in seconds.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { Hono } from 'hono';
 import { Webhook } from 'standardwebhooks';
 import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
-import type { AppEnv } from '../../src/api/deps.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
@@ -20,22 +17,21 @@ import { deliveryWorkflowId } from '../../src/workflows/webhook-delivery.js';
 import { OrgIdKey, StageKey } from '../../src/workflows/search-attributes.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { eventually, startReceiver } from '../support/receiver.js';
+import { createTestOrgAndKey } from '../support/platform.js';
+import type { Db } from '../../src/db/client.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** The routes read `c.get('auth')`; in tests a header says who is calling. */
-function withTestAuth(inner: ReturnType<typeof createApp>) {
-  const outer = new Hono<AppEnv>();
-  outer.use('*', async (c, next) => {
-    const org = c.req.header('x-test-org');
-    if (org) {
-      const scopes = (c.req.header('x-test-scopes') ?? 'admin').split(',');
-      c.set('auth', { orgId: org, keyId: 'test-key', permissions: scopes, isAdmin: false });
+/** Real API keys per (organization, scopes), made once and reused, with a limit no test reaches. */
+function keyring(db: () => Db) {
+  const keys = new Map<string, Promise<string>>();
+  return (org: string, scopes: string) => {
+    const id = `${org}|${scopes}`;
+    if (!keys.has(id)) {
+      keys.set(id, createTestOrgAndKey(db(), { orgId: org, permissions: scopes.split(','), rateLimitRpm: 1_000_000 }).then((k) => k.key));
     }
-    await next();
-  });
-  outer.route('/', inner);
-  return outer;
+    return keys.get(id)!;
+  };
 }
 
 const identityData = (id: string) => ({
@@ -67,13 +63,13 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let client: Client;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let app: Hono<AppEnv>;
+  let app: ReturnType<typeof createApp>;
+  const keyFor = keyring(() => database.db);
 
   const newOrg = async () => (await database.db.insert(organizations).values({ name: `org-${randomUUID()}` }).returning())[0].id;
   const api = async (method: string, path: string, opts: { org?: string; scopes?: string; body?: unknown } = {}) => {
     const headers: Record<string, string> = {};
-    if (opts.org) headers['x-test-org'] = opts.org;
-    if (opts.scopes) headers['x-test-scopes'] = opts.scopes;
+    if (opts.org) headers['x-api-key'] = await keyFor(opts.org, opts.scopes ?? 'admin');
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     const res = await app.request(path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
     const text = await res.text();
@@ -95,7 +91,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     client = await testTemporalClient(config);
     await ensureWebhookDispatcher(client, config.temporal.taskQueue);
     receiver = await startReceiver();
-    app = withTestAuth(createApp({ config, database, temporal: client, logger: quietLogger }));
+    app = createApp({ config, database, temporal: client, logger: quietLogger });
   });
   afterAll(async () => {
     if (client) await stopWebhookDispatcher(client, config.temporal.taskQueue);
@@ -450,9 +446,9 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
 
     // no auth context → 401; a read-only key can list but not change
     expect((await api('GET', '/v1/webhooks/endpoints')).status).toBe(401);
-    expect((await api('GET', '/v1/events')).body).toEqual({ error: 'Missing X-API-Key header', code: 'UNAUTHENTICATED' });
+    expect((await api('GET', '/v1/events')).body).toEqual({ error: 'Missing X-API-Key header', code: 'MISSING_API_KEY' });
     expect((await api('GET', '/v1/webhooks/endpoints', { org: a, scopes: 'read' })).status).toBe(200);
-    const denied = await api('POST', '/v1/webhooks/endpoints', { org: a, scopes: 'read,write', body: { url: receiver.url('/x') } });
+    const denied = await api('POST', '/v1/webhooks/endpoints', { org: a, scopes: 'read,proof:read', body: { url: receiver.url('/x') } });
     expect(denied.status).toBe(403);
     expect(denied.body.code).toBe('INSUFFICIENT_SCOPE');
     expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org: a, scopes: 'read' })).status).toBe(403);
@@ -485,14 +481,13 @@ describe('webhook URLs outside the devnet', () => {
   it('refuses loopback and private addresses; the devnet allows them', async () => {
     const database = await openTestDatabase('pglite');
     const [org] = await database.db.insert(organizations).values({ name: 'prod' }).returning();
+    const { key } = await createTestOrgAndKey(database.db, { orgId: org.id, permissions: ['write'], rateLimitRpm: 1_000_000 });
     const make = (env: 'production' | 'devnet') =>
-      withTestAuth(
-        createApp({ config: testConfig({ GATEWAY_ENV: env }), database, temporal: undefined as never, logger: quietLogger }),
-      );
-    const post = (a: Hono<AppEnv>, url: string) =>
+      createApp({ config: testConfig({ GATEWAY_ENV: env }), database, temporal: undefined as never, logger: quietLogger });
+    const post = (a: ReturnType<typeof createApp>, url: string) =>
       a.request('/v1/webhooks/endpoints', {
         method: 'POST',
-        headers: { 'x-test-org': org.id, 'content-type': 'application/json' },
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ url, skip_verification: true }),
       });
     const prod = make('production');

@@ -10,11 +10,12 @@ import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
 import { envelopeOf } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
+import { API_KEY_SCHEME } from '../secure-route.js';
+import { ErrorSchema } from '../schemas/common.js';
 import { requireScope, SCOPES } from './auth-scope.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });
 const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
 
 const EventSchema = z
@@ -32,7 +33,7 @@ const listRoute = createRoute({
   method: 'get',
   path: '/v1/events',
   tags: ['Events'],
-  security: [{ apiKey: [] }],
+  security: [{ [API_KEY_SCHEME]: [] }],
   summary: 'List events',
   description:
     'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. Scope: read or admin.',
@@ -63,7 +64,7 @@ const getRoute = createRoute({
   method: 'get',
   path: '/v1/events/{id}',
   tags: ['Events'],
-  security: [{ apiKey: [] }],
+  security: [{ [API_KEY_SCHEME]: [] }],
   summary: 'Get an event',
   request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
   responses: {

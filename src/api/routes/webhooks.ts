@@ -15,12 +15,13 @@ import { generateSecret, isValidSecret } from '../../webhooks/signing.js';
 import { checkWebhookUrl, UrlRejected } from '../../webhooks/url.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
+import { API_KEY_SCHEME } from '../secure-route.js';
+import { ErrorSchema } from '../schemas/common.js';
 import { requireScope, SCOPES } from './auth-scope.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_WARNING = 'Store this secret now: it is not shown again. Rotate it if it is lost.';
 
-const ErrorSchema = z.object({ error: z.string(), code: z.string(), details: z.unknown().optional() });
 const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11' }) });
@@ -140,7 +141,7 @@ function deliveryView(d: DeliveryRow): z.infer<typeof DeliverySchema> {
 }
 
 const tags = ['Webhooks'];
-const security = [{ apiKey: [] }];
+const security = [{ [API_KEY_SCHEME]: [] }];
 const authErrors = { 401: err('Missing or invalid API key'), 403: err('API key lacks the scope') };
 
 const createEndpoint = createRoute({
