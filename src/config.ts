@@ -80,6 +80,11 @@ const envSchema = z.object({
   SPONSOR_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(),
   /** secp256k1 private key (0x + 64 hex) paying gas for deployments and proof transactions on every chain */
   RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex digits').optional(),
+  RATE_LIMIT_DEFAULT_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  RATE_LIMIT_IP_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
+  SANDBOX_CREDIT_GRANT: z.coerce.bigint().min(0n).default(10_000n),
 });
 
 export interface Config {
@@ -97,6 +102,18 @@ export interface Config {
   /** secrets: never logged, never returned */
   sponsorKey?: string;
   relayerPrivateKey?: `0x${string}`;
+  platform: PlatformConfig;
+}
+
+/** API platform settings: rate limits and the sandbox grant of a new (self-service) organization. */
+export interface PlatformConfig {
+  /** requests per minute of a new API key when none is given, and of the bootstrap/portal keys */
+  defaultRpm: number;
+  /** requests per minute per client IP for calls without a valid key */
+  ipRpm: number;
+  /** take the client IP from X-Forwarded-For (only behind a proxy that sets it) */
+  trustProxy: boolean;
+  sandbox: { identityQuota: number; creditGrant: bigint };
 }
 
 export class ConfigError extends Error {
@@ -147,5 +164,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adiSuffix: e.ADI_SUFFIX,
     sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
+    platform: {
+      defaultRpm: e.RATE_LIMIT_DEFAULT_RPM,
+      ipRpm: e.RATE_LIMIT_IP_RPM,
+      trustProxy: e.TRUST_PROXY === 'true',
+      sandbox: { identityQuota: e.SANDBOX_IDENTITY_QUOTA, creditGrant: e.SANDBOX_CREDIT_GRANT },
+    },
   };
 }

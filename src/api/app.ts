@@ -2,10 +2,22 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from './deps.js';
 import { notFound, onError } from './errors.js';
+import { apiKeyAuth } from './middleware/auth.js';
+import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
+import { registerDocsRoutes } from './openapi.js';
+import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoute } from './routes/metrics.js';
+import { registerPortalRoutes } from './routes/portal.js';
 
-export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+/**
+ * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
+ * headers; everything but the public paths needs a valid key) → routes. Routes demand scopes and opt into
+ * Idempotency-Key through secureRoute (src/api/secure-route.ts).
+ */
+export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
+  const metrics = opts.metrics ?? new HttpMetrics();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -19,8 +31,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.use('*', requestId(deps.logger));
+  app.use('*', httpMetrics(metrics));
+  app.use('*', apiKeyAuth(deps));
   app.onError(onError);
   app.notFound(notFound);
   registerHealthRoutes(app, deps);
+  registerAdminApiKeyRoutes(app, deps);
+  registerPortalRoutes(app, deps);
+  registerMetricsRoute(app, metrics);
+  registerDocsRoutes(app, deps);
   return app;
 }

@@ -9,6 +9,8 @@ export interface AppDeps {
   database: Database;
   temporal: Client;
   logger: Logger;
+  /** clock in ms (rate-limit windows, key expiry, idempotency retention); Date.now when absent — tests fix it */
+  now?: () => number;
 }
 
 /** Who is calling: set by the auth middleware on every authenticated route. */

@@ -16,7 +16,8 @@ export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
     c.header('X-Request-Id', id);
     const started = performance.now();
     await next();
-    log.info('request', {
+    // the auth middleware may have bound org_id/key_id to the context logger (never the key itself)
+    (c.get('logger') ?? log).info('request', {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,

@@ -1,0 +1,134 @@
+/**
+ * API-key authentication and rate limiting, applied to every request:
+ *   1. identify the caller from X-API-Key (SHA-256 lookup; the raw key is never logged or stored);
+ *   2. count the request against the key's own limit (rate_limit_rpm), or, without a valid key, the client IP's;
+ *   3. on every path but the public ones, refuse with the spec's exact texts (§7):
+ *      401 Missing X-API-Key header / Invalid API key format / Invalid API key,
+ *      403 API key is deactivated / API key has expired;
+ *   4. set `c.get('auth')` (AuthContext) for the routes.
+ * Routes then demand scopes with `requireScopes(...)` (403 INSUFFICIENT_SCOPE naming the missing scope).
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { findApiKeyByRaw, KEY_FORMAT, touchApiKey, type ApiKeyRow } from '../../db/api-keys.js';
+import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
+import { ApiError } from '../errors.js';
+import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
+
+/** Paths reachable without a key (spec §1.10), plus the Prometheus scrape endpoint. */
+export function isPublicPath(method: string, path: string): boolean {
+  if (path === '/v1/health') return method === 'GET' || method === 'HEAD';
+  return (
+    path === '/docs' ||
+    path === '/docs/json' ||
+    path === '/reference' ||
+    path === '/portal' ||
+    path.startsWith('/portal/') ||
+    path === '/metrics'
+  );
+}
+
+type KeyCheck =
+  | { kind: 'missing' }
+  | { kind: 'malformed' }
+  | { kind: 'unknown' }
+  | { kind: 'revoked'; key: ApiKeyRow }
+  | { kind: 'expired'; key: ApiKeyRow }
+  | { kind: 'valid'; key: ApiKeyRow };
+
+export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
+  if (trustProxy) {
+    const fwd = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    if (fwd) return fwd;
+  }
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown'; // not served over node:http (app.request in tests)
+  }
+}
+
+export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  const db = deps.database.db;
+  const now = deps.now ?? Date.now;
+  const limiter = createRateLimiter(db, now, (err) => deps.logger.warn('rate-limit counter unavailable; request let through', { err }));
+  const { ipRpm, trustProxy } = deps.config.platform;
+
+  return async (c, next) => {
+    const raw = c.req.header('x-api-key');
+    let check: KeyCheck;
+    if (raw === undefined || raw === '') check = { kind: 'missing' };
+    else if (!KEY_FORMAT.test(raw)) check = { kind: 'malformed' };
+    else {
+      const key = await findApiKeyByRaw(db, raw).catch((err) => {
+        c.get('logger').error('API key lookup failed', { err });
+        throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable; retry shortly', undefined, { 'Retry-After': '5' });
+      });
+      const t = new Date(now());
+      if (!key) check = { kind: 'unknown' };
+      else if (key.revokedAt) check = { kind: 'revoked', key };
+      else if (key.expiresAt && key.expiresAt <= t) check = { kind: 'expired', key };
+      else check = { kind: 'valid', key };
+    }
+
+    const state =
+      check.kind === 'valid'
+        ? await limiter(`key:${check.key.id}`, check.key.rateLimitRpm)
+        : await limiter(`ip:${clientIp(c, trustProxy)}`, ipRpm);
+    enforceRateLimit(c, state);
+
+    if (check.kind === 'valid') {
+      const key = check.key;
+      const auth: AuthContext = { orgId: key.orgId, keyId: key.id, permissions: key.permissions, isAdmin: key.isAdmin };
+      c.set('auth', auth);
+      c.set('logger', c.get('logger').child({ org_id: key.orgId, key_id: key.id }));
+      touchApiKey(db, key.id, new Date(now())).catch(() => {}); // bookkeeping only; never delays or fails a call
+    } else if (!isPublicPath(c.req.method, c.req.path)) {
+      switch (check.kind) {
+        case 'missing':
+          throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');
+        case 'malformed':
+          throw new ApiError(401, 'INVALID_API_KEY_FORMAT', 'Invalid API key format');
+        case 'unknown':
+          throw new ApiError(401, 'INVALID_API_KEY', 'Invalid API key');
+        case 'revoked':
+          throw new ApiError(403, 'API_KEY_DEACTIVATED', 'API key is deactivated');
+        case 'expired':
+          throw new ApiError(403, 'API_KEY_EXPIRED', 'API key has expired');
+      }
+    }
+    await next();
+    // Responses built outside c (e.g. returned Response objects) still carry the headers.
+    if (!c.res.headers.has('X-RateLimit-Limit')) {
+      try {
+        c.res.headers.set('X-RateLimit-Limit', String(state.limit));
+        c.res.headers.set('X-RateLimit-Remaining', String(state.remaining));
+        c.res.headers.set('X-RateLimit-Reset', String(state.reset));
+      } catch {
+        /* immutable headers: nothing to do */
+      }
+    }
+  };
+}
+
+/** The caller; throws 401 when a route that needs a key is reached without one (should not happen). */
+export function requireAuth(c: Context<AppEnv>): AuthContext {
+  const auth = c.get('auth');
+  if (!auth) throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');
+  return auth;
+}
+
+/** Route middleware: every listed scope must be among the key's permissions, else 403 naming the first missing. */
+export function requireScopes(...scopes: string[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const auth = requireAuth(c);
+    const missing = scopes.filter((s) => !auth.permissions.includes(s));
+    if (missing.length > 0) {
+      throw new ApiError(403, 'INSUFFICIENT_SCOPE', `API key lacks the required scope: ${missing[0]}`, {
+        required_scopes: scopes,
+        missing_scopes: missing,
+      });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * Idempotency-Key for creating POSTs (opt-in per route: `middleware: [idempotency(deps)]`, or `idempotent: true`
+ * with secureRoute). Records live in Postgres per (organization, key), so every API process sees them:
+ *   - first request: the key is claimed (in_progress), the handler runs, and its response is stored;
+ *   - replay (same key, same method, path and body): the stored status and body, with `idempotent: true` added
+ *     to a JSON object body and the header Idempotent-Replayed: true;
+ *   - same key, different body/method/path: 422 IDEMPOTENCY_KEY_MISMATCH;
+ *   - same key while the first request still runs: 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After;
+ *   - stored: 2xx and the final client errors 402/404/410/422. Not stored (the key is released and may be
+ *     retried): 5xx, 400 validation errors, 401/403/409/429 — outcomes a retry can change;
+ *   - kept 24 hours (maintenanceWorkflow purges expired rows; an expired record found earlier is replaced).
+ * The body is fingerprinted as SHA-256 over canonical JSON (object keys sorted), so whitespace and key order do
+ * not matter. The header may be an RFC 8941 quoted string (IETF draft) or bare (Stripe); 1–255 visible characters.
+ */
+import { createHash } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  getIdempotencyRecord,
+  releaseIdempotencyKey,
+  takeOverIdempotencyKey,
+  type ClaimInput,
+} from '../../db/idempotency.js';
+import type { AppDeps, AppEnv } from '../deps.js';
+import { ApiError } from '../errors.js';
+import { requireAuth } from './auth.js';
+
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** an in-progress claim older than this is presumed abandoned (its process died) and may be taken over */
+export const IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
+const STORED_CLIENT_ERRORS = new Set([402, 404, 410, 422]);
+const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
+
+export function parseIdempotencyKey(header: string): string | undefined {
+  let v = header.trim();
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+  return KEY_SYNTAX.test(v) ? v : undefined;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function fingerprint(bodyText: string): string {
+  let material = bodyText;
+  try {
+    if (bodyText.trim() !== '') material = canonical(JSON.parse(bodyText));
+  } catch {
+    /* not JSON: hash the bytes as sent */
+  }
+  return createHash('sha256').update(material, 'utf8').digest('hex');
+}
+
+export interface IdempotencyOptions {
+  retentionMs?: number;
+  leaseMs?: number;
+}
+
+export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): MiddlewareHandler<AppEnv> {
+  const db = deps.database.db;
+  const now = deps.now ?? Date.now;
+  const retentionMs = opts.retentionMs ?? IDEMPOTENCY_RETENTION_MS;
+  const leaseMs = opts.leaseMs ?? IDEMPOTENCY_LEASE_MS;
+
+  return async (c, next) => {
+    const header = c.req.header('idempotency-key');
+    if (header === undefined) return next();
+    const key = parseIdempotencyKey(header);
+    if (!key) {
+      throw new ApiError(400, 'INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is recommended)');
+    }
+    const auth = requireAuth(c);
+    const bodyText = await c.req.text(); // cached by Hono: the route's validator reads it again
+    const t = now();
+    const claim: ClaimInput = {
+      orgId: auth.orgId,
+      key,
+      method: c.req.method,
+      path: c.req.path,
+      requestHash: fingerprint(bodyText),
+      now: new Date(t),
+      expiresAt: new Date(t + retentionMs),
+    };
+
+    let owned = false;
+    for (let attempt = 0; attempt < 5 && !owned; attempt++) {
+      if (await claimIdempotencyKey(db, claim)) {
+        owned = true;
+        break;
+      }
+      const rec = await getIdempotencyRecord(db, auth.orgId, key);
+      if (!rec) continue; // released between our insert and read: try again
+      if (rec.expiresAt.getTime() <= t) {
+        owned = await takeOverIdempotencyKey(db, claim, rec.createdAt);
+        continue;
+      }
+      if (rec.requestHash !== claim.requestHash || rec.method !== claim.method || rec.path !== claim.path) {
+        throw new ApiError(
+          422,
+          'IDEMPOTENCY_KEY_MISMATCH',
+          'Idempotency-Key was already used with a different request; use a new key for a different request',
+          { original_method: rec.method, original_path: rec.path },
+        );
+      }
+      if (rec.state === 'in_progress') {
+        if (rec.createdAt.getTime() + leaseMs <= t) {
+          owned = await takeOverIdempotencyKey(db, claim, rec.createdAt);
+          continue;
+        }
+        throw new ApiError(
+          409,
+          'IDEMPOTENCY_KEY_IN_FLIGHT',
+          'A request with this Idempotency-Key is still in progress; retry later with the same key',
+          undefined,
+          { 'Retry-After': '1' },
+        );
+      }
+      // completed: replay the stored response
+      c.header('Idempotent-Replayed', 'true');
+      const body = rec.responseBody;
+      const status = rec.responseStatus ?? 200;
+      if (body === null || body === undefined) return c.body(null, status as 200);
+      const replay = typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotent: true } : body;
+      return c.json(replay as object, status as 200);
+    }
+    if (!owned) {
+      throw new ApiError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is in progress; retry later with the same key', undefined, { 'Retry-After': '1' });
+    }
+
+    let stored = false;
+    try {
+      await next();
+      const status = c.res.status;
+      if ((status >= 200 && status < 300) || STORED_CLIENT_ERRORS.has(status)) {
+        let body: unknown = null;
+        const text = await c.res.clone().text();
+        if (text !== '') {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = null; // only JSON bodies are replayed; creating routes answer JSON
+          }
+        }
+        await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, body);
+        stored = true;
+      }
+    } finally {
+      if (!stored) await releaseIdempotencyKey(db, auth.orgId, key, claim.now).catch(() => {});
+    }
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * /docs/json — the OpenAPI 3.1 description generated at request time from the running app's zod route
+ * definitions (so it cannot drift from what is served); /docs — the same document (an HTML reference for
+ * browsers); /reference — the interactive Scalar reference rendered from /docs/json. All public (spec §1.10).
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { Scalar } from '@scalar/hono-api-reference';
+import type { Context } from 'hono';
+import type { AppDeps, AppEnv } from './deps.js';
+import { isPublicPath } from './middleware/auth.js';
+import { errorResponses, RATE_LIMIT_HEADERS } from './schemas/common.js';
+import { API_KEY_SCHEME } from './secure-route.js';
+
+const DESCRIPTION = `Gateway for proof-gated on-chain authorization.
+
+Authentication: every request except the public ones (GET /v1/health, /docs, /docs/json, /reference, /portal) carries
+the header X-API-Key with a key \`ck_live_…\` (create one at /portal, or with POST /v1/admin/api-keys).
+
+Rate limits: per key (rate_limit_rpm, default 60 requests per minute), per client IP without a key. Every response
+carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix timestamp of the window's end); over
+the limit: 429 {"error":"Rate limit exceeded","code":"RATE_LIMIT_EXCEEDED"} with Retry-After.
+
+Errors: one JSON shape {error, code, details?}; every response has X-Request-Id.
+
+Idempotency: creating POSTs accept Idempotency-Key (kept 24 hours, per organization).`;
+
+const OpenApiDocumentSchema = z.record(z.string(), z.unknown()).openapi('OpenAPIDocument');
+const html = (description: string) => ({
+  description,
+  headers: RATE_LIMIT_HEADERS,
+  content: { 'text/html': { schema: z.string() } },
+});
+
+export function openApiDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const doc = app.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: { title: 'Proof gateway API', version: '1.0.0', description: DESCRIPTION },
+    servers: [{ url: deps.config.api.publicBaseUrl }],
+    security: [{ [API_KEY_SCHEME]: [] }],
+  });
+  // The auth and rate-limit middleware run in front of every route, so every operation can answer 429, and every
+  // non-public one 401 and 403: say so even for routes defined without secureRoute.
+  const std = errorResponses(401, 403, 429) as unknown as Record<string, object>;
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops as Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>)) {
+      if (!op || typeof op !== 'object' || !op.responses) continue;
+      const isPublic = isPublicPath(method.toUpperCase(), path);
+      for (const code of isPublic ? ['429'] : ['401', '403', '429']) {
+        if (!op.responses[code]) op.responses[code] = { ...std[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      }
+      if (!isPublic && op.security === undefined) op.security = [{ [API_KEY_SCHEME]: [] }];
+    }
+  }
+  return doc;
+}
+
+export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  app.openAPIRegistry.registerComponent('securitySchemes', API_KEY_SCHEME, {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'API key, ck_live_ followed by 43 base62 characters; shown once at creation',
+  });
+
+  const jsonDoc = (description: string) => ({
+    description,
+    headers: RATE_LIMIT_HEADERS,
+    content: { 'application/json': { schema: OpenApiDocumentSchema } },
+  });
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/docs/json',
+      tags: ['Docs'],
+      summary: 'OpenAPI 3.1 description of this API',
+      description: 'Generated from the running server; it prevails over any prose.',
+      security: [],
+      responses: { 200: jsonDoc('The OpenAPI 3.1 document'), ...errorResponses(429) },
+    }),
+    (c) => c.json(openApiDocument(app, deps) as unknown as Record<string, unknown>, 200),
+  );
+
+  const reference = Scalar({ url: '/docs/json', pageTitle: 'Proof gateway API reference' });
+  const renderReference = async (c: Context<AppEnv>) => (await reference(c as never, async () => {})) as Response;
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/docs',
+      tags: ['Docs'],
+      summary: 'OpenAPI description (JSON), or the reference page for a browser',
+      description: 'The same document as /docs/json. A request that prefers text/html (a browser) gets the interactive reference.',
+      security: [],
+      responses: { 200: { ...jsonDoc('The OpenAPI 3.1 document'), content: { ...jsonDoc('').content, ...html('').content } }, ...errorResponses(429) },
+    }),
+    (async (c: Context<AppEnv>) => {
+      const accept = c.req.header('accept') ?? '';
+      if (accept.includes('text/html')) return renderReference(c);
+      return c.json(openApiDocument(app, deps) as unknown as Record<string, unknown>, 200);
+    }) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/reference',
+      tags: ['Docs'],
+      summary: 'Interactive API reference',
+      description: 'Scalar API reference rendered from /docs/json.',
+      security: [],
+      responses: { 200: html('HTML page'), ...errorResponses(429) },
+    }),
+    renderReference as never,
+  );
+}

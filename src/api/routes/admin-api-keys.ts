@@ -1,0 +1,169 @@
+/**
+ * Admin API keys (spec §2.7, §4.8), all scoped to the caller's organization and needing the `admin` scope:
+ *   POST   /v1/admin/api-keys                  create (raw key returned once; Idempotency-Key supported)
+ *   GET    /v1/admin/api-keys                  list (prefixes only)
+ *   DELETE /v1/admin/api-keys/{key_id}         revoke (immediate, final)
+ *   POST   /v1/admin/api-keys/{key_id}/rotate  new key with the same settings; the old one is revoked
+ * Another organization's key id is a 404, exactly like an unknown id.
+ */
+import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import { apiKeyView, createApiKey, createdApiKeyView, listApiKeys, revokeApiKey, rotateApiKey, SCOPES } from '../../db/api-keys.js';
+import type { AppDeps, AppEnv } from '../deps.js';
+import { ApiError } from '../errors.js';
+import { requireAuth } from '../middleware/auth.js';
+import { errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
+import { secureRoute } from '../secure-route.js';
+
+const ScopeSchema = z.enum(SCOPES).openapi({ description: 'read, write, proof:read (proof endpoints), admin (key management)' });
+
+export const ApiKeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: 'First characters of the key, to recognise it', example: 'ck_live_4fT9aQ2b' }),
+    org_id: z.uuid(),
+    permissions: z.array(z.string()),
+    rate_limit_rpm: z.number().int(),
+    is_active: z.boolean().openapi({ description: 'false once revoked or expired' }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    expires_at: z.string().nullable().openapi({ format: 'date-time' }),
+    revoked_at: z.string().nullable().openapi({ format: 'date-time' }),
+    last_used_at: z.string().nullable().openapi({ format: 'date-time', description: 'Updated at most once a minute' }),
+  })
+  .openapi('ApiKey');
+
+export const CreatedApiKeySchema = z
+  .object({
+    id: z.uuid(),
+    key: z.string().openapi({ description: 'The raw key. Shown only in this response; store it now.', example: 'ck_live_…' }),
+    name: z.string(),
+    prefix: z.string(),
+    org_id: z.uuid(),
+    permissions: z.array(z.string()),
+    rate_limit_rpm: z.number().int(),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    expires_at: z.string().nullable().openapi({ format: 'date-time' }),
+  })
+  .openapi('CreatedApiKey');
+
+const CreateBody = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    org_id: z.uuid().optional().openapi({ description: "Must be the caller's organization (the default)" }),
+    permissions: z.array(ScopeSchema).min(1).max(SCOPES.length).optional().openapi({ description: 'Default: read, write, proof:read' }),
+    rate_limit_rpm: z.number().int().min(1).max(100_000).optional().openapi({ description: 'Requests per minute; default 60 (RATE_LIMIT_DEFAULT_RPM)' }),
+    expires_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601; must be in the future' }),
+  })
+  .openapi('CreateApiKeyRequest');
+
+const WARNING = 'Store this key now: it is shown only once and cannot be retrieved again.';
+
+export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  const now = () => new Date((deps.now ?? Date.now)());
+  const json = (schema: z.ZodType, description: string) => ({
+    description,
+    headers: RATE_LIMIT_HEADERS,
+    content: { 'application/json': { schema } },
+  });
+
+  app.openapi(
+    secureRoute(deps, {
+      method: 'post',
+      path: '/v1/admin/api-keys',
+      tags: ['Admin'],
+      summary: 'Create an API key',
+      description: "Creates a key in the caller's organization. The raw key (ck_live_…) is in this response only; the gateway keeps just its SHA-256.",
+      scopes: ['admin'],
+      idempotent: true,
+      request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
+      responses: {
+        201: json(z.object({ api_key: CreatedApiKeySchema, warning: z.string() }), 'Created; the raw key is returned once'),
+        ...errorResponses(400),
+      },
+    }),
+    async (c) => {
+      const auth = requireAuth(c);
+      const body = c.req.valid('json');
+      if (body.org_id && body.org_id !== auth.orgId) {
+        throw new ApiError(403, 'ORG_MISMATCH', "org_id must be the caller's own organization");
+      }
+      const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+      if (expiresAt && expiresAt <= now()) throw new ApiError(400, 'VALIDATION_ERROR', 'expires_at: must be in the future');
+      const { row, rawKey } = await createApiKey(db, {
+        orgId: auth.orgId,
+        name: body.name,
+        permissions: body.permissions,
+        rateLimitRpm: body.rate_limit_rpm ?? deps.config.platform.defaultRpm,
+        expiresAt,
+      });
+      c.get('logger').info('api key created', { new_key_id: row.id });
+      return c.json({ api_key: createdApiKeyView(row, rawKey), warning: WARNING }, 201);
+    },
+  );
+
+  app.openapi(
+    secureRoute(deps, {
+      method: 'get',
+      path: '/v1/admin/api-keys',
+      tags: ['Admin'],
+      summary: "List the organization's API keys",
+      description: 'Prefixes and settings only; raw keys and hashes are never returned.',
+      scopes: ['admin'],
+      responses: { 200: json(z.object({ api_keys: z.array(ApiKeySchema) }), "The caller's organization's keys, oldest first") },
+    }),
+    async (c) => {
+      const auth = requireAuth(c);
+      const keys = await listApiKeys(db, auth.orgId);
+      const t = now();
+      return c.json({ api_keys: keys.map((k) => apiKeyView(k, t)) }, 200);
+    },
+  );
+
+  app.openapi(
+    secureRoute(deps, {
+      method: 'delete',
+      path: '/v1/admin/api-keys/{key_id}',
+      tags: ['Admin'],
+      summary: 'Revoke an API key',
+      description: 'Deactivates the key at once, for every API process; a revoked key cannot be restored. Revoking a revoked key is a no-op (204).',
+      scopes: ['admin'],
+      request: { params: z.object({ key_id: UuidParam('key_id') }) },
+      responses: {
+        204: { description: 'Revoked', headers: RATE_LIMIT_HEADERS },
+        ...errorResponses(400, 404),
+      },
+    }),
+    async (c) => {
+      const auth = requireAuth(c);
+      const { key_id } = c.req.valid('param');
+      if (!(await revokeApiKey(db, auth.orgId, key_id, now()))) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
+      c.get('logger').info('api key revoked', { revoked_key_id: key_id });
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    secureRoute(deps, {
+      method: 'post',
+      path: '/v1/admin/api-keys/{key_id}/rotate',
+      tags: ['Admin'],
+      summary: 'Rotate an API key',
+      description: 'Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once.',
+      scopes: ['admin'],
+      request: { params: z.object({ key_id: UuidParam('key_id') }) },
+      responses: {
+        200: json(z.object({ previous_id: z.uuid(), new_key: CreatedApiKeySchema, warning: z.string() }), 'Rotated; the new raw key is returned once'),
+        ...errorResponses(400, 404),
+      },
+    }),
+    async (c) => {
+      const auth = requireAuth(c);
+      const { key_id } = c.req.valid('param');
+      const rotated = await rotateApiKey(db, auth.orgId, key_id, now());
+      if (!rotated) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
+      c.get('logger').info('api key rotated', { previous_key_id: key_id, new_key_id: rotated.row.id });
+      return c.json({ previous_id: key_id, new_key: createdApiKeyView(rotated.row, rotated.rawKey), warning: WARNING }, 200);
+    },
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * The self-service portal (public, spec §1.10 and §5.2): GET /portal serves the sign-up page; POST /portal/signup
+ * creates an organization with the sandbox grant (SANDBOX_IDENTITY_QUOTA identities, SANDBOX_CREDIT_GRANT credits)
+ * and its first key — an owner key with the admin scope, so the organization manages its own keys — and returns
+ * the raw key once. Sign-ups are rate limited per client IP like every unauthenticated call.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { createApiKey, createdApiKeyView } from '../../db/api-keys.js';
+import type { Db } from '../../db/client.js';
+import { createOrganization, organizationView } from '../../db/organizations.js';
+import type { AppDeps, AppEnv } from '../deps.js';
+import { portalPage } from '../portal/page.js';
+import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
+import { CreatedApiKeySchema } from './admin-api-keys.js';
+
+const SignupBody = z
+  .object({
+    organization_name: z.string().trim().min(2).max(100),
+  })
+  .openapi('SignupRequest');
+
+const OrganizationSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    identity_quota: z.number().int().openapi({ description: 'Identities that may exist at once (sandbox grant)' }),
+    credit_grant: z.string().openapi({ description: 'Ledger credits granted in total (sandbox grant), integer as a string' }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Organization');
+
+export function registerPortalRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db: Db = deps.database.db;
+  const { sandbox, defaultRpm } = deps.config.platform;
+  const page = portalPage({ identityQuota: sandbox.identityQuota, creditGrant: sandbox.creditGrant.toString() });
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/portal',
+      tags: ['Portal'],
+      summary: 'Sign-up page',
+      description: 'Create an organization and its first API key (shown once).',
+      security: [],
+      responses: {
+        200: { description: 'HTML page', headers: RATE_LIMIT_HEADERS, content: { 'text/html': { schema: z.string() } } },
+        ...errorResponses(429),
+      },
+    }),
+    ((c: Context<AppEnv>) => {
+      c.header('Cache-Control', 'no-store');
+      return c.html(page);
+    }) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/portal/signup',
+      tags: ['Portal'],
+      summary: 'Create an organization and its first API key',
+      description:
+        'Public. The organization receives the sandbox grant; its first key holds read, write, proof:read and admin. The raw key is in this response only.',
+      security: [],
+      request: { body: { required: true, content: { 'application/json': { schema: SignupBody } } } },
+      responses: {
+        201: {
+          description: 'Created',
+          headers: RATE_LIMIT_HEADERS,
+          content: {
+            'application/json': {
+              schema: z.object({ organization: OrganizationSchema, api_key: CreatedApiKeySchema, warning: z.string() }),
+            },
+          },
+        },
+        ...errorResponses(400, 429, 500),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const result = await db.transaction(async (tx) => {
+        const org = await createOrganization(tx as unknown as Db, {
+          name: body.organization_name,
+          identityQuota: sandbox.identityQuota,
+          creditGrant: sandbox.creditGrant,
+        });
+        const key = await createApiKey(tx as unknown as Db, { orgId: org.id, name: 'owner key', isAdmin: true, rateLimitRpm: defaultRpm });
+        return { org, ...key };
+      });
+      c.header('Cache-Control', 'no-store');
+      c.get('logger').info('organization signed up', { org_id: result.org.id, key_id: result.row.id });
+      return c.json(
+        {
+          organization: organizationView(result.org),
+          api_key: createdApiKeyView(result.row, result.rawKey),
+          warning: 'Store this key now: it is shown only once and cannot be retrieved again.',
+        },
+        201,
+      );
+    },
+  );
+}

@@ -1,0 +1,49 @@
+/** Shared OpenAPI pieces: the error body, the rate-limit headers, the standard error responses. */
+import { z } from '@hono/zod-openapi';
+
+export const ErrorSchema = z
+  .object({
+    error: z.string().openapi({ description: 'Human-readable message; the spec\'s exact text where it gives one' }),
+    code: z.string().openapi({ description: 'Stable machine-readable code, e.g. RATE_LIMIT_EXCEEDED', example: 'VALIDATION_ERROR' }),
+    details: z.unknown().optional().openapi({ description: 'Extra context, e.g. the failing fields of a validation error' }),
+  })
+  .openapi('Error');
+
+const intHeader = (description: string) => ({ description, schema: { type: 'integer' as const } });
+
+/** Sent on every response (spec §8). */
+export const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': intHeader('Requests allowed in the current one-minute window'),
+  'X-RateLimit-Remaining': intHeader('Requests left in the current window'),
+  'X-RateLimit-Reset': intHeader('Unix timestamp (seconds) at which the current window ends'),
+  'X-Request-Id': { description: 'Id of this request (echoes a well-formed incoming X-Request-Id)', schema: { type: 'string' as const } },
+};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR) or the rule broken',
+  401: 'Missing X-API-Key header, invalid API key format, or invalid API key',
+  403: 'API key is deactivated, API key has expired, or the key lacks the scope this operation needs (INSUFFICIENT_SCOPE)',
+  404: 'Not found in the caller\'s organization',
+  409: 'A request with the same Idempotency-Key is still in progress (IDEMPOTENCY_KEY_IN_FLIGHT); retry after Retry-After seconds with the same key',
+  422: 'The Idempotency-Key was already used with a different request body or path (IDEMPOTENCY_KEY_MISMATCH)',
+  429: 'Rate limit exceeded (RATE_LIMIT_EXCEEDED); retry after Retry-After seconds',
+  500: 'Internal error (INTERNAL_ERROR)',
+  502: 'A downstream service failed; the request can be retried',
+  503: 'A dependency is unavailable',
+};
+
+/** Error responses for the given statuses, each with the Error body and the rate-limit headers. */
+export function errorResponses(...statuses: number[]) {
+  const out: Record<number, { description: string; headers: typeof RATE_LIMIT_HEADERS | Record<string, unknown>; content: { 'application/json': { schema: typeof ErrorSchema } } }> = {};
+  for (const s of statuses) {
+    const headers =
+      s === 429 || s === 409
+        ? { ...RATE_LIMIT_HEADERS, 'Retry-After': intHeader('Seconds to wait before retrying') }
+        : RATE_LIMIT_HEADERS;
+    out[s] = { description: ERROR_DESCRIPTIONS[s] ?? 'Error', headers, content: { 'application/json': { schema: ErrorSchema } } };
+  }
+  return out;
+}
+
+export const UuidParam = (name: string) =>
+  z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });

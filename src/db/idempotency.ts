@@ -1,0 +1,111 @@
+/**
+ * Idempotency-Key records, one per (organization, key). A record is claimed (`in_progress`) before the handler
+ * runs and completed with the response afterwards; a claim that is never completed (a crashed process) can be
+ * taken over once its lease has passed. Rows expire after the retention period (purged by maintenanceWorkflow).
+ */
+import { and, eq } from 'drizzle-orm';
+import type { Db } from './client.js';
+import { idempotencyKeys } from './schema.js';
+
+export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;
+
+export interface ClaimInput {
+  orgId: string;
+  key: string;
+  method: string;
+  path: string;
+  requestHash: string;
+  now: Date;
+  expiresAt: Date;
+}
+
+/** Insert an in-progress record; true when this caller now owns the key. */
+export async function claimIdempotencyKey(db: Db, c: ClaimInput): Promise<boolean> {
+  const rows = await db
+    .insert(idempotencyKeys)
+    .values({
+      orgId: c.orgId,
+      key: c.key,
+      method: c.method,
+      path: c.path,
+      requestHash: c.requestHash,
+      state: 'in_progress',
+      createdAt: c.now,
+      expiresAt: c.expiresAt,
+    })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  return rows.length === 1;
+}
+
+export async function getIdempotencyRecord(db: Db, orgId: string, key: string): Promise<IdempotencyRecord | undefined> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key)));
+  return row;
+}
+
+/**
+ * Take over a record whose owner is presumed dead (in progress since before `staleBefore`) or that has expired.
+ * Atomic: of several callers at most one gets true.
+ */
+export async function takeOverIdempotencyKey(db: Db, c: ClaimInput, previousCreatedAt: Date): Promise<boolean> {
+  const rows = await db
+    .update(idempotencyKeys)
+    .set({
+      method: c.method,
+      path: c.path,
+      requestHash: c.requestHash,
+      state: 'in_progress',
+      responseStatus: null,
+      responseBody: null,
+      createdAt: c.now,
+      expiresAt: c.expiresAt,
+    })
+    .where(
+      and(
+        eq(idempotencyKeys.orgId, c.orgId),
+        eq(idempotencyKeys.key, c.key),
+        eq(idempotencyKeys.createdAt, previousCreatedAt),
+      ),
+    )
+    .returning({ key: idempotencyKeys.key });
+  return rows.length === 1;
+}
+
+export async function completeIdempotencyKey(
+  db: Db,
+  orgId: string,
+  key: string,
+  createdAt: Date,
+  status: number,
+  body: unknown,
+): Promise<void> {
+  await db
+    .update(idempotencyKeys)
+    .set({ state: 'completed', responseStatus: status, responseBody: body as object })
+    .where(
+      and(
+        eq(idempotencyKeys.orgId, orgId),
+        eq(idempotencyKeys.key, key),
+        eq(idempotencyKeys.state, 'in_progress'),
+        eq(idempotencyKeys.createdAt, createdAt),
+      ),
+    );
+}
+
+/** Forget an in-progress claim (the response is not stored, e.g. a 5xx): the key can be used again. */
+export async function releaseIdempotencyKey(db: Db, orgId: string, key: string, createdAt: Date): Promise<void> {
+  await db
+    .delete(idempotencyKeys)
+    .where(
+      and(
+        eq(idempotencyKeys.orgId, orgId),
+        eq(idempotencyKeys.key, key),
+        eq(idempotencyKeys.state, 'in_progress'),
+        eq(idempotencyKeys.createdAt, createdAt),
+      ),
+    );
+}
+

@@ -1,0 +1,21 @@
+/** Fixed-window request counters shared by every API process: one atomic upsert per request. */
+import { sql } from 'drizzle-orm';
+import type { Db } from './client.js';
+import { rateLimitCounters } from './schema.js';
+
+/**
+ * Count one request in `bucket` for the window starting at `windowStart` and return the count including it.
+ * `INSERT … ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count` is atomic in Postgres, so concurrent
+ * requests from any number of processes each see a distinct count and together never exceed the limit.
+ */
+export async function countRequest(db: Db, bucket: string, windowStart: Date): Promise<number> {
+  const [row] = await db
+    .insert(rateLimitCounters)
+    .values({ bucket, windowStart, count: 1 })
+    .onConflictDoUpdate({
+      target: [rateLimitCounters.bucket, rateLimitCounters.windowStart],
+      set: { count: sql`${rateLimitCounters.count} + 1` },
+    })
+    .returning({ count: rateLimitCounters.count });
+  return row.count;
+}

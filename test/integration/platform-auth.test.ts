@@ -1,0 +1,163 @@
+/** Spec §5 and §7 (auth rows), §2.7/§4.8 admin API keys, cross-org isolation, revoke, rotate and expiry. */
+import { createHash } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeys } from '../../src/db/schema.js';
+import { dbKinds } from '../support/env.js';
+import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
+
+describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
+  let t: TestApp;
+  let adminA: TestKey;
+  let adminB: TestKey;
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+    adminA = await createTestOrgAndKey(t.db, { orgName: 'A', isAdmin: true, rateLimitRpm: 1000 });
+    adminB = await createTestOrgAndKey(t.db, { orgName: 'B', isAdmin: true, rateLimitRpm: 1000 });
+  });
+  afterAll(async () => t?.close());
+
+  const expectError = async (res: Response, status: number, error: string, code: string) => {
+    expect(res.status).toBe(status);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.headers.get('x-ratelimit-limit')).toBeTruthy();
+    const body = await res.json();
+    expect(body).toMatchObject({ error, code });
+    return body;
+  };
+
+  it('401 with the spec texts: missing, malformed, unknown key', async () => {
+    await expectError(await t.call('/v1/admin/api-keys'), 401, 'Missing X-API-Key header', 'MISSING_API_KEY');
+    await expectError(await t.call('/v1/admin/api-keys', { key: 'ck_live_short' }), 401, 'Invalid API key format', 'INVALID_API_KEY_FORMAT');
+    await expectError(await t.call('/v1/admin/api-keys', { key: 'sk_test_' + 'a'.repeat(43) }), 401, 'Invalid API key format', 'INVALID_API_KEY_FORMAT');
+    await expectError(await t.call('/v1/admin/api-keys', { key: 'ck_live_' + 'a'.repeat(43) }), 401, 'Invalid API key', 'INVALID_API_KEY');
+  });
+
+  it('403 with the spec texts: deactivated (revoked) and expired keys', async () => {
+    const revoked = await createTestOrgAndKey(t.db, { orgId: adminA.orgId });
+    await t.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, revoked.keyId));
+    await expectError(await t.call('/v1/nothing-here', { key: revoked.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
+
+    const soon = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, isAdmin: true, expiresAt: new Date(t.clock.ms + 30_000) });
+    expect((await t.call('/v1/admin/api-keys', { key: soon.key })).status).toBe(200);
+    t.clock.ms += 31_000; // the key's expiry passes
+    try {
+      await expectError(await t.call('/v1/admin/api-keys', { key: soon.key }), 403, 'API key has expired', 'API_KEY_EXPIRED');
+      const list = (await (await t.call('/v1/admin/api-keys', { key: adminA.key })).json()).api_keys;
+      expect(list.find((k: { id: string }) => k.id === soon.keyId).is_active).toBe(false);
+    } finally {
+      t.clock.ms -= 31_000;
+    }
+  });
+
+  it('public paths need no key; unknown paths need one and are JSON 404s with it', async () => {
+    for (const path of ['/docs/json', '/docs', '/reference', '/portal', '/metrics']) {
+      const res = await t.call(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('x-ratelimit-reset'), path).toMatch(/^\d{10}$/);
+    }
+    expect([200, 503]).toContain((await t.call('/v1/health')).status);
+    await expectError(await t.call('/v1/nope'), 401, 'Missing X-API-Key header', 'MISSING_API_KEY');
+    await expectError(await t.call('/v1/nope', { key: adminA.key }), 404, 'No route for GET /v1/nope', 'NOT_FOUND');
+    // POST to the health path is not public
+    expect((await t.call('/v1/health', { method: 'POST' })).status).toBe(401);
+  });
+
+  it('a scope the key lacks is a 403 naming it', async () => {
+    const readOnly = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, permissions: ['read'] });
+    const body = await expectError(
+      await t.call('/v1/admin/api-keys', { key: readOnly.key }),
+      403,
+      'API key lacks the required scope: admin',
+      'INSUFFICIENT_SCOPE',
+    );
+    expect(body.details).toEqual({ required_scopes: ['admin'], missing_scopes: ['admin'] });
+  });
+
+  it('creates a key: raw ck_live_ key once, only its SHA-256 stored, listings show the prefix only', async () => {
+    const res = await t.call('/v1/admin/api-keys', {
+      method: 'POST',
+      key: adminA.key,
+      body: JSON.stringify({ name: 'ci', permissions: ['read', 'proof:read'], rate_limit_rpm: 120, expires_at: new Date(t.clock.ms + 86_400_000).toISOString() }),
+    });
+    expect(res.status).toBe(201);
+    const { api_key: created, warning } = await res.json();
+    expect(warning).toMatch(/only once/);
+    expect(created.key).toMatch(/^ck_live_[0-9A-Za-z]{43}$/);
+    expect(created).toMatchObject({ name: 'ci', org_id: adminA.orgId, permissions: ['read', 'proof:read'], rate_limit_rpm: 120 });
+    expect(created.key.startsWith(created.prefix)).toBe(true);
+
+    const [row] = await t.db.select().from(apiKeys).where(eq(apiKeys.id, created.id));
+    expect(row.keyHash).toBe(createHash('sha256').update(created.key).digest('hex'));
+    expect(JSON.stringify(row)).not.toContain(created.key);
+
+    const listRes = await t.call('/v1/admin/api-keys', { key: adminA.key });
+    const listText = await listRes.text();
+    expect(listText).not.toContain(created.key);
+    expect(listText).not.toContain(row.keyHash);
+    const listed = JSON.parse(listText).api_keys.find((k: { id: string }) => k.id === created.id);
+    expect(listed).toMatchObject({ prefix: created.prefix, is_active: true, rate_limit_rpm: 120, revoked_at: null });
+    expect(listed.key).toBeUndefined();
+
+    // the new key authenticates and carries its own scopes and limit
+    const own = await t.call('/v1/admin/api-keys', { key: created.key });
+    expect(own.status).toBe(403);
+    expect(own.headers.get('x-ratelimit-limit')).toBe('120');
+  });
+
+  it('validation errors name the field', async () => {
+    const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', rate_limit_rpm: 'many' }) });
+    const body = await expectError(res, 400, 'rate_limit_rpm: Invalid input: expected number, received string', 'VALIDATION_ERROR');
+    expect(body.details[0].path).toEqual(['rate_limit_rpm']);
+    const bad = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', permissions: ['root'] }) });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatch(/^permissions\.0: /);
+    const past = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', expires_at: '2001-01-01T00:00:00Z' }) });
+    await expectError(past, 400, 'expires_at: must be in the future', 'VALIDATION_ERROR');
+  });
+
+  it('revocation is immediate and final', async () => {
+    const k = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, isAdmin: true });
+    expect((await t.call('/v1/admin/api-keys', { key: k.key })).status).toBe(200);
+    const del = await t.call(`/v1/admin/api-keys/${k.keyId}`, { method: 'DELETE', key: adminA.key });
+    expect(del.status).toBe(204);
+    await expectError(await t.call('/v1/admin/api-keys', { key: k.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
+    // again: still 204, still revoked; rotation cannot bring it back
+    expect((await t.call(`/v1/admin/api-keys/${k.keyId}`, { method: 'DELETE', key: adminA.key })).status).toBe(204);
+    expect((await t.call(`/v1/admin/api-keys/${k.keyId}/rotate`, { method: 'POST', key: adminA.key })).status).toBe(404);
+    await expectError(await t.call('/v1/admin/api-keys', { key: k.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
+  });
+
+  it('rotation issues a new key with the same settings and revokes the old one', async () => {
+    const k = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, name: 'rotating', permissions: ['read', 'admin'], rateLimitRpm: 77 });
+    const res = await t.call(`/v1/admin/api-keys/${k.keyId}/rotate`, { method: 'POST', key: adminA.key });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.previous_id).toBe(k.keyId);
+    expect(body.new_key).toMatchObject({ name: 'rotating', permissions: ['read', 'admin'], rate_limit_rpm: 77 });
+    expect(body.new_key.key).not.toBe(k.key);
+    await expectError(await t.call('/v1/admin/api-keys', { key: k.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
+    expect((await t.call('/v1/admin/api-keys', { key: body.new_key.key })).status).toBe(200);
+  });
+
+  it("another organization's keys are invisible: lists are org-scoped and foreign ids are 404s", async () => {
+    const bKey = await createTestOrgAndKey(t.db, { orgId: adminB.orgId, name: 'B only' });
+    const listA = (await (await t.call('/v1/admin/api-keys', { key: adminA.key })).json()).api_keys as { org_id: string; id: string }[];
+    expect(listA.length).toBeGreaterThan(0);
+    expect(listA.every((k) => k.org_id === adminA.orgId)).toBe(true);
+    expect(listA.some((k) => k.id === bKey.keyId)).toBe(false);
+
+    const unknownId = '00000000-0000-4000-8000-000000000000';
+    for (const id of [bKey.keyId, unknownId]) {
+      await expectError(await t.call(`/v1/admin/api-keys/${id}`, { method: 'DELETE', key: adminA.key }), 404, 'API key not found', 'NOT_FOUND');
+      await expectError(await t.call(`/v1/admin/api-keys/${id}/rotate`, { method: 'POST', key: adminA.key }), 404, 'API key not found', 'NOT_FOUND');
+    }
+    expect((await t.call('/v1/admin/api-keys', { key: bKey.key })).status).toBe(403); // B's key still alive (no admin scope)
+    const [row] = await t.db.select().from(apiKeys).where(eq(apiKeys.id, bKey.keyId));
+    expect(row.revokedAt).toBeNull();
+
+    const cross = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', org_id: adminB.orgId }) });
+    await expectError(cross, 403, "org_id must be the caller's own organization", 'ORG_MISMATCH');
+    await expectError(await t.call('/v1/admin/api-keys/not-a-uuid', { method: 'DELETE', key: adminA.key }), 400, expect.stringMatching(/^key_id: /) as unknown as string, 'VALIDATION_ERROR');
+  });
+});
