@@ -82,7 +82,14 @@ export async function createAnchor(
   a: CreateAnchorArgs,
   opts: TxOptions = {},
 ): Promise<{ anchorId: Hex; alreadyExisted: boolean; tx?: TxResult }> {
-  const anchorId = computeAnchorId({ chainId: BigInt(w.chain.id), anchor, ...a });
+  const anchorId = computeAnchorId({
+    chainId: BigInt(w.chain.id),
+    anchor,
+    commitmentRoot: a.commitmentRoot,
+    operationId: a.operationId,
+    ledgerTxHash: a.ledgerTxHash,
+    leafCount: a.leafCount,
+  });
   if (opts.gas === undefined && (await readAnchorState(w, anchor, anchorId)).status !== 'none') {
     return { anchorId, alreadyExisted: true };
   }
