@@ -7,7 +7,9 @@ import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
 import { registerDocsRoutes } from './openapi.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
+import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerIdentityRoutes } from './routes/identity.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 
@@ -37,6 +39,8 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   app.notFound(notFound);
   registerHealthRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
+  registerChainRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);
   registerDocsRoutes(app, deps);
