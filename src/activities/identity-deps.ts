@@ -1,0 +1,34 @@
+/**
+ * The identity-provisioning dependencies of a worker, built from config: the ledger client, the sponsor key, the
+ * chain registry (with the system contract addresses) and the relayer key. Used by src/bin/worker.ts, the devnet
+ * and the tests, so all three wire provisioning the same way.
+ */
+import type { Hex } from 'viem';
+import { createChainRegistry, type ChainRegistry } from '../chain/registry.js';
+import type { Config } from '../config.js';
+import { createSponsor, type Sponsor } from '../identity/sponsor.js';
+import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
+
+export interface IdentityActivityDeps {
+  ledger: LedgerClient;
+  sponsor?: Sponsor;
+  chains: ChainRegistry;
+  relayerPrivateKey?: Hex;
+}
+
+export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: number } = {}): IdentityActivityDeps {
+  return {
+    ledger: createLedgerClient({ url: config.ledgerUrl, pollIntervalMs: opts.ledgerPollMs ?? 25 }),
+    sponsor: config.sponsorKey ? createSponsor(config.sponsorKey) : undefined,
+    chains: createChainRegistry(
+      config.chains.map((c) => ({
+        name: c.name,
+        chainId: c.chainId,
+        rpcUrl: c.rpcUrl,
+        confirmations: c.confirmations,
+        contracts: c.contracts ? { proofAnchor: c.contracts.proofAnchor as Hex, accountFactory: c.contracts.accountFactory as Hex } : undefined,
+      })),
+    ),
+    relayerPrivateKey: config.relayerPrivateKey,
+  };
+}
