@@ -229,6 +229,10 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
     async ensureAdi(i: LedgerStepInput): Promise<StepResult> {
       await stage(i);
       if (await ownsAdi(i)) return { submitted: false };
+      const lite = await ledger.tryQueryAccount(sponsor.liteIdentity);
+      if (!lite || (lite.creditBalance ?? 0) <= 0) {
+        throw ApplicationFailure.nonRetryable(`the sponsor is out of credits: ${sponsor.liteIdentity} ${lite ? 'has 0 credits' : 'does not exist (never funded)'}`, 'SponsorOutOfCredits');
+      }
       const body = tx.createIdentity({ url: i.adiUrl, keyBookUrl: i.bookUrl, publicKeyHash: sponsor.publicKeyHash });
       try {
         const st = await submitOnce(i.identityId, 'adi', i.adiUrl, body, sponsor.asLite(), 'sponsor');
@@ -251,6 +255,15 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
         if (page.creditBalance > 0 || later) return { submitted: false, credits: String(Math.floor(page.creditBalance / 100)) };
       }
       const { amount, oracle } = await ledger.acmeForCredits(want);
+      if (!rec) {
+        const lta = await ledger.tryQueryAccount(sponsor.liteTokenAccount);
+        if (BigInt(lta?.balance ?? '0') < amount) {
+          throw ApplicationFailure.nonRetryable(
+            `the sponsor's ACME balance cannot pay for ${want} credits: ${sponsor.liteTokenAccount} holds ${lta?.balance ?? 0}, needs ${amount} (1e-8 ACME)`,
+            'SponsorOutOfFunds',
+          );
+        }
+      }
       const body = tx.addCredits({ recipient: i.keyPageUrl, amount, oracle });
       const st = await submitOnce(i.identityId, 'credits', sponsor.liteTokenAccount, body, sponsor.asLite(), 'sponsor');
       // the credits land with a synthetic deposit a block or more after the AddCredits executes
