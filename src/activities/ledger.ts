@@ -99,6 +99,9 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
   const { db, ledger, sponsor } = deps;
   const txTimeoutMs = deps.txTimeoutMs ?? 60_000;
   const pollMs = deps.pollMs ?? 25;
+  // quick first polls (a block is tens of ms on a devnet), then gentler ones so many waiting identities do not
+  // flood the node: pollMs ×1 for 4 polls, ×2 for 4, ... up to 250 ms
+  const backoff = (n: number) => Math.min(250, pollMs * 2 ** Math.floor(n / 4));
 
   // Signatures of one key must reach the node in timestamp order (a later timestamp executed first makes the
   // earlier one stale), so sign + record + submit run one at a time per signer.
@@ -106,7 +109,14 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
   function withSignerLock<T>(signer: string, fn: () => Promise<T>): Promise<T> {
     const k = normUrl(signer);
     const prev = locks.get(k) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
+    // keep heartbeating while queued behind other identities' signatures
+    const ticker = setInterval(() => beat(), 1000);
+    const release = () => clearInterval(ticker);
+    const start = () => {
+      release();
+      return fn();
+    };
+    const run = prev.then(start, start);
     const tail = run.catch(() => {});
     locks.set(k, tail);
     void tail.then(() => {
@@ -117,7 +127,7 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
 
   async function waitFinal(txId: string, timeoutMs = txTimeoutMs): Promise<TxStatus | undefined> {
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    for (let n = 0; ; n++) {
       try {
         const st = await ledger.getTransaction(txId);
         if (st.delivered || st.failed) return st;
@@ -126,18 +136,18 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
       }
       if (Date.now() > deadline) return undefined;
       beat();
-      await sleep(pollMs);
+      await sleep(backoff(n));
     }
   }
 
   async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = txTimeoutMs): Promise<T> {
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    for (let n = 0; ; n++) {
       const v = await fn();
       if (v !== undefined) return v;
       if (Date.now() > deadline) throw new LedgerError(`timed out waiting for ${what}`, 'timeout');
       beat();
-      await sleep(pollMs);
+      await sleep(backoff(n));
     }
   }
 
