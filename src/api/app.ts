@@ -3,6 +3,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from './deps.js';
 import { notFound, onError } from './errors.js';
 import { apiKeyAuth } from './middleware/auth.js';
+import { bodyLimit } from './middleware/body-limit.js';
 import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
 import { registerDocsRoutes } from './openapi.js';
@@ -13,9 +14,12 @@ import { registerIdentityRoutes } from './routes/identity.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 
+/** Largest request body accepted (spec §8 leaves it open); larger bodies get 413 PAYLOAD_TOO_LARGE. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /**
  * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
- * headers; everything but the public paths needs a valid key) → routes. Routes demand scopes and opt into
+ * headers; everything but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
  * Idempotency-Key through secureRoute (src/api/secure-route.ts).
  */
 export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
@@ -35,6 +39,7 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   app.use('*', requestId(deps.logger));
   app.use('*', httpMetrics(metrics));
   app.use('*', apiKeyAuth(deps));
+  app.use('*', bodyLimit(MAX_BODY_BYTES));
   app.onError(onError);
   app.notFound(notFound);
   registerHealthRoutes(app, deps);

@@ -8,6 +8,7 @@ import { identityActivityDeps } from '../activities/identity-deps.js';
 import { createApp } from '../api/app.js';
 import { listen, type RunningServer } from '../api/server.js';
 import type { Config } from '../config.js';
+import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';
 import type { Logger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
@@ -27,6 +28,8 @@ export interface DevnetSummary {
   ledgerUrl: string;
   chains: { name: string; chainId: number; rpcUrl: string }[];
   database: string;
+  /** the bootstrap admin key, only on the start that found an empty database (printed once, never stored raw) */
+  adminKey?: string;
 }
 
 export interface Devnet {
@@ -104,6 +107,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
 
     const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     stack.push({ name: 'database', stop: () => database.close() });
+    const bootstrap = await bootstrapAdminKey(database.db, { rateLimitRpm: config.platform.defaultRpm });
 
     const { worker, connection } = await createGatewayWorker({
       address: config.temporal.address,
@@ -137,6 +141,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       ledgerUrl: config.ledgerUrl,
       chains: config.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl })),
       database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',
+      adminKey: bootstrap?.rawKey,
     };
     return { summary, config, stop: stopAll };
   } catch (err) {
@@ -154,6 +159,9 @@ export function formatSummary(s: DevnetSummary): string {
     ['Ledger (simulator)', `${s.ledgerUrl}/v3`],
     ...s.chains.map((c) => [`Chain ${c.name}`, `${c.rpcUrl} (chain id ${c.chainId})`] as [string, string]),
     ['Database', s.database],
+    ['Portal (sign-up)', `${s.apiUrl}/portal`],
+    ['API reference', `${s.apiUrl}/reference`],
+    ...(s.adminKey ? [['Admin API key', `${s.adminKey}  (shown once: store it now)`] as [string, string]] : []),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   return ['', 'Gateway devnet is up:', ...rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`), '', 'Ctrl-C stops everything.', ''].join('\n');

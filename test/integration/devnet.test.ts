@@ -46,6 +46,10 @@ describe('devnet launcher', () => {
     });
     const s = devnet.summary;
     expect(formatSummary(s)).toContain(s.temporalUiUrl!);
+    // an empty database: the bootstrap admin key is printed once and works
+    expect(s.adminKey).toMatch(/^ck_live_/);
+    expect(formatSummary(s)).toContain(s.adminKey!);
+    expect((await fetch(`${s.apiUrl}/v1/admin/api-keys`, { headers: { 'X-API-Key': s.adminKey! } })).status).toBe(200);
 
     const health = await fetch(`${s.apiUrl}/v1/health`);
     expect(health.status).toBe(200);

@@ -18,6 +18,8 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
   /** test-only resource: created rows per org, and a gate that holds handlers while open */
   const created: { org: string; name: string; id: string }[] = [];
   let gate: Promise<void> | undefined;
+  /** resolved when a handler reaches the gate */
+  let entered: (() => void) | undefined;
   let failNext = 0;
 
   beforeAll(async () => {
@@ -36,6 +38,7 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
       async (c) => {
         const auth = requireAuth(c);
         const { name } = c.req.valid('json');
+        entered?.();
         if (gate) await gate;
         if (failNext > 0) {
           failNext--;
@@ -87,8 +90,10 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     let open!: () => void;
     gate = new Promise((r) => (open = r));
     const idem = randomUUID();
+    const inHandler = new Promise<void>((r) => (entered = r));
     const first = post('/v1/test/things', admin.key, { name: 'slow' }, idem);
-    await new Promise((r) => setTimeout(r, 200));
+    await inHandler; // the first request holds the key and waits at the gate
+    entered = undefined;
     const second = await post('/v1/test/things', admin.key, { name: 'slow' }, idem);
     expect(second.status).toBe(409);
     expect(second.headers.get('retry-after')).toBe('1');
@@ -169,8 +174,15 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     let open!: () => void;
     gate = new Promise((r) => (open = r));
     const idem = randomUUID();
-    const pending = Array.from({ length: 20 }, () => post('/v1/test/things', admin.key, { name: 'burst' }, idem));
-    await new Promise((r) => setTimeout(r, 300));
+    let settled = 0;
+    const pending = Array.from({ length: 20 }, () =>
+      Promise.resolve(post('/v1/test/things', admin.key, { name: 'burst' }, idem)).then((r) => {
+        settled++;
+        return r;
+      }),
+    );
+    // the gate stays closed until 19 requests have been answered: all of them while the first still runs
+    for (let i = 0; i < 600 && settled < 19; i++) await new Promise((r) => setTimeout(r, 50));
     open();
     gate = undefined;
     const statuses = (await Promise.all(pending)).map((r) => r.status).sort();

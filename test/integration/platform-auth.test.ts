@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listen } from '../../src/api/server.js';
 import { apiKeys } from '../../src/db/schema.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
@@ -114,6 +115,23 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     expect((await bad.json()).error).toMatch(/^permissions\.0: /);
     const past = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', expires_at: '2001-01-01T00:00:00Z' }) });
     await expectError(past, 400, 'expires_at: must be in the future', 'VALIDATION_ERROR');
+  });
+
+  it('a body over 1 MiB is a 413 PAYLOAD_TOO_LARGE', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(1_100_000) });
+    // no Content-Length (streamed): counted while read
+    await expectError(await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: big }), 413, 'Request body larger than 1 MiB', 'PAYLOAD_TOO_LARGE');
+    // over real HTTP with a Content-Length: refused before reading
+    const server = await listen(t.app, '127.0.0.1', 0);
+    try {
+      const res = await fetch(`${server.url}/v1/admin/api-keys`, { method: 'POST', headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' }, body: big });
+      await expectError(res, 413, 'Request body larger than 1 MiB', 'PAYLOAD_TOO_LARGE');
+      // a normal body still goes through over both paths
+      const ok = await fetch(`${server.url}/v1/admin/api-keys`, { method: 'POST', headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'small' }) });
+      expect(ok.status).toBe(201);
+    } finally {
+      await server.close();
+    }
   });
 
   it('revocation is immediate and final', async () => {

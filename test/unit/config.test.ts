@@ -50,6 +50,20 @@ describe('config', () => {
     expect(c.logLevel).toBe('debug');
   });
 
+  it('reads the platform settings: rate limits, proxy trust, sandbox grant', () => {
+    expect(loadConfig({}).platform).toEqual({
+      defaultRpm: 60,
+      ipRpm: 60,
+      trustProxy: false,
+      sandbox: { identityQuota: 5, creditGrant: 10_000n },
+    });
+    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901' });
+    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n } });
+    expect(problemsOf({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
+      ['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY'],
+    );
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', API_PORT: '' }).api.port).toBe(8080);
   });
