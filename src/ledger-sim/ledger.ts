@@ -87,14 +87,21 @@ export interface TxRecord {
   initiated: boolean;
   payer?: string;
   paid: number;
+  /** header.expire.atTime (ms) */
   expireAt?: number;
+  /** major block on which the pending transaction expires */
+  expireMajor?: number;
   sets: Record<string, { version: number; entries: SetEntry[] }>;
   authorityVotes: Record<string, AuthorityVote>;
   signatures: SigRecord[];
   produced: string[];
   executedBlock?: number;
+  /** synthetic deposit produced by another transaction */
+  synthetic?: boolean;
 }
 interface Synthetic {
+  /** hash of the synthetic transaction record (queryable, listed in the cause's `produced`) */
+  hash?: string;
   kind: 'depositCredits' | 'depositTokens';
   to: string;
   amount: string; // credits units or token base units
@@ -115,6 +122,7 @@ export interface DataEntryRecord {
 export interface LedgerState {
   version: 1;
   block: number;
+  majorBlock?: number;
   blockTime: number;
   accounts: Record<string, SimAccount>;
   txns: Record<string, TxRecord>;
@@ -141,8 +149,10 @@ export interface SimGlobals {
   oraclePrice: number;
   /** faucet grant in ACME base units (1e-8); Go simulator grants 10 ACME */
   faucetAmount: bigint;
-  /** pending transactions expire after this many ms of block time (real network: ~2 weeks of major blocks) */
-  pendingTtlMs: number;
+  /** major block interval; the network schedule is every 12 h (cron 0 0,12), aligned to the epoch */
+  majorBlockIntervalMs: number;
+  /** pending transactions without expire.atTime expire after this many major blocks (network default 14) */
+  pendingMajorBlocks: number;
   /** createIdentity fee by label length (index = length-1), units; beyond the table: base */
   createIdentitySliding: number[];
   createIdentityBase: number;
@@ -152,7 +162,8 @@ export interface SimGlobals {
 export const DEFAULT_GLOBALS: SimGlobals = {
   oraclePrice: 50_000_000,
   faucetAmount: 1_000_000_000n,
-  pendingTtlMs: 14 * 24 * 3600 * 1000,
+  majorBlockIntervalMs: 12 * 3600 * 1000,
+  pendingMajorBlocks: 14,
   createIdentitySliding: Array.from({ length: 12 }, (_, i) => 50000 * 2 ** (13 - (i + 1))),
   createIdentityBase: 50000,
   createSubIdentity: 10000,
@@ -332,6 +343,18 @@ export class SimLedger {
       }
       byHash.set(h, t);
     }
+    for (const h of byHash.keys()) {
+      const signed = sigs.some((x) => {
+        try {
+          const k = unwrapSignature(x).key;
+          const th = k.transactionHash ? toHex(k.transactionHash) : env.txHash ? toHex(env.txHash) : byHash.size === 1 ? h : undefined;
+          return th === h;
+        } catch {
+          return false;
+        }
+      });
+      if (!signed) throw new SimError('badRequest', `transaction ${h.slice(0, 8).toUpperCase()} is not signed`);
+    }
     const out: Submission[] = [];
     const queued: Queued[] = [];
     const finished = new Set<string>();
@@ -425,6 +448,11 @@ export class SimLedger {
     const supported = ['createIdentity', 'addCredits', 'createDataAccount', 'updateKeyPage', 'updateAccountAuth', 'createKeyPage', 'writeData', 'sendTokens', 'createTokenAccount'];
     const type = (body.asObject() as { type: string }).type;
     if (!supported.includes(type)) throw new SimError('badRequest', `unsupported transaction type ${type}`);
+    // body checks the Go node makes at submission (CheckTx)
+    if (type === 'createDataAccount' || type === 'createTokenAccount') {
+      const u = nUrl((body as core.CreateDataAccount).url, 'url');
+      if (parentUrl(u) !== principal) throw new SimError('badRequest', `invalid principal: cannot create ${disp((body as core.CreateDataAccount).url)} as a child of ${disp(t.header!.principal)}`);
+    }
     if (!this.get(principal)) {
       const createsRoot = type === 'createIdentity' && nUrl((body as core.CreateIdentity).url, 'url') === principal;
       if (!createsRoot) throw new SimError('notFound', `principal ${principal} not found`);
@@ -589,8 +617,15 @@ export class SimLedger {
         if (book && 'authorities' in book) add(book.authorities);
         break;
       }
-      default:
-        add(acc.authorities);
+      default: {
+        // an account without authorities of its own inherits its parent's
+        let cur: SimAccount | undefined = acc;
+        while (cur && 'authorities' in cur && cur.authorities.length === 0) {
+          const parent = parentUrl(cur.url);
+          cur = parent ? this.get(parent) : undefined;
+        }
+        if (cur && 'authorities' in cur) add(cur.authorities);
+      }
     }
     for (const a of txn.header?.authorities ?? []) if (a) req.add(nUrl(a.toString()));
     if (body.type === 'updateKeyPage') {
@@ -617,15 +652,20 @@ export class SimLedger {
     // 1. synthetic messages produced last block
     const synth = st.synthetic;
     st.synthetic = [];
-    for (const m of synth) this.applySynthetic(m);
+    for (const m of synth) this.guard('synthetic message', () => this.applySynthetic(m));
     // 2. queued user messages, in submission order
     const q = this.queue;
     this.queue = [];
-    for (const m of q) this.deliver(m, touched);
-    // 3. expiry
-    for (const r of Object.values(st.txns)) {
-      if (r.status === 'pending' && r.expireAt !== undefined && st.blockTime > r.expireAt) {
-        this.fail(r, 'expired', 'transaction expired', touched);
+    for (const m of q) this.guard(`message for ${m.txHash}`, () => this.deliver(m, touched));
+    // 3. major block: pending transactions scheduled to expire on it fail (block_end.go)
+    const interval = this.globals.majorBlockIntervalMs;
+    const major = Math.floor(st.blockTime / interval);
+    if (major > (st.majorBlock ?? major - 1)) {
+      st.majorBlock = major;
+      for (const r of Object.values(st.txns)) {
+        if (r.status === 'pending' && r.expireMajor !== undefined && r.expireMajor <= major) {
+          this.fail(r, 'expired', 'transaction expired', touched);
+        }
       }
     }
     // 4. anchor touched account chains into the simulated root chain
@@ -641,7 +681,35 @@ export class SimLedger {
     return st.block;
   }
 
+  /** Queue a synthetic deposit for the next block and record it as a queryable transaction. */
+  private produce(cause: TxRecord, m: Synthetic) {
+    const body = m.kind === 'depositCredits' ? { type: 'syntheticDepositCredits', amount: Number(m.amount) } : { type: 'syntheticDepositTokens', token: ACME, amount: m.amount };
+    const transaction = { header: { principal: m.to }, body } as unknown as core.TransactionArgs;
+    const hash = toHex(sha256(Buffer.from(`${cause.hash}:${m.kind}:${m.to}:${cause.produced.length}`)));
+    const txid = this.txid(hash, m.to);
+    this.state.txns[hash] = {
+      hash, txid, principal: nUrl(m.to), transaction, status: 'pending', received: this.state.block, receivedAt: this.state.blockTime,
+      initiated: false, paid: 0, sets: {}, authorityVotes: {}, signatures: [], produced: [], synthetic: true,
+    };
+    cause.produced.push(txid);
+    this.state.synthetic.push({ ...m, hash });
+  }
+
+  /** A message that throws unexpectedly is dropped and logged; it never stops the block clock. */
+  private guard(what: string, fn: () => void) {
+    try {
+      fn();
+    } catch (e) {
+      console.error(`ledger-sim: dropped ${what}: ${(e as Error).stack ?? e}`);
+    }
+  }
+
   private applySynthetic(m: Synthetic) {
+    const srec = m.hash ? this.state.txns[m.hash] : undefined;
+    if (srec) {
+      srec.status = 'delivered';
+      srec.executedBlock = this.state.block;
+    }
     const to = this.get(m.to);
     if (m.kind === 'depositCredits') {
       if (to && (to.type === 'keyPage' || to.type === 'liteIdentity')) {
@@ -692,7 +760,8 @@ export class SimLedger {
         receivedAt: st.blockTime,
         initiated: false,
         paid: 0,
-        expireAt: Math.min(expire ?? Infinity, st.blockTime + this.globals.pendingTtlMs),
+        expireAt: expire,
+        expireMajor: this.expireMajorFor(expire),
         sets: {},
         authorityVotes: {},
         signatures: [],
@@ -736,6 +805,22 @@ export class SimLedger {
     this.addToSet(rec, c.signerUrl, { key: c.pkHash, path: c.delegators.map((d) => nUrl(d)).join(','), vote, version: c.signer.type === 'keyPage' ? c.signer.version : 1 });
     this.evaluatePage(rec, c.signerUrl, c.delegators.map((d) => nUrl(d)));
     this.checkReady(rec, txn, touched);
+  }
+
+  /** Major block on which a pending transaction expires (Go block_end.go shouldExpireOn). */
+  private expireMajorFor(atTime: number | undefined): number {
+    const interval = this.globals.majorBlockIntervalMs;
+    const max = this.globals.pendingMajorBlocks;
+    const current = Math.floor(this.state.blockTime / interval);
+    if (atTime === undefined) return current + max;
+    let count = 1;
+    let now = this.state.blockTime;
+    const next = (t: number) => (Math.floor(t / interval) + 1) * interval;
+    while (count < max && atTime > next(now)) {
+      now = next(now);
+      count++;
+    }
+    return current + count;
   }
 
   private addToSet(rec: TxRecord, signerUrl: string, e: SetEntry) {
@@ -794,8 +879,21 @@ export class SimLedger {
   }
 
   private checkReady(rec: TxRecord, txn: core.Transaction, touched: Set<string>) {
+    // processing a transaction after its deadline fails it (transaction.go)
+    if (rec.expireAt !== undefined && this.state.blockTime > rec.expireAt) {
+      this.fail(rec, 'expired', 'transaction deadline exceeded', touched);
+      return;
+    }
     const required = this.requiredAuthorities(txn, rec.principal);
     if (required !== 'anyone') {
+      // a required authority that does not exist can never vote: the network rejects the transaction
+      for (const a of required) {
+        const acc = this.get(a);
+        if (!acc || (acc.type !== 'keyBook' && acc.type !== 'liteIdentity')) {
+          this.fail(rec, 'rejected', 'rejected', touched);
+          return;
+        }
+      }
       for (const a of required) {
         const v = rec.authorityVotes[a];
         if (v && v.vote !== 'accept') {
@@ -928,8 +1026,7 @@ export class SimLedger {
     if (!target) throw new SimError('notFound', `recipient ${to} not found`);
     if (target.type !== 'keyPage' && target.type !== 'liteIdentity') throw new SimError('badRequest', `recipient ${to} is not a key page or lite identity`);
     from.balance = (BigInt(from.balance) - amount).toString();
-    this.state.synthetic.push({ kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
-    rec.produced.push(`${rec.txid}#depositCredits`);
+    this.produce(rec, { kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
     return { type: 'addCredits', amount: amount.toString(), credits: Number(units), oracle: this.globals.oraclePrice };
   }
 
@@ -939,7 +1036,8 @@ export class SimLedger {
     const url = nUrl(body.url, 'url');
     if (parentUrl(url) !== principal) throw new SimError('badRequest', `${url} must be a direct child of ${principal}`);
     if (this.get(url)) throw new SimError('conflict', `account ${url} already exists`);
-    const authorities: AuthorityEntry[] = body.authorities?.length ? body.authorities.map((a: string) => ({ url: nUrl(a) })) : p.authorities.map((a) => ({ ...a }));
+    // without explicit authorities the account has none of its own and inherits its parent's (as on the Go node)
+    const authorities: AuthorityEntry[] = body.authorities?.length ? body.authorities.map((a: string) => ({ url: nUrl(a) })) : [];
     if (type === 'dataAccount') this.put({ type, url: disp(body.url), authorities });
     else {
       const tokenUrl = nUrl(body.tokenUrl ?? ACME, 'tokenUrl');
@@ -996,7 +1094,7 @@ export class SimLedger {
         case 'remove': {
           const e = op.entry ?? {};
           const i = page.keys.findIndex((k) => same(k, e));
-          if (i < 0) throw new SimError('notFound', 'remove: entry not found on the page');
+          if (i < 0) throw new SimError('unknownError', 'entry to be removed not found on the key page');
           if (page.keys.length === 1 && pageIndex(principal) === 1) throw new SimError('badRequest', 'cannot remove the last key of page 1');
           page.keys.splice(i, 1);
           break;
@@ -1015,7 +1113,7 @@ export class SimLedger {
         }
         case 'setThreshold': {
           const t = Number(op.threshold);
-          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('badRequest', `setThreshold: threshold must be 1..${page.keys.length}, got ${op.threshold}`);
+          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('unknownError', `cannot require ${op.threshold} signatures on a key page with ${page.keys.length} keys`);
           page.acceptThreshold = t;
           break;
         }
@@ -1103,7 +1201,7 @@ export class SimLedger {
     }
     if (BigInt(from.balance) < total) throw new SimError('insufficientBalance', `insufficient balance: ${principal} has ${from.balance}, needs ${total}`);
     from.balance = (BigInt(from.balance) - total).toString();
-    for (const o of outs) this.state.synthetic.push({ kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
+    for (const o of outs) this.produce(rec, { kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
     return undefined;
   }
 
@@ -1124,7 +1222,7 @@ export class SimLedger {
 
   pendingOf(url: string): TxRecord[] {
     return Object.values(this.state.txns)
-      .filter((r) => r.status === 'pending' && r.initiated && r.principal === url)
+      .filter((r) => r.status === 'pending' && r.initiated && !r.synthetic && r.principal === url)
       .sort((a, b) => a.received - b.received);
   }
 
