@@ -8,6 +8,12 @@ import type { ChainClients, ChainWriter } from './clients.js';
 import { adiHash, anchorId as computeAnchorId, type AnchorPlan } from './formulas.js';
 import { waitTx, type TxOptions, type TxResult } from './anchor.js';
 
+/** The account ABI plus the ProofAnchor errors that consume() bubbles up, so viem decodes them by name. */
+export const accountAbiWithAnchorErrors = [
+  ...abstractAccountAbi,
+  ...proofAnchorAbi.filter((x) => x.type === 'error'),
+] as const;
+
 /** Offline: the AbstractAccount address of `adiUrl` (identical on every chain for the same factory). */
 export function predictAccountAddress(p: { accountFactory: Address; proofAnchor: Address; adiUrl: string }): Address {
   const salt = adiHash(p.adiUrl);
@@ -77,7 +83,7 @@ export async function executeGovernanceProofDirect(
 ): Promise<TxResult> {
   const hash = await w.wallet.writeContract({
     address: account,
-    abi: abstractAccountAbi,
+    abi: accountAbiWithAnchorErrors,
     functionName: 'executeGovernanceProofDirect',
     args: [p.target, p.value, p.data, { ...p.proof, merkleProof: [...p.proof.merkleProof] }],
     gas: opts.gas,

@@ -3,6 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createPublicClient, http } from 'viem';
 import { startAnvil } from '../../src/devnet/anvil.js';
+import { assertBlsPrecompiles } from '../../src/chain/deploy.js';
+import { createChainClients } from '../../src/chain/clients.js';
+import { privateKeyToAddress } from 'viem/accounts';
+import { ANVIL_ADDRESSES, ANVIL_KEYS } from './fixture.js';
 
 const alive = (pid: number) => {
   try {
@@ -14,6 +18,10 @@ const alive = (pid: number) => {
 };
 
 describe('startAnvil', () => {
+  it('fixture keys are the funded anvil accounts', () => {
+    expect(ANVIL_KEYS.map((k) => privateKeyToAddress(k))).toEqual(ANVIL_ADDRESSES);
+  });
+
   it('starts on a free port with the chain id, prague, mixed mining and finalized = latest - 2; stop kills it', async () => {
     const a = await startAnvil({ chainId: 80002 });
     try {
@@ -35,6 +43,17 @@ describe('startAnvil', () => {
     }
     expect(alive(a.pid)).toBe(false);
     await a.stop(); // idempotent
+  });
+
+  it('the EIP-2537 check passes on prague and fails on cancun', async () => {
+    const cancun = await startAnvil({ chainId: 31337, blockTime: 0, hardfork: 'cancun' });
+    const prague = await startAnvil({ chainId: 31338, blockTime: 0 });
+    try {
+      await expect(assertBlsPrecompiles(createChainClients({ rpcUrl: prague.rpcUrl, chainId: 31338 }))).resolves.toBeUndefined();
+      await expect(assertBlsPrecompiles(createChainClients({ rpcUrl: cancun.rpcUrl, chainId: 31337 }))).rejects.toThrow(/EIP-2537/);
+    } finally {
+      await Promise.all([cancun.stop(), prague.stop()]);
+    }
   });
 
   it('two chains side by side; a taken port is reported', async () => {
