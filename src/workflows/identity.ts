@@ -55,14 +55,15 @@ const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maxi
 
 const ledgerActs = proxyActivities<LedgerActivities>({
   startToCloseTimeout: '2 minutes',
-  // activities heartbeat while they wait, so a worker that dies mid-step is noticed quickly
-  heartbeatTimeout: '5 seconds',
+  // activities heartbeat while they wait, so a worker that dies mid-step is noticed within 15 s (shorter
+  // timeouts fired spuriously on a loaded 2-core machine with 20 identities in flight)
+  heartbeatTimeout: '15 seconds',
   scheduleToCloseTimeout: '15 minutes',
   retry,
 });
 const chainActs = proxyActivities<ChainActivities>({
   startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '15 seconds',
   scheduleToCloseTimeout: '15 minutes',
   retry,
 });
