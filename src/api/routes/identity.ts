@@ -238,6 +238,11 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
           throw new ApiError(400, 'UNKNOWN_CHAIN', `chains: unknown chain "${ch}"; known chains: ${known.join(', ')} (GET /v1/chains)`, { field: 'chains', chain: ch, known_chains: known });
         }
       }
+      for (const ch of chains) {
+        if (!deps.config.chains.find((x) => x.name === ch)?.contracts) {
+          throw new ApiError(400, 'CHAIN_UNAVAILABLE', `chains: "${ch}" has no system contracts deployed yet; no account can be created there`, { field: 'chains', chain: ch });
+        }
+      }
       const credits = body.credits ?? 0;
       if (!Number.isInteger(credits) || credits < 0 || credits > MAX_CREDITS) {
         throw bad('credits', `must be a whole number from 0 to ${MAX_CREDITS}`);
