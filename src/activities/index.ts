@@ -2,6 +2,13 @@
 import type { WebhookSettings } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { Logger } from '../log.js';
+import type { Hex } from 'viem';
+import type { ChainRegistry } from '../chain/registry.js';
+import type { Sponsor } from '../identity/sponsor.js';
+import type { LedgerClient } from '../ledger/index.js';
+import { createChainActivities } from './chain.js';
+import { createIdentityStoreActivities } from './identity-store.js';
+import { createLedgerActivities } from './ledger.js';
 import { createStoreActivities } from './store.js';
 import { createWebhookActivities } from './webhooks.js';
 
@@ -10,12 +17,37 @@ export interface ActivityDeps {
   /** retry schedule, disable threshold, timeouts (config.webhooks); production defaults when absent */
   webhooks?: WebhookSettings;
   logger?: Logger;
+  /** Accumulate client (identity provisioning; absent in tests that run only housekeeping) */
+  ledger?: LedgerClient;
+  /** the ledger key that creates and funds ADIs */
+  sponsor?: Sponsor;
+  /** chain registry with system contract addresses */
+  chains?: ChainRegistry;
+  /** secp256k1 key paying gas on every chain */
+  relayerPrivateKey?: Hex;
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
+  const chain = deps.chains ? createChainActivities({ db: deps.db, chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   return {
     ...createStoreActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
+    ...createIdentityStoreActivities(deps.db),
+    ...(ledger ?? missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', ['ensureAdi', 'ensureCredits', 'ensureDataAccount', 'ensureClientKey', 'readCreditBalance'])),
+    ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;
+
+/** Stand-ins that fail clearly (and retry, so a worker restarted with the dependency picks the work up). */
+function missing<T>(what: string, names: string[]): T {
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      async () => {
+        throw new Error(`activity ${n} needs ${what}, which this worker was started without`);
+      },
+    ]),
+  ) as T;
+}

@@ -9,7 +9,9 @@ import { requestId } from './middleware/request-id.js';
 import { registerDocsRoutes } from './openapi.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerEventRoutes } from './routes/events.js';
+import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerIdentityRoutes } from './routes/identity.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -44,6 +46,8 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   app.notFound(notFound);
   registerHealthRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
+  registerChainRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);
   registerWebhookRoutes(app, deps);

@@ -1,5 +1,6 @@
 /** Production worker process: all workflows and activities on one task queue (run N replicas). */
 import { createActivities } from '../activities/index.js';
+import { identityActivityDeps } from '../activities/identity-deps.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';
@@ -20,7 +21,7 @@ async function main() {
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db, webhooks: config.webhooks, logger }),
+    activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
     logger,
   });
   logger.info('worker running', { task_queue: config.temporal.taskQueue, namespace: config.temporal.namespace });

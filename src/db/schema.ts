@@ -81,8 +81,21 @@ export const identities = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     retiredAt: timestamp('retired_at', { withTimezone: true, mode: 'date' }),
+    /** when provisioning finished (status became active) */
+    provisionedAt: timestamp('provisioned_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Ledger transactions the provisioning workflow signed, per step ({ step: { txId, envelope } }), written
+     * BEFORE submission so that a retry after a crash resubmits or follows the same transaction instead of
+     * signing a second one (exactly-once credits).
+     */
+    ledgerTxs: jsonb('ledger_txs').$type<Record<string, { txId: string; envelope: unknown; submittedAt: string }>>().notNull().default({}),
   },
-  (t) => [uniqueIndex('identities_adi_url_uq').on(t.adiUrl), index('identities_org_idx').on(t.orgId, t.createdAt)],
+  (t) => [
+    // one live identity per ADI; a retired identity frees the name inside the gateway (the ledger keeps the ADI)
+    uniqueIndex('identities_adi_url_live_uq').on(t.adiUrl).where(sql`status <> 'retired'`),
+    index('identities_org_idx').on(t.orgId, t.createdAt),
+    index('identities_org_status_idx').on(t.orgId, t.status),
+  ],
 );
 
 export const chainAccounts = pgTable(

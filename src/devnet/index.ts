@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { createActivities } from '../activities/index.js';
+import { identityActivityDeps } from '../activities/identity-deps.js';
 import { createApp } from '../api/app.js';
 import { listen, type RunningServer } from '../api/server.js';
 import type { Config } from '../config.js';
@@ -16,6 +17,7 @@ import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
+import { setupIdentityDevnet } from './identity.js';
 import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
 
 export interface DevnetSummary {
@@ -93,9 +95,13 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       ledgerUrl = sim.url;
     }
 
+    // Identity provisioning: funded sponsor, system contracts on the local chains, relayer.
+    const identity = await setupIdentityDevnet({ ...base, ledgerUrl }, { logger, localChains: anvils.map((a) => base.chains.find((c) => c.chainId === a.chainId)!.name) });
+
     const config: Config = {
       ...base,
       ledgerUrl,
+      ...identity,
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl },
     };
 
@@ -107,7 +113,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       address: config.temporal.address,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      activities: createActivities({ db: database.db, webhooks: config.webhooks, logger }),
+      activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
     });
     const running = worker.run();
     stack.push({

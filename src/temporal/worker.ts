@@ -32,7 +32,7 @@ export function installTemporalRuntime(logger: Logger, opts: { shutdownSignals?:
     });
   } catch (err) {
     // A second install in the same process (tests) keeps the first runtime.
-    if (!/already been instantiated/.test((err as Error).message)) throw err;
+    if (!/already been (instantiated|installed)/.test((err as Error).message)) throw err;
   }
 }
 

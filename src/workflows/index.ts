@@ -2,3 +2,4 @@
 export { maintenanceWorkflow } from './maintenance.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
+export { identityWorkflow } from './identity.js';

@@ -1,0 +1,153 @@
+/**
+ * Chain activities of identity provisioning: the identity's AbstractAccount on one EVM chain, deployed by the
+ * relayer through the AccountFactory (CREATE2, salt keccak256(adiUrl): the same address on every chain).
+ *
+ * ensureAbstractAccount looks first: an account already deployed (by an earlier attempt whose result was lost)
+ * is recorded with the deployment transaction found in the factory's AccountCreated log; only a missing one is
+ * deployed. CREATE2 can never make two accounts for one ADI, so a crash at any point cannot duplicate it.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Address, Hex } from 'viem';
+import { accountFactoryAbi } from '../chain/abi/index.js';
+import { getAccountAddress } from '../chain/account.js';
+import { createChainClients, type ChainClients, type ChainWriter } from '../chain/clients.js';
+import { adiHash } from '../chain/formulas.js';
+import type { ChainRegistry } from '../chain/registry.js';
+import type { Db } from '../db/client.js';
+import { upsertChainAccount } from '../db/identities.js';
+
+export const NON_RETRYABLE_CHAIN_ERRORS = ['ChainNotConfigured'];
+
+export interface ChainActivityDeps {
+  db: Db;
+  chains: ChainRegistry;
+  /** secp256k1 key paying gas (RELAYER_PRIVATE_KEY) */
+  relayerPrivateKey?: Hex;
+  /** receipt poll interval, default 50 ms */
+  pollMs?: number;
+  /** give up waiting for one receipt after this long (the activity is retried), default 120 s */
+  receiptTimeoutMs?: number;
+}
+
+export interface AccountInput {
+  identityId: string;
+  adiUrl: string;
+  chain: string;
+}
+
+export interface ChainAccountResult {
+  chain: string;
+  chainId: string;
+  address: Address;
+  deploymentTx: Hex | null;
+  /** false when the account was already on chain */
+  deployed: boolean;
+}
+
+function beat() {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    /* outside an activity */
+  }
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createChainActivities(deps: ChainActivityDeps) {
+  const pollMs = deps.pollMs ?? 50;
+  const receiptTimeoutMs = deps.receiptTimeoutMs ?? 120_000;
+  // one writer per chain for the worker's lifetime: viem's nonce manager then orders concurrent deployments
+  const writers = new Map<string, ChainWriter>();
+  const readers = new Map<string, ChainClients>();
+
+  function entry(name: string) {
+    const e = deps.chains.find(name);
+    if (!e) throw ApplicationFailure.nonRetryable(`unknown chain ${name}`, 'ChainNotConfigured');
+    if (!e.contracts) throw ApplicationFailure.nonRetryable(`chain ${name} has no system contracts configured (accountFactory)`, 'ChainNotConfigured');
+    return { ...e, contracts: e.contracts };
+  }
+  function writer(name: string): ChainWriter {
+    const e = entry(name);
+    if (!deps.relayerPrivateKey) throw ApplicationFailure.nonRetryable('no relayer key configured (RELAYER_PRIVATE_KEY)', 'ChainNotConfigured');
+    let w = writers.get(name);
+    if (!w) {
+      w = createChainClients({ rpcUrl: e.rpcUrl, chainId: e.chainId, name, privateKey: deps.relayerPrivateKey, pollingIntervalMs: pollMs });
+      writers.set(name, w);
+    }
+    return w;
+  }
+  function reader(name: string): ChainClients {
+    const e = entry(name);
+    let r = readers.get(name);
+    if (!r) {
+      r = createChainClients({ rpcUrl: e.rpcUrl, chainId: e.chainId, name, pollingIntervalMs: pollMs });
+      readers.set(name, r);
+    }
+    return r;
+  }
+
+  async function deployedCode(c: ChainClients, address: Address): Promise<boolean> {
+    const code = await c.public.getCode({ address, blockTag: 'latest' });
+    return !!code && code !== '0x';
+  }
+
+  /** The AccountCreated log of the account (its deployment transaction), searched from the factory's events. */
+  async function findDeploymentTx(c: ChainClients, factory: Address, adiUrl: string): Promise<Hex | null> {
+    const logs = await c.public.getContractEvents({
+      address: factory,
+      abi: accountFactoryAbi,
+      eventName: 'AccountCreated',
+      args: { adiHash: adiHash(adiUrl) },
+      fromBlock: 0n,
+      toBlock: 'latest',
+    });
+    return logs[0]?.transactionHash ?? null;
+  }
+
+  async function waitReceipt(c: ChainClients, hash: Hex) {
+    const deadline = Date.now() + receiptTimeoutMs;
+    for (;;) {
+      const r = await c.public.getTransactionReceipt({ hash }).catch(() => undefined);
+      if (r) return r;
+      if (Date.now() > deadline) throw new Error(`no receipt for ${hash} after ${receiptTimeoutMs} ms`);
+      beat();
+      await sleep(pollMs);
+    }
+  }
+
+  return {
+    async ensureAbstractAccount(i: AccountInput): Promise<ChainAccountResult> {
+      const e = entry(i.chain);
+      const r = reader(i.chain);
+      const factory = e.contracts.accountFactory as Address;
+      if (!(await deployedCode(r, factory))) {
+        throw ApplicationFailure.nonRetryable(`no AccountFactory at ${factory} on ${i.chain}`, 'ChainNotConfigured');
+      }
+      const address = await getAccountAddress(r, factory, i.adiUrl);
+      const record = async (tx: Hex | null, deployed: boolean): Promise<ChainAccountResult> => {
+        await upsertChainAccount(deps.db, { identityId: i.identityId, chain: i.chain, chainId: BigInt(e.chainId), address, deploymentTx: tx });
+        return { chain: i.chain, chainId: String(e.chainId), address, deploymentTx: tx, deployed };
+      };
+      if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+
+      const w = writer(i.chain);
+      let hash: Hex;
+      try {
+        hash = await w.wallet.writeContract({ address: factory, abi: accountFactoryAbi, functionName: 'createAccount', args: [i.adiUrl] });
+      } catch (err) {
+        // estimation reverts when a concurrent attempt deployed it in the meantime
+        if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+        throw err;
+      }
+      beat();
+      const receipt = await waitReceipt(w, hash);
+      if (receipt.status !== 'success') {
+        if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+        throw new Error(`createAccount(${i.adiUrl}) reverted on ${i.chain} (tx ${hash})`);
+      }
+      return record(hash, true);
+    },
+  };
+}
+export type ChainActivities = ReturnType<typeof createChainActivities>;

@@ -1,0 +1,328 @@
+/**
+ * Ledger activities of identity provisioning (DESIGN.md §3). Each one looks at the ledger first and does only
+ * what is missing, so a retry or a worker crash never repeats an effect:
+ *
+ *   ensureAdi          CreateIdentity acc://<name>.<suffix> with book and page 1 keyed to the sponsor
+ *   ensureCredits      AddCredits to page 1: the requested credits plus what the setup itself costs
+ *   ensureDataAccount  CreateDataAccount <adi>/data (signed by page 1 with the sponsor key)
+ *   ensureClientKey    UpdateKeyPage: the sponsor's key on page 1 becomes the client's key hash
+ *   readCreditBalance  page 1's credits (whole credits)
+ *
+ * Exactly-once submission: a step's transaction is built and signed, recorded in the identity row (txId and the
+ * signed envelope) and only then submitted. A retry that finds a record follows that transaction (resubmitting
+ * the identical envelope if the node never saw it) instead of signing a new one.
+ *
+ * Permanent faults are non-retryable ApplicationFailures (the workflow ends in `failed` with the message):
+ * NameTaken, SponsorOutOfCredits, SponsorOutOfFunds, PageOutOfCredits, KeyPageChanged. Everything else
+ * (transport errors, timeouts, stale timestamps) is thrown as is and retried with backoff.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { core, messaging } from 'accumulate.js';
+import type { Db } from '../db/client.js';
+import {
+  clearLedgerTxRecord,
+  getLedgerTxRecord,
+  putLedgerTxRecord,
+  setIdentityCreditBalance,
+  setIdentityStage,
+  type ProvisioningStage,
+} from '../db/identities.js';
+import type { Sponsor } from '../identity/sponsor.js';
+import {
+  LedgerError,
+  LedgerSubmitError,
+  attachSignature,
+  isNotFound,
+  keyFromSeed,
+  normUrl,
+  signHash,
+  tx,
+  type HeldKey,
+  type LedgerClient,
+  type TxStatus,
+} from '../ledger/index.js';
+
+/**
+ * Credits the setup spends from page 1 before the client's key takes over: CreateDataAccount (25) and
+ * UpdateKeyPage with one operation (3), per the Accumulate fee schedule. Bought on top of the requested credits
+ * so that an identity created with credits 0 ends with (about) 0.
+ */
+export const SETUP_CREDITS = 28n;
+
+export const NON_RETRYABLE_LEDGER_ERRORS = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged'];
+
+export interface LedgerActivityDeps {
+  db: Db;
+  ledger: LedgerClient;
+  sponsor: Sponsor;
+  /** how long to wait for one transaction to execute, default 60 s */
+  txTimeoutMs?: number;
+  /** poll interval while waiting, default 25 ms */
+  pollMs?: number;
+}
+
+export interface LedgerStepInput {
+  identityId: string;
+  adiUrl: string;
+  bookUrl: string;
+  keyPageUrl: string;
+  dataAccountUrl: string;
+  /** hex SHA-256 of the client's public key */
+  publicKeyHash: string;
+  /** whole credits requested by the client, decimal string */
+  credits: string;
+  /** stage to record in the database when the step starts */
+  stage?: ProvisioningStage;
+}
+
+export interface StepResult {
+  /** false when the ledger already showed the step as done */
+  submitted: boolean;
+  txId?: string;
+}
+
+/** Heartbeat when running as an activity (a crashed worker is then noticed within the heartbeat timeout). */
+function beat(details?: unknown) {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    /* not in an activity context (direct calls in tests) */
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+
+export function createLedgerActivities(deps: LedgerActivityDeps) {
+  const { db, ledger, sponsor } = deps;
+  const txTimeoutMs = deps.txTimeoutMs ?? 60_000;
+  const pollMs = deps.pollMs ?? 25;
+  // quick first polls (a block is tens of ms on a devnet), then gentler ones so many waiting identities do not
+  // flood the node: pollMs ×1 for 4 polls, ×2 for 4, ... up to 250 ms
+  const backoff = (n: number) => Math.min(250, pollMs * 2 ** Math.floor(n / 4));
+
+  // Signatures of one key must reach the node in timestamp order (a later timestamp executed first makes the
+  // earlier one stale), so sign + record + submit run one at a time per signer.
+  const locks = new Map<string, Promise<unknown>>();
+  function withSignerLock<T>(signer: string, fn: () => Promise<T>): Promise<T> {
+    const k = normUrl(signer);
+    const prev = locks.get(k) ?? Promise.resolve();
+    // keep heartbeating while queued behind other identities' signatures
+    const ticker = setInterval(() => beat(), 1000);
+    const release = () => clearInterval(ticker);
+    const start = () => {
+      release();
+      return fn();
+    };
+    const run = prev.then(start, start);
+    const tail = run.catch(() => {});
+    locks.set(k, tail);
+    void tail.then(() => {
+      if (locks.get(k) === tail) locks.delete(k);
+    });
+    return run;
+  }
+
+  async function waitFinal(txId: string, timeoutMs = txTimeoutMs): Promise<TxStatus | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (let n = 0; ; n++) {
+      try {
+        const st = await ledger.getTransaction(txId);
+        if (st.delivered || st.failed) return st;
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      if (Date.now() > deadline) return undefined;
+      beat();
+      await sleep(backoff(n));
+    }
+  }
+
+  async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = txTimeoutMs): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (let n = 0; ; n++) {
+      const v = await fn();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new LedgerError(`timed out waiting for ${what}`, 'timeout');
+      beat();
+      await sleep(backoff(n));
+    }
+  }
+
+  function failure(step: string, st: TxStatus | { status: string; error?: { message: string } }, signer: 'sponsor' | 'page'): Error {
+    const msg = st.error?.message ? `${st.status}: ${st.error.message}` : st.status;
+    switch (st.status) {
+      case 'insufficientCredits':
+        return signer === 'sponsor'
+          ? ApplicationFailure.nonRetryable(`the sponsor is out of credits (${step}): ${msg}`, 'SponsorOutOfCredits')
+          : ApplicationFailure.nonRetryable(`key page has too few credits for ${step}: ${msg}`, 'PageOutOfCredits');
+      case 'insufficientBalance':
+        return ApplicationFailure.nonRetryable(`the sponsor's ACME balance cannot pay for ${step}: ${msg}`, 'SponsorOutOfFunds');
+      default:
+        // badTimestamp, badSignerVersion, conflicts with a concurrent writer...: the activity re-reads and retries
+        return new LedgerError(`${step} failed on the ledger: ${msg}`, st.status);
+    }
+  }
+
+  /**
+   * Submit `body` as `principal` signed by `key`, exactly once per (identity, step). Resolves with the delivered
+   * transaction; throws a classified error when it failed.
+   */
+  async function submitOnce(identityId: string, step: string, principal: string, body: core.TransactionBody, key: HeldKey, signer: 'sponsor' | 'page'): Promise<TxStatus> {
+    const rec = await getLedgerTxRecord(db, identityId, step);
+    if (rec) {
+      let st = await waitFinal(rec.txId, 3_000);
+      if (!st) {
+        // never seen (crash between record and submit) or still queued: resubmit the identical envelope
+        try {
+          await ledger.submit(rec.envelope as messaging.EnvelopeArgs);
+        } catch (e) {
+          if (!(e instanceof LedgerSubmitError)) throw e;
+          // refused now (e.g. the key has signed something newer since): it can never execute, so start over
+          await clearLedgerTxRecord(db, identityId, step);
+          throw new LedgerError(`${step}: recorded transaction refused on resubmission (${e.code}); signing a new one`, e.code);
+        }
+        st = await waitFinal(rec.txId);
+        if (!st) throw new LedgerError(`${step}: transaction ${rec.txId} did not execute in time`, 'timeout');
+      }
+      if (st.delivered) return st;
+      await clearLedgerTxRecord(db, identityId, step);
+      throw failure(step, st, signer);
+    }
+
+    const held = keyFromSeed(key.privateKey);
+    const txId = await withSignerLock(key.signerUrl, async () => {
+      const prepared = await ledger.prepareExternalSignature({ principal, body, signerUrl: key.signerUrl, publicKey: held.address.publicKey });
+      const sig = attachSignature(prepared.metadata, signHash(held, Buffer.from(prepared.hashToSign, 'hex')), Buffer.from(prepared.txHash, 'hex'));
+      const envelope = jsonSafe(new messaging.Envelope({ transaction: [new core.Transaction(prepared.transaction!.asObject())], signatures: [sig] }).asObject());
+      await putLedgerTxRecord(db, identityId, step, { txId: prepared.txId, envelope, submittedAt: new Date().toISOString() });
+      try {
+        await ledger.submit(envelope as messaging.EnvelopeArgs);
+      } catch (e) {
+        if (e instanceof LedgerSubmitError) {
+          await clearLedgerTxRecord(db, identityId, step);
+          throw failure(step, { status: e.code, error: { message: e.message } }, signer);
+        }
+        throw e; // transport: the record stays; the retry follows it
+      }
+      return prepared.txId;
+    });
+    const st = await waitFinal(txId);
+    if (!st) throw new LedgerError(`${step}: transaction ${txId} did not execute in time`, 'timeout');
+    if (st.delivered) return st;
+    await clearLedgerTxRecord(db, identityId, step);
+    throw failure(step, st, signer);
+  }
+
+  const keyHashes = async (pageUrl: string): Promise<string[] | undefined> => {
+    const page = await ledger.tryQueryAccount(pageUrl);
+    if (!page || page.type !== 'keyPage') return undefined;
+    return (page.raw.keys ?? []).map((k: { publicKeyHash?: string }) => String(k.publicKeyHash ?? '').toLowerCase());
+  };
+
+  /** The ADI exists and page 1 holds the sponsor's or the client's key: it is ours. */
+  async function ownsAdi(i: LedgerStepInput): Promise<boolean> {
+    const adi = await ledger.tryQueryAccount(i.adiUrl);
+    if (!adi) return false;
+    const keys = adi.type === 'identity' ? await keyHashes(i.keyPageUrl) : undefined;
+    if (keys && (keys.includes(sponsor.publicKeyHash) || keys.includes(i.publicKeyHash.toLowerCase()))) return true;
+    throw ApplicationFailure.nonRetryable(`name already taken on the ledger: ${i.adiUrl} exists and is not controlled by this gateway`, 'NameTaken');
+  }
+
+  async function stage(i: LedgerStepInput) {
+    if (i.stage) await setIdentityStage(db, i.identityId, i.stage);
+  }
+
+  return {
+    async ensureAdi(i: LedgerStepInput): Promise<StepResult> {
+      await stage(i);
+      if (await ownsAdi(i)) return { submitted: false };
+      const lite = await ledger.tryQueryAccount(sponsor.liteIdentity);
+      if (!lite || (lite.creditBalance ?? 0) <= 0) {
+        throw ApplicationFailure.nonRetryable(`the sponsor is out of credits: ${sponsor.liteIdentity} ${lite ? 'has 0 credits' : 'does not exist (never funded)'}`, 'SponsorOutOfCredits');
+      }
+      const body = tx.createIdentity({ url: i.adiUrl, keyBookUrl: i.bookUrl, publicKeyHash: sponsor.publicKeyHash });
+      try {
+        const st = await submitOnce(i.identityId, 'adi', i.adiUrl, body, sponsor.asLite(), 'sponsor');
+        return { submitted: true, txId: st.txId };
+      } catch (e) {
+        // lost a race with another creator of the same name? ownsAdi answers (and throws NameTaken if so)
+        if (await ownsAdi(i)) return { submitted: false };
+        throw e;
+      }
+    },
+
+    async ensureCredits(i: LedgerStepInput): Promise<StepResult & { credits: string }> {
+      await stage(i);
+      const want = BigInt(i.credits) + SETUP_CREDITS;
+      const rec = await getLedgerTxRecord(db, i.identityId, 'credits');
+      if (!rec) {
+        // without a record, later steps or a balance on the page mean the credits arrived earlier
+        const page = await ledger.queryKeyPage(i.keyPageUrl);
+        const later = page.keys.some((k) => k.publicKeyHash?.toLowerCase() === i.publicKeyHash.toLowerCase()) || (await ledger.tryQueryAccount(i.dataAccountUrl)) !== undefined;
+        if (page.creditBalance > 0 || later) return { submitted: false, credits: String(Math.floor(page.creditBalance / 100)) };
+      }
+      const { amount, oracle } = await ledger.acmeForCredits(want);
+      if (!rec) {
+        const lta = await ledger.tryQueryAccount(sponsor.liteTokenAccount);
+        if (BigInt(lta?.balance ?? '0') < amount) {
+          throw ApplicationFailure.nonRetryable(
+            `the sponsor's ACME balance cannot pay for ${want} credits: ${sponsor.liteTokenAccount} holds ${lta?.balance ?? 0}, needs ${amount} (1e-8 ACME)`,
+            'SponsorOutOfFunds',
+          );
+        }
+      }
+      const body = tx.addCredits({ recipient: i.keyPageUrl, amount, oracle });
+      const st = await submitOnce(i.identityId, 'credits', sponsor.liteTokenAccount, body, sponsor.asLite(), 'sponsor');
+      // the credits land with a synthetic deposit a block or more after the AddCredits executes
+      const balance = await waitUntil<number>('credits on the key page', async () => {
+        const p = await ledger.queryKeyPage(i.keyPageUrl);
+        if (p.creditBalance > 0) return p.creditBalance;
+        // already spent by later steps (a retry after those ran)
+        return (await ledger.tryQueryAccount(i.dataAccountUrl)) ? p.creditBalance : undefined;
+      });
+      await setIdentityCreditBalance(db, i.identityId, BigInt(Math.floor(balance / 100)));
+      return { submitted: true, txId: st.txId, credits: String(Math.floor(balance / 100)) };
+    },
+
+    async ensureDataAccount(i: LedgerStepInput): Promise<StepResult> {
+      await stage(i);
+      if (await ledger.tryQueryAccount(i.dataAccountUrl)) return { submitted: false };
+      const keys = await keyHashes(i.keyPageUrl);
+      if (!keys?.includes(sponsor.publicKeyHash)) {
+        throw ApplicationFailure.nonRetryable(`cannot create ${i.dataAccountUrl}: the sponsor key is no longer on ${i.keyPageUrl}`, 'KeyPageChanged');
+      }
+      const st = await submitOnce(i.identityId, 'data', i.adiUrl, tx.createDataAccount({ url: i.dataAccountUrl }), sponsor.asPage(i.keyPageUrl), 'page');
+      return { submitted: true, txId: st.txId };
+    },
+
+    async ensureClientKey(i: LedgerStepInput): Promise<StepResult> {
+      await stage(i);
+      const client = i.publicKeyHash.toLowerCase();
+      const keys = await keyHashes(i.keyPageUrl);
+      if (!keys) throw new LedgerError(`${i.keyPageUrl} not found`, 'notFound');
+      const hasClient = keys.includes(client);
+      const hasSponsor = keys.includes(sponsor.publicKeyHash);
+      if (hasClient && !hasSponsor) return { submitted: false };
+      if (!hasSponsor) {
+        throw ApplicationFailure.nonRetryable(`${i.keyPageUrl} holds neither the sponsor's nor the client's key`, 'KeyPageChanged');
+      }
+      const op: tx.KeyPageOp = hasClient
+        ? { type: 'removeKey', publicKeyHash: sponsor.publicKeyHash }
+        : { type: 'updateKey', oldPublicKeyHash: sponsor.publicKeyHash, newPublicKeyHash: client };
+      const st = await submitOnce(i.identityId, 'key', i.keyPageUrl, tx.updateKeyPage([op]), sponsor.asPage(i.keyPageUrl), 'page');
+      return { submitted: true, txId: st.txId };
+    },
+
+    /** Whole credits on page 1 (the identity's credit_balance), stored on the row as well. */
+    async readCreditBalance(i: { identityId: string; keyPageUrl: string }): Promise<string> {
+      const page = await ledger.queryKeyPage(i.keyPageUrl);
+      const credits = BigInt(Math.floor(page.creditBalance / 100));
+      await setIdentityCreditBalance(db, i.identityId, credits);
+      return credits.toString();
+    },
+  };
+}
+export type LedgerActivities = ReturnType<typeof createLedgerActivities>;

@@ -1,0 +1,267 @@
+/**
+ * Queries over identities and their chain accounts. Every read the API makes is scoped to an organization;
+ * the workflow's activities address rows by identity id only.
+ */
+import { and, asc, count, desc, eq, inArray, isNotNull, lt, ne, or, sql } from 'drizzle-orm';
+import type { Db } from './client.js';
+import { chainAccounts, identities, organizations } from './schema.js';
+
+export type IdentityRow = typeof identities.$inferSelect;
+export type ChainAccountRow = typeof chainAccounts.$inferSelect;
+
+export const IDENTITY_STATUSES = ['creating', 'active', 'failed', 'retired'] as const;
+export type IdentityStatus = (typeof IDENTITY_STATUSES)[number];
+/** states after which the status no longer changes by itself (polling stops) */
+export const TERMINAL_STATUSES: IdentityStatus[] = ['active', 'failed', 'retired'];
+
+/** Provisioning steps in order; `stage` holds the current one (mirrored to the Stage search attribute). */
+export const PROVISIONING_STAGES = [
+  'queued',
+  'creating_adi',
+  'adding_credits',
+  'creating_data_account',
+  'setting_key',
+  'deploying_accounts',
+  'finalizing',
+] as const;
+export type ProvisioningStage = (typeof PROVISIONING_STAGES)[number] | 'done' | 'failed';
+
+export interface NewIdentity {
+  id: string;
+  orgId: string;
+  name: string;
+  adiUrl: string;
+  bookUrl: string;
+  keyPageUrl: string;
+  dataAccountUrl: string;
+  publicKey: string | null;
+  publicKeyHash: string;
+  requestedChains: string[];
+  requestedCredits: bigint;
+}
+
+export type CreateIdentityResult =
+  | { ok: true; identity: IdentityRow }
+  | { ok: false; reason: 'quota'; quota: number; used: number }
+  | { ok: false; reason: 'credits'; requested: bigint; remaining: bigint }
+  | { ok: false; reason: 'name_taken'; existingId: string }
+  | { ok: false; reason: 'no_org' };
+
+/**
+ * Insert an identity if the organization's quota and credit grant allow it, atomically: the organization row is
+ * locked for the duration, so concurrent requests of one organization can never exceed the quota. Every identity
+ * that is not retired counts (creating, active, failed). The requested credits are charged to the grant.
+ */
+export async function createIdentityWithinQuota(db: Db, n: NewIdentity): Promise<CreateIdentityResult> {
+  return db.transaction(async (tx) => {
+    const [org] = await tx.select().from(organizations).where(eq(organizations.id, n.orgId)).for('update');
+    if (!org) return { ok: false, reason: 'no_org' } as const;
+    const [{ used }] = await tx
+      .select({ used: count() })
+      .from(identities)
+      .where(and(eq(identities.orgId, n.orgId), ne(identities.status, 'retired')));
+    if (used >= org.identityQuota) return { ok: false, reason: 'quota', quota: org.identityQuota, used } as const;
+    const remaining = org.creditGrant - org.creditsUsed;
+    if (n.requestedCredits > remaining) {
+      return { ok: false, reason: 'credits', requested: n.requestedCredits, remaining: remaining < 0n ? 0n : remaining } as const;
+    }
+    const [taken] = await tx
+      .select({ id: identities.id })
+      .from(identities)
+      .where(and(eq(identities.adiUrl, n.adiUrl), ne(identities.status, 'retired')));
+    if (taken) return { ok: false, reason: 'name_taken', existingId: taken.id } as const;
+    const [row] = await tx
+      .insert(identities)
+      .values({ ...n, status: 'creating', stage: 'queued' })
+      .returning();
+    if (n.requestedCredits > 0n) {
+      await tx
+        .update(organizations)
+        .set({ creditsUsed: sql`${organizations.creditsUsed} + ${n.requestedCredits.toString()}::bigint` })
+        .where(eq(organizations.id, n.orgId));
+    }
+    return { ok: true, identity: row } as const;
+  });
+}
+
+export async function getIdentity(db: Db, id: string): Promise<IdentityRow | undefined> {
+  const [row] = await db.select().from(identities).where(eq(identities.id, id));
+  return row;
+}
+
+/** An identity of `orgId` by id or ADI URL; another organization's identity is invisible (undefined). */
+export async function getOrgIdentity(db: Db, orgId: string, idOrAdiUrl: string): Promise<IdentityRow | undefined> {
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrAdiUrl);
+  const where = isUuid
+    ? and(eq(identities.orgId, orgId), eq(identities.id, idOrAdiUrl))
+    : and(eq(identities.orgId, orgId), eq(sql`lower(${identities.adiUrl})`, idOrAdiUrl.trim().toLowerCase().replace(/\/+$/, '')));
+  // an ADI URL may name a retired identity and a live one; prefer the live one
+  const rows = await db.select().from(identities).where(where).orderBy(desc(identities.createdAt));
+  return rows.find((r) => r.status !== 'retired') ?? rows[0];
+}
+
+export async function getChainAccounts(db: Db, identityIds: string[]): Promise<Map<string, ChainAccountRow[]>> {
+  const out = new Map<string, ChainAccountRow[]>();
+  if (identityIds.length === 0) return out;
+  const rows = await db
+    .select()
+    .from(chainAccounts)
+    .where(inArray(chainAccounts.identityId, identityIds))
+    .orderBy(asc(chainAccounts.createdAt), asc(chainAccounts.chain));
+  for (const r of rows) {
+    const list = out.get(r.identityId) ?? [];
+    list.push(r);
+    out.set(r.identityId, list);
+  }
+  return out;
+}
+
+export interface ListOptions {
+  status?: IdentityStatus;
+  /** opaque cursor from the previous page */
+  cursor?: { createdAt: Date; id: string };
+  limit: number;
+  /** include retired identities (only when status is not given) */
+  includeRetired?: boolean;
+}
+
+/** Newest first, keyset-paginated on (created_at, id). Returns one row more than `limit` when there is a next page. */
+export async function listOrgIdentities(db: Db, orgId: string, o: ListOptions): Promise<IdentityRow[]> {
+  const conds = [eq(identities.orgId, orgId)];
+  if (o.status) conds.push(eq(identities.status, o.status));
+  else if (!o.includeRetired) conds.push(ne(identities.status, 'retired'));
+  if (o.cursor) {
+    conds.push(
+      or(
+        lt(identities.createdAt, o.cursor.createdAt),
+        and(eq(identities.createdAt, o.cursor.createdAt), lt(identities.id, o.cursor.id)),
+      )!,
+    );
+  }
+  return db
+    .select()
+    .from(identities)
+    .where(and(...conds))
+    .orderBy(desc(identities.createdAt), desc(identities.id))
+    .limit(o.limit + 1);
+}
+
+export async function setIdentityStage(db: Db, id: string, stage: ProvisioningStage): Promise<void> {
+  await db
+    .update(identities)
+    .set({ stage, updatedAt: new Date() })
+    .where(and(eq(identities.id, id), eq(identities.status, 'creating')));
+}
+
+/** creating -> active (a retired identity stays retired; its accounts are still recorded). */
+export async function markIdentityActive(db: Db, id: string, creditBalance: bigint): Promise<IdentityRow | undefined> {
+  const now = new Date();
+  const [row] = await db
+    .update(identities)
+    .set({ status: 'active', stage: 'done', creditBalance, provisionedAt: now, updatedAt: now, errorMessage: null })
+    .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
+    .returning();
+  if (row) return row;
+  await db.update(identities).set({ creditBalance, stage: 'done', provisionedAt: now, updatedAt: now }).where(eq(identities.id, id));
+  return getIdentity(db, id);
+}
+
+/**
+ * creating -> failed with the reason. Credits charged to the organization's grant are given back when the
+ * ledger never received them (`refundCredits`).
+ */
+export async function markIdentityFailed(db: Db, id: string, message: string, refundCredits: boolean): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(identities)
+      .set({ status: 'failed', stage: 'failed', errorMessage: message.slice(0, 2000), updatedAt: new Date() })
+      .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
+      .returning();
+    if (row && refundCredits && row.requestedCredits > 0n) {
+      await tx
+        .update(organizations)
+        .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${row.requestedCredits.toString()}::bigint, 0)` })
+        .where(eq(organizations.id, row.orgId));
+    }
+  });
+}
+
+/** Soft delete: any status -> retired; idempotent (an already-retired identity is returned unchanged). */
+export async function retireIdentity(db: Db, orgId: string, id: string): Promise<IdentityRow | undefined> {
+  const now = new Date();
+  const [row] = await db
+    .update(identities)
+    .set({ status: 'retired', retiredAt: now, updatedAt: now })
+    .where(and(eq(identities.orgId, orgId), eq(identities.id, id), ne(identities.status, 'retired')))
+    .returning();
+  if (row) return row;
+  const [existing] = await db.select().from(identities).where(and(eq(identities.orgId, orgId), eq(identities.id, id)));
+  return existing;
+}
+
+/** Store the public key of a hash-only identity (the caller has checked that it hashes to public_key_hash). */
+export async function setIdentityPublicKey(db: Db, orgId: string, id: string, publicKey: string): Promise<IdentityRow | undefined> {
+  const [row] = await db
+    .update(identities)
+    .set({ publicKey, updatedAt: new Date() })
+    .where(and(eq(identities.orgId, orgId), eq(identities.id, id)))
+    .returning();
+  return row;
+}
+
+export async function setIdentityCreditBalance(db: Db, id: string, creditBalance: bigint): Promise<void> {
+  await db.update(identities).set({ creditBalance }).where(eq(identities.id, id));
+}
+
+/** Record a chain account once its deployment is confirmed (or found already deployed). Idempotent. */
+export async function upsertChainAccount(
+  db: Db,
+  a: { identityId: string; chain: string; chainId: bigint; address: string; deploymentTx: string | null },
+): Promise<ChainAccountRow> {
+  const [row] = await db
+    .insert(chainAccounts)
+    .values(a)
+    .onConflictDoUpdate({
+      target: [chainAccounts.identityId, chainAccounts.chain],
+      set: { address: a.address, chainId: a.chainId, deploymentTx: sql`coalesce(${chainAccounts.deploymentTx}, excluded.deployment_tx)` },
+    })
+    .returning();
+  return row;
+}
+
+/** The ledger transaction recorded for a provisioning step, if any. */
+export async function getLedgerTxRecord(db: Db, id: string, step: string) {
+  const row = await getIdentity(db, id);
+  return row?.ledgerTxs?.[step];
+}
+
+export async function putLedgerTxRecord(db: Db, id: string, step: string, rec: { txId: string; envelope: unknown; submittedAt: string }): Promise<void> {
+  await db
+    .update(identities)
+    .set({ ledgerTxs: sql`${identities.ledgerTxs} || ${JSON.stringify({ [step]: rec })}::jsonb` })
+    .where(eq(identities.id, id));
+}
+
+export async function clearLedgerTxRecord(db: Db, id: string, step: string): Promise<void> {
+  await db
+    .update(identities)
+    .set({ ledgerTxs: sql`${identities.ledgerTxs} - ${step}::text` })
+    .where(eq(identities.id, id));
+}
+
+/** Median and 95th percentile of recent provisioning durations in seconds (for polling hints); undefined without data. */
+export async function recentProvisioningSeconds(db: Db, sample = 50): Promise<{ p50: number; p95: number } | undefined> {
+  const rows = await db
+    .select({ createdAt: identities.createdAt, provisionedAt: identities.provisionedAt })
+    .from(identities)
+    .where(isNotNull(identities.provisionedAt))
+    .orderBy(desc(identities.provisionedAt))
+    .limit(sample);
+  const secs = rows
+    .map((r) => (r.provisionedAt!.getTime() - r.createdAt.getTime()) / 1000)
+    .filter((s) => s >= 0)
+    .sort((a, b) => a - b);
+  if (secs.length === 0) return undefined;
+  const q = (p: number) => secs[Math.min(secs.length - 1, Math.floor(p * secs.length))]!;
+  return { p50: q(0.5), p95: q(0.95) };
+}

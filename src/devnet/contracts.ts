@@ -1,0 +1,40 @@
+/**
+ * Devnet system contracts: ProofAnchor + AccountFactory deployed through the CREATE2 deployer on every local
+ * chain (idempotent: an existing deployment is reused), with a validator set given by the caller (the devnet's
+ * validators) or, when none is given, 7 deterministic development keys. The result is the chain list with the
+ * `contracts` addresses filled in, ready for the config the worker and API use.
+ */
+import { hexToBytes, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { blsKeygen, blsProofOfPossession } from '../chain/bls.js';
+import { computeSystemAddresses, deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
+import type { SystemContracts } from '../chain/registry.js';
+import type { ChainConfig } from '../config.js';
+
+/** anvil's first development account: the devnet's default relayer and deployer (public, test-only key). */
+export const ANVIL_DEV_KEY_0: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+
+/** `n` BLS validator registrations derived from `tag` (development only: anyone can derive these keys). */
+export function devValidatorRegistrations(n = 7, tag = 'pgw-devnet-validator'): ValidatorRegistration[] {
+  return Array.from({ length: n }, (_, i) => {
+    const { secretKey, publicKey } = blsKeygen(hexToBytes(keccak256(stringToHex(`${tag}-${i}`))));
+    return { publicKey, proofOfPossession: blsProofOfPossession(secretKey), power: 100n };
+  });
+}
+
+export interface DeployDevnetContractsOptions {
+  chains: readonly ChainConfig[];
+  /** funded key that sends the CREATE2 deployments */
+  deployerKey: Hex;
+  /** ProofAnchor owner; default the deployer's address */
+  owner?: Address;
+  /** the validator set; default devValidatorRegistrations() */
+  validators?: readonly ValidatorRegistration[];
+}
+
+export async function deployDevnetContracts(o: DeployDevnetContractsOptions): Promise<{ contracts: SystemContracts; chains: ChainConfig[] }> {
+  const params = { owner: o.owner ?? privateKeyToAccount(o.deployerKey).address, validators: o.validators ?? devValidatorRegistrations() };
+  const contracts = computeSystemAddresses(params);
+  await Promise.all(o.chains.map((c) => deploySystem({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: o.deployerKey, ...params })));
+  return { contracts, chains: o.chains.map((c) => ({ ...c, contracts })) };
+}

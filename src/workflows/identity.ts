@@ -1,0 +1,151 @@
+/**
+ * identityWorkflow (`identity-<id>`): provisions one identity (DESIGN.md §3).
+ *
+ *   creating_adi          sponsor creates acc://<name>.<suffix> with book and page 1
+ *   ── then in parallel ──────────────────────────────────────────────────────────────
+ *   adding_credits        AddCredits to page 1                 │ deploying_accounts: the AbstractAccount
+ *   creating_data_account CreateDataAccount <adi>/data         │ on every requested chain (parallel); safe
+ *   setting_key           page 1's key becomes the client's    │ once the ADI is known to be ours
+ *   ──────────────────────────────────────────────────────────────────────────────────
+ *   finalizing            read the page's credits; status active
+ *
+ * Orchestration only: every effect is an idempotent activity. Transient faults are retried with backoff; a
+ * permanent one (name taken, sponsor out of credits, chain not configured) ends the identity in `failed` with
+ * the reason, and the workflow fails so it stands out in the Temporal UI. The current step is the Stage search
+ * attribute and the row's `stage`; a query `progress` answers the same from the workflow itself.
+ */
+import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { ChainActivities } from '../activities/chain.js';
+import type { IdentityStoreActivities } from '../activities/identity-store.js';
+import type { LedgerActivities, LedgerStepInput } from '../activities/ledger.js';
+import { StageKey } from './search-attributes.js';
+
+export interface IdentityWorkflowInput {
+  identityId: string;
+  orgId: string;
+  adiUrl: string;
+  bookUrl: string;
+  keyPageUrl: string;
+  dataAccountUrl: string;
+  publicKeyHash: string;
+  chains: string[];
+  /** whole credits, decimal string */
+  credits: string;
+}
+
+export interface IdentityWorkflowResult {
+  identityId: string;
+  status: 'active';
+  creditBalance: string;
+  chainAccounts: { chain: string; chainId: string; address: string; deploymentTx: string | null }[];
+}
+
+export interface IdentityProgress {
+  stage: string;
+  completed: string[];
+  chainAccounts: string[];
+}
+
+export const identityProgressQuery = defineQuery<IdentityProgress>('progress');
+
+// Same lists as NON_RETRYABLE_LEDGER_ERRORS / NON_RETRYABLE_CHAIN_ERRORS (workflow code imports no activity values).
+const NON_RETRYABLE = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ChainNotConfigured'];
+
+const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
+
+const ledgerActs = proxyActivities<LedgerActivities>({
+  startToCloseTimeout: '2 minutes',
+  // activities heartbeat while they wait, so a worker that dies mid-step is noticed within 15 s (shorter
+  // timeouts fired spuriously on a loaded 2-core machine with 20 identities in flight)
+  heartbeatTimeout: '15 seconds',
+  scheduleToCloseTimeout: '15 minutes',
+  retry,
+});
+const chainActs = proxyActivities<ChainActivities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '15 seconds',
+  scheduleToCloseTimeout: '15 minutes',
+  retry,
+});
+const store = proxyActivities<IdentityStoreActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { ...retry, maximumInterval: '5 seconds' },
+});
+
+/** The message of the innermost failure (the activity's own error). */
+function reason(err: unknown): string {
+  let e: unknown = err;
+  while ((e instanceof ActivityFailure || (e instanceof ApplicationFailure && e.cause)) && (e as { cause?: unknown }).cause) e = (e as { cause?: unknown }).cause;
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg || 'provisioning failed';
+}
+
+export async function identityWorkflow(input: IdentityWorkflowInput): Promise<IdentityWorkflowResult> {
+  const progress: IdentityProgress = { stage: 'queued', completed: [], chainAccounts: [] };
+  setHandler(identityProgressQuery, () => progress);
+  const step = (stage: string) => {
+    progress.stage = stage;
+    upsertSearchAttributes([{ key: StageKey, value: stage }]);
+  };
+  const done = (stage: string) => progress.completed.push(stage);
+  const ledgerInput = (stage: LedgerStepInput['stage']): LedgerStepInput => ({
+    identityId: input.identityId,
+    adiUrl: input.adiUrl,
+    bookUrl: input.bookUrl,
+    keyPageUrl: input.keyPageUrl,
+    dataAccountUrl: input.dataAccountUrl,
+    publicKeyHash: input.publicKeyHash,
+    credits: input.credits,
+    stage,
+  });
+
+  let creditsBought = false;
+  try {
+    step('creating_adi');
+    await ledgerActs.ensureAdi(ledgerInput('creating_adi'));
+    done('creating_adi');
+
+    // From here the ADI is ours: the chain accounts go out while the ledger setup continues.
+    const accounts = input.chains.map(async (chain) => {
+      const a = await chainActs.ensureAbstractAccount({ identityId: input.identityId, adiUrl: input.adiUrl, chain });
+      progress.chainAccounts.push(chain);
+      return a;
+    });
+    const ledgerSetup = (async () => {
+      step('adding_credits');
+      await ledgerActs.ensureCredits(ledgerInput('adding_credits'));
+      creditsBought = true;
+      done('adding_credits');
+      step('creating_data_account');
+      await ledgerActs.ensureDataAccount(ledgerInput('creating_data_account'));
+      done('creating_data_account');
+      step('setting_key');
+      await ledgerActs.ensureClientKey(ledgerInput('setting_key'));
+      done('setting_key');
+      if (progress.chainAccounts.length < input.chains.length) {
+        step('deploying_accounts');
+        await store.recordIdentityStage(input.identityId, 'deploying_accounts');
+      }
+    })();
+    // wait for every branch before deciding, so nothing is left running behind a failure
+    const settled = await Promise.allSettled([ledgerSetup, ...accounts]);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (input.chains.length) done('deploying_accounts');
+
+    step('finalizing');
+    const creditBalance = await ledgerActs.readCreditBalance({ identityId: input.identityId, keyPageUrl: input.keyPageUrl });
+    await store.markIdentityActive(input.identityId, creditBalance);
+    step('done');
+    const chainAccounts = settled
+      .slice(1)
+      .map((s) => (s as PromiseFulfilledResult<Awaited<(typeof accounts)[number]>>).value)
+      .map((a) => ({ chain: a.chain, chainId: a.chainId, address: a.address, deploymentTx: a.deploymentTx }));
+    return { identityId: input.identityId, status: 'active', creditBalance, chainAccounts };
+  } catch (err) {
+    const message = reason(err);
+    step('failed');
+    await store.markIdentityFailed(input.identityId, message, !creditsBought);
+    throw ApplicationFailure.nonRetryable(`identity provisioning failed: ${message}`, 'ProvisioningFailed');
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * A devnet made in the test: ledger simulator (short blocks) + two anvils with the system contracts + a funded
+ * sponsor + a database + an in-process worker + the app. `config` is what a worker or API process would load
+ * (CHAINS with contract addresses, LEDGER_URL, SPONSOR_KEY, RELAYER_PRIVATE_KEY), so child processes can be
+ * started against the same devnet.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { randomBytes } from 'node:crypto';
+import { createActivities } from '../../src/activities/index.js';
+import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import type { Config } from '../../src/config.js';
+import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { setupIdentityDevnet } from '../../src/devnet/identity.js';
+import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
+import { createLedgerClient, type LedgerClient } from '../../src/ledger/index.js';
+import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
+import { quietLogger, type DbKind } from '../support/env.js';
+import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
+
+export interface IdentityDevnet {
+  sim: LedgerSimHandle;
+  anvils: AnvilHandle[];
+  ledger: LedgerClient;
+  /** environment of this devnet (merge into testConfig / a child process env) */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startIdentityDevnet(opts: { blockIntervalMs?: number } = {}): Promise<IdentityDevnet> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pgw-identity-'));
+  const sim = await startLedgerSim({ port: 0, blockIntervalMs: opts.blockIntervalMs ?? 20 });
+  const anvils = await Promise.all([startAnvil({ chainId: 11155111 }), startAnvil({ chainId: 80002 })]);
+  try {
+    const chains = [
+      { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvils[0]!.rpcUrl, confirmations: 2 },
+      { name: 'polygon-amoy', chainId: 80002, rpcUrl: anvils[1]!.rpcUrl, confirmations: 2 },
+    ];
+    const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
+    const env = {
+      LEDGER_URL: sim.url,
+      CHAINS: JSON.stringify(parts.chains),
+      SPONSOR_KEY: parts.sponsorKey,
+      RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
+      DATA_DIR: dataDir,
+    };
+    return {
+      sim,
+      anvils,
+      ledger: createLedgerClient({ url: sim.url, pollIntervalMs: 20 }),
+      env,
+      async stop() {
+        await Promise.all([sim.stop(), ...anvils.map((a) => a.stop())]);
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await Promise.all([sim.stop(), ...anvils.map((a) => a.stop())]);
+    throw e;
+  }
+}
+
+export async function startWorker(config: Config, db: TestApp['db']) {
+  installTemporalRuntime(quietLogger, { shutdownSignals: [] });
+  const { worker, connection } = await createGatewayWorker({
+    address: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ db, ...identityActivityDeps(config) }),
+    shutdownGraceTime: '1s',
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/** The app on a fresh database with this devnet's config, an organization and a read/write key. */
+export async function startIdentityApp(dn: IdentityDevnet, kind: DbKind, opts: { env?: Record<string, string>; quota?: number } = {}) {
+  const app = await startTestApp(kind, { env: { ...dn.env, ...opts.env } });
+  const key: TestKey = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+  if (opts.quota !== undefined) {
+    const { organizations } = await import('../../src/db/schema.js');
+    const { eq } = await import('drizzle-orm');
+    await app.db.update(organizations).set({ identityQuota: opts.quota }).where(eq(organizations.id, key.orgId));
+  }
+  return { ...app, key, clock: app.clock };
+}
+
+export function newClientKey() {
+  const secretKey = Uint8Array.from(randomBytes(32));
+  const publicKey = Buffer.from(ed25519.getPublicKey(secretKey)).toString('hex');
+  return { secretKey, publicKey };
+}
+
+export function uniqueName(prefix = 'idt'): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+export async function pollIdentity(app: Awaited<ReturnType<typeof startIdentityApp>>, id: string, until: (b: any) => boolean, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await app.call(`/v1/identity/${id}`, { key: app.key.key });
+    const body = await res.json();
+    if (until(body)) return body;
+    if (Date.now() > deadline) throw new Error(`identity ${id} did not reach the expected state: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * POST /v1/identity refusals and failures, idempotent replay, quota, repair of a hash-only identity, retire,
+ * list, org scoping and the portfolio — against a devnet made here (ledger-sim, two anvils, worker, app).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { createApp } from '../../src/api/app.js';
+import { ApiError } from '../../src/api/errors.js';
+import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
+import { organizations } from '../../src/db/schema.js';
+import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { createSponsor } from '../../src/identity/sponsor.js';
+import { tx } from '../../src/ledger/index.js';
+import { dbKinds } from '../support/env.js';
+import { createTestOrgAndKey } from '../support/platform.js';
+import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
+
+let dn: IdentityDevnet;
+let app: Awaited<ReturnType<typeof startIdentityApp>>;
+let worker: Awaited<ReturnType<typeof startWorker>>;
+const kind = dbKinds().includes('postgres') ? 'postgres' : 'pglite';
+
+beforeAll(async () => {
+  dn = await startIdentityDevnet();
+  app = await startIdentityApp(dn, kind);
+  worker = await startWorker(app.config, app.db);
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await app?.close();
+  await dn?.stop();
+});
+
+const post = (body: unknown, o: { key?: string; headers?: Record<string, string> } = {}) =>
+  app.call('/v1/identity', { method: 'POST', key: o.key ?? app.key.key, body: JSON.stringify(body), headers: o.headers });
+const get = async (path: string, key = app.key.key) => await app.call(path, { key });
+
+describe('validation (400, nothing created)', () => {
+  it('unknown chain names the chain and the known ones', async () => {
+    const res = await post({ name: uniqueName(), public_key: newClientKey().publicKey, chains: ['ethereum-sepolia', 'solana-mainnet'] });
+    expect(res.status).toBe(400);
+    const b = await res.json();
+    expect(b.code).toBe('UNKNOWN_CHAIN');
+    expect(b.error).toContain('solana-mainnet');
+    expect(b.details.known_chains).toEqual(['ethereum-sepolia', 'polygon-amoy']);
+  });
+
+  it('bad keys: not hex, wrong length, not a curve point, small order', async () => {
+    const name = uniqueName();
+    for (const public_key of ['zz'.repeat(32), 'ab'.repeat(31), 'ff'.repeat(32), '01' + '00'.repeat(31)]) {
+      const res = await post({ name, public_key });
+      expect(res.status, public_key).toBe(400);
+      const b = await res.json();
+      expect(b.error).toMatch(/^public_key: /);
+      expect(b.details.field).toBe('public_key');
+    }
+    const res = await post({ name, public_key_hash: 'xyz' });
+    expect((await res.json()).error).toMatch(/^public_key_hash: /);
+    const none = await post({ name });
+    expect((await none.json()).error).toMatch(/^public_key: required/);
+  });
+
+  it('hash/key mismatch: the hash must be SHA-256 of the raw 32 bytes (hashing the hex text is refused)', async () => {
+    const k = newClientKey();
+    const overHexText = publicKeyHashHex(Buffer.from(k.publicKey, 'utf8').toString('hex').slice(0, 64));
+    const res = await post({ name: uniqueName(), public_key: k.publicKey, public_key_hash: overHexText });
+    expect(res.status).toBe(400);
+    const b = await res.json();
+    expect(b.code).toBe('PUBLIC_KEY_HASH_MISMATCH');
+    expect(b.error).toMatch(/public_key_hash: does not match public_key/);
+    // the right hash, upper-case, is fine
+    const ok = await post({ name: uniqueName(), public_key: k.publicKey, public_key_hash: publicKeyHashHex(k.publicKey).toUpperCase() });
+    expect(ok.status).toBe(202);
+  });
+
+  it('names: ledger-safe labels only; credits: whole, non-negative', async () => {
+    for (const name of ['ab', 'Upper-Case', 'has.dot', '-dash', '12345', 'a'.repeat(64), 'spa ce']) {
+      const res = await post({ name, public_key: newClientKey().publicKey });
+      expect(res.status, name).toBe(400);
+      expect((await res.json()).error).toMatch(/^name: /);
+    }
+    for (const credits of [-1, 1.5, 2_000_000_000]) {
+      const res = await post({ name: uniqueName(), public_key: newClientKey().publicKey, credits });
+      expect(res.status, String(credits)).toBe(400);
+      expect((await res.json()).error).toMatch(/^credits: /);
+    }
+  });
+});
+
+describe('name already taken', () => {
+  it('by a live identity of the gateway: 409 NAME_TAKEN at once', async () => {
+    const name = uniqueName('dup');
+    expect((await post({ name, public_key: newClientKey().publicKey })).status).toBe(202);
+    const res = await post({ name, public_key: newClientKey().publicKey });
+    expect(res.status).toBe(409);
+    const b = await res.json();
+    expect(b.code).toBe('NAME_TAKEN');
+    expect(b.error).toContain(`acc://${name}.acme`);
+  });
+
+  it('on the ledger by someone else: 202, then failed with the reason; the credits go back to the grant', async () => {
+    const name = uniqueName('taken');
+    // someone outside the gateway owns the ADI (a different key on its page)
+    const other = createSponsor(randomBytes(32));
+    await dn.ledger.faucet(other.liteTokenAccount);
+    await waitFor(async () => BigInt((await dn.ledger.tryQueryAccount(other.liteTokenAccount))?.balance ?? '0') > 0n);
+    const { amount, oracle } = await dn.ledger.acmeForCredits(10_000);
+    const c = await dn.ledger.signAndSubmit(other.liteTokenAccount, tx.addCredits({ recipient: other.liteIdentity, amount, oracle }), other.asLite());
+    await dn.ledger.waitForTransaction(c.txId);
+    await waitFor(async () => ((await dn.ledger.queryAccount(other.liteIdentity)).creditBalance ?? 0) > 0);
+    const adi = `acc://${name}.acme`;
+    const r = await dn.ledger.signAndSubmit(adi, tx.createIdentity({ url: adi, keyBookUrl: `${adi}/book`, publicKeyHash: other.publicKeyHash }), other.asLite());
+    expect((await dn.ledger.waitForTransaction(r.txId)).delivered).toBe(true);
+
+    const usedBefore = (await org()).creditsUsed;
+    const res = await post({ name, public_key: newClientKey().publicKey, chains: ['ethereum-sepolia'], credits: 50 });
+    expect(res.status).toBe(202);
+    const id = (await res.json()).identity.id;
+    const failed = await pollIdentity(app, id, (b) => b.status !== 'creating');
+    expect(failed.status).toBe('failed');
+    expect(failed.stage).toBe('failed');
+    expect(failed.error_message).toMatch(/name already taken on the ledger/);
+    expect(failed.chain_accounts).toEqual([]);
+    expect((await org()).creditsUsed).toBe(usedBefore);
+    // the ADI is untouched: still the other key
+    const page = await dn.ledger.queryKeyPage(`${adi}/book/1`);
+    expect(page.keys.map((k) => k.publicKeyHash)).toEqual([other.publicKeyHash]);
+    await expect(app.deps.temporal.workflow.getHandle(`identity-${id}`).result()).rejects.toThrow();
+    const desc = await app.deps.temporal.workflow.getHandle(`identity-${id}`).describe();
+    expect(desc.status.name).toBe('FAILED');
+  });
+});
+
+describe('sponsor out of credits', () => {
+  it('ends in failed with the reason (not retried forever)', async () => {
+    const poor = randomBytes(32).toString('hex');
+    const poorApp = await startIdentityApp(dn, kind, { env: { SPONSOR_KEY: poor } });
+    const poorWorker = await startWorker(poorApp.config, poorApp.db);
+    try {
+      const res = await poorApp.call('/v1/identity', { method: 'POST', key: poorApp.key.key, body: JSON.stringify({ name: uniqueName('poor'), public_key: newClientKey().publicKey }) });
+      expect(res.status).toBe(202);
+      const id = (await res.json()).identity.id;
+      const failed = await pollIdentity(poorApp, id, (b) => b.status !== 'creating', 30_000);
+      expect(failed.status).toBe('failed');
+      expect(failed.error_message).toMatch(/sponsor is out of credits/);
+    } finally {
+      await poorWorker.stop();
+      await poorApp.close();
+    }
+  });
+});
+
+describe('quota', () => {
+  it('refused with quota and used once reached (failed ones count); retiring frees a slot', async () => {
+    const q = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    await app.db.update(organizations).set({ identityQuota: 2 }).where(eq(organizations.id, q.orgId));
+    const first = await post({ name: uniqueName('q'), public_key: newClientKey().publicKey }, { key: q.key });
+    expect(first.status).toBe(202);
+    // an invalid request does not use a slot; a hash-only one does
+    const second = await post({ name: uniqueName('q'), public_key_hash: publicKeyHashHex(newClientKey().publicKey) }, { key: q.key });
+    expect(second.status).toBe(202);
+    const third = await post({ name: uniqueName('q'), public_key: newClientKey().publicKey }, { key: q.key });
+    expect(third.status).toBe(403);
+    const b = await third.json();
+    expect(b.code).toBe('IDENTITY_QUOTA_EXCEEDED');
+    expect(b.details).toEqual({ quota: 2, used: 2 });
+    expect(b.error).toMatch(/2 of 2/);
+
+    const id = (await first.json()).identity.id;
+    const del = await app.call(`/v1/identity/${id}`, { method: 'DELETE', key: q.key });
+    expect(del.status).toBe(200);
+    expect((await del.json()).identity.status).toBe('retired');
+    const again = await app.call(`/v1/identity/${id}`, { method: 'DELETE', key: q.key });
+    expect(again.status).toBe(200);
+    expect((await get(`/v1/identity/${id}`, q.key).then((r) => r.json())).status).toBe('retired');
+    const fourth = await post({ name: uniqueName('q'), public_key: newClientKey().publicKey }, { key: q.key });
+    expect(fourth.status).toBe(202);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('a replay returns the original response with idempotent: true and creates nothing; another body is 422', async () => {
+    const key = randomUUID();
+    const body = { name: uniqueName('idem'), public_key: newClientKey().publicKey, chains: ['polygon-amoy'], credits: 5 };
+    const a = await post(body, { headers: { 'Idempotency-Key': key } });
+    expect(a.status).toBe(202);
+    const first = await a.json();
+    const b = await post(body, { headers: { 'Idempotency-Key': key } });
+    expect(b.status).toBe(202);
+    const replay = await b.json();
+    expect(replay.idempotent).toBe(true);
+    expect(replay.identity.id).toBe(first.identity.id);
+    const list = await get('/v1/identities?limit=200').then((r) => r.json());
+    expect(list.identities.filter((i: any) => i.name === body.name)).toHaveLength(1);
+    const c = await post({ ...body, credits: 6 }, { headers: { 'Idempotency-Key': key } });
+    expect(c.status).toBe(422);
+    expect((await c.json()).code).toBe('IDEMPOTENCY_KEY_MISMATCH');
+    // without the key, the same body is a second request: refused as a duplicate name, not a second identity
+    expect((await post(body)).status).toBe(409);
+    await pollIdentity(app, first.identity.id, (x) => x.status === 'active');
+  });
+});
+
+describe('hash-only identity', () => {
+  it('can_sign false and signing calls get 400 "Identity has no public key configured"; PATCH with the matching key repairs it', async () => {
+    const k = newClientKey();
+    const res = await post({ name: uniqueName('hash'), public_key_hash: publicKeyHashHex(k.publicKey) });
+    expect(res.status).toBe(202);
+    const created = await res.json();
+    expect(created.identity.can_sign).toBe(false);
+    expect(created.identity.public_key).toBeNull();
+    expect(created.warnings.join(' ')).toMatch(/cannot sign/);
+    const id = created.identity.id;
+    const active = await pollIdentity(app, id, (b) => b.status !== 'creating');
+    expect(active.status).toBe('active');
+    expect(active.can_sign).toBe(false);
+    // the guard the signing routes use
+    try {
+      requireSigningKey({ publicKey: null });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ApiError);
+      expect((e as ApiError).status).toBe(400);
+      expect((e as ApiError).message).toBe(NO_PUBLIC_KEY_MESSAGE);
+      expect(NO_PUBLIC_KEY_MESSAGE).toBe('Identity has no public key configured');
+    }
+    const wrong = await app.call(`/v1/identity/${id}`, { method: 'PATCH', key: app.key.key, body: JSON.stringify({ public_key: newClientKey().publicKey }) });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).code).toBe('PUBLIC_KEY_HASH_MISMATCH');
+    const ok = await app.call(`/v1/identity/${id}`, { method: 'PATCH', key: app.key.key, body: JSON.stringify({ public_key: k.publicKey.toUpperCase() }) });
+    expect(ok.status).toBe(200);
+    const repaired = await ok.json();
+    expect(repaired.can_sign).toBe(true);
+    expect(repaired.public_key).toBe(k.publicKey);
+    expect(requireSigningKey({ publicKey: repaired.public_key })).toBe(k.publicKey);
+  });
+});
+
+describe('reads', () => {
+  it("another organization's identity is a 404, like an unknown id", async () => {
+    const res = await post({ name: uniqueName('mine'), public_key: newClientKey().publicKey });
+    const id = (await res.json()).identity.id;
+    const stranger = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    for (const [method, body] of [['GET', undefined], ['PATCH', JSON.stringify({ public_key: newClientKey().publicKey })], ['DELETE', undefined]] as const) {
+      const r = await app.call(`/v1/identity/${id}`, { method, key: stranger.key, body });
+      expect(r.status, method).toBe(404);
+    }
+    expect((await get(`/v1/identity/${randomUUID()}`)).status).toBe(404);
+    expect((await get('/v1/identities', stranger.key).then((r) => r.json())).identities).toEqual([]);
+  });
+
+  it('GET /v1/identities: newest first, cursor pagination without gaps or repeats, status filter', async () => {
+    const p = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await post({ name: uniqueName('pg'), public_key_hash: publicKeyHashHex(newClientKey().publicKey) }, { key: p.key });
+      ids.push((await r.json()).identity.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await get(`/v1/identities?limit=2${cursor ? `&cursor=${cursor}` : ''}`, p.key).then((r) => r.json());
+      expect(page.identities.length).toBeLessThanOrEqual(2);
+      seen.push(...page.identities.map((i: any) => i.id));
+      cursor = page.pagination.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+    await app.call(`/v1/identity/${ids[0]}`, { method: 'DELETE', key: p.key });
+    const retired = await get('/v1/identities?status=retired', p.key).then((r) => r.json());
+    expect(retired.identities.map((i: any) => i.id)).toEqual([ids[0]]);
+    const live = await get('/v1/identities', p.key).then((r) => r.json());
+    expect(live.identities.map((i: any) => i.id)).not.toContain(ids[0]);
+    expect((await get('/v1/identities?cursor=garbage', p.key)).status).toBe(400);
+    expect((await get('/v1/identities?status=bogus', p.key)).status).toBe(400);
+  });
+
+  it('GET /v1/chains lists the registry with contract addresses; /v1/chains/{id} by name or id', async () => {
+    const all = await get('/v1/chains').then((r) => r.json());
+    expect(all.chains.map((c: any) => c.name)).toEqual(['ethereum-sepolia', 'polygon-amoy']);
+    expect(all.chains[0].contracts.account_factory).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(all.chains[0].rpcUrl).toBeUndefined();
+    expect((await get('/v1/chains/80002').then((r) => r.json())).name).toBe('polygon-amoy');
+    expect((await get('/v1/chains/nope')).status).toBe(404);
+  });
+
+  it('GET /v1/portfolio: live credits and balances per chain; a chain that does not answer is a per-chain error', async () => {
+    const p = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    const r = await post({ name: uniqueName('pf'), public_key: newClientKey().publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 7 }, { key: p.key });
+    const id = (await r.json()).identity.id;
+    await pollIdentity({ ...app, key: p }, id, (b) => b.status === 'active');
+    const pf = await get('/v1/portfolio', p.key).then((x) => x.json());
+    expect(pf.total_identities).toBe(1);
+    expect(pf.total_chains).toBe(2);
+    expect(pf.identities[0]).toMatchObject({ id, credit_balance: 7 });
+    for (const c of pf.identities[0].chains) expect(c).toMatchObject({ balance_wei: '0', balance: '0' });
+
+    // same database, polygon-amoy pointing at a dead port: that chain errors, the rest answers
+    const broken = createApp({
+      ...app.deps,
+      config: { ...app.config, chains: app.config.chains.map((c) => (c.name === 'polygon-amoy' ? { ...c, rpcUrl: 'http://127.0.0.1:9' } : c)) },
+    });
+    const res = await broken.request(`/v1/portfolio?identity=${id}`, { headers: { 'X-API-Key': p.key } });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    const byChain = Object.fromEntries(body.identities[0].chains.map((c: any) => [c.chain, c]));
+    expect(byChain['ethereum-sepolia'].balance_wei).toBe('0');
+    expect(byChain['polygon-amoy'].balance_wei).toBeNull();
+    expect(byChain['polygon-amoy'].error).toBeTruthy();
+  });
+});
+
+async function org() {
+  const [o] = await app.db.select().from(organizations).where(eq(organizations.id, app.key.orgId));
+  return o!;
+}
+
+async function waitFor(fn: () => Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Identity provisioning end to end on a devnet made here: POST /v1/identity → workflow → ADI, credits, data
+ * account, client key on the page, abstract accounts on two chains → active. Checked against the ledger and the
+ * chains themselves, not only the API's answers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient, http, type Address } from 'viem';
+import { predictAccountAddress } from '../../src/chain/account.js';
+import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { dbKinds } from '../support/env.js';
+import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
+
+let dn: IdentityDevnet;
+let app: Awaited<ReturnType<typeof startIdentityApp>>;
+let worker: Awaited<ReturnType<typeof startWorker>>;
+
+beforeAll(async () => {
+  dn = await startIdentityDevnet();
+  app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite');
+  worker = await startWorker(app.config, app.db);
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await app?.close();
+  await dn?.stop();
+});
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  app.call('/v1/identity', { method: 'POST', key: app.key.key, body: JSON.stringify(body), headers });
+
+describe('POST /v1/identity → active', () => {
+  it('two chains: active, same account address on both, key page holds the client key hash, credits on the page', async () => {
+    const k = newClientKey();
+    const name = uniqueName('two');
+    const res = await post({ name, public_key: k.publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 100 });
+    expect(res.status).toBe(202);
+    const body = await res.json();
+    expect(body.identity).toMatchObject({
+      status: 'creating',
+      chain_accounts: [],
+      credit_balance: 0,
+      can_sign: true,
+      adi_url: `acc://${name}.acme`,
+      book_url: `acc://${name}.acme/book`,
+      key_page_url: `acc://${name}.acme/book/1`,
+      public_key_hash: publicKeyHashHex(k.publicKey),
+    });
+    expect(body.status_url).toBe(`/v1/identity/${body.identity.id}`);
+    expect(body.polling.terminal_states).toEqual(expect.arrayContaining(['active', 'failed']));
+    expect(body.polling.first_poll_after_seconds).toBeGreaterThanOrEqual(1);
+
+    const done = await pollIdentity(app, body.identity.id, (b) => b.status !== 'creating');
+    expect(done.error_message).toBeUndefined();
+    expect(done.status).toBe('active');
+    expect(done.stage).toBe('done');
+    expect(done.chain_accounts).toHaveLength(2);
+    const [a, b] = done.chain_accounts;
+    expect(a.address).toBe(b.address);
+    expect(new Set(done.chain_accounts.map((x: any) => x.chain))).toEqual(new Set(['ethereum-sepolia', 'polygon-amoy']));
+    expect(new Set(done.chain_accounts.map((x: any) => x.chain_id))).toEqual(new Set([11155111, 80002]));
+
+    // the ledger: page 1 holds exactly the client's key hash and the credits
+    const page = await dn.ledger.queryKeyPage(done.key_page_url);
+    expect(page.keys.map((x) => x.publicKeyHash)).toEqual([publicKeyHashHex(k.publicKey)]);
+    expect(Math.floor(page.creditBalance / 100)).toBe(100);
+    expect(done.credit_balance).toBe(100);
+    expect((await dn.ledger.queryAccount(done.data_account_url)).type).toBe('dataAccount');
+
+    // the chains: code at the address on both, the offline prediction agrees, the deployment tx is real
+    const chains = JSON.parse(dn.env.CHAINS!) as { name: string; rpcUrl: string; contracts: { proofAnchor: Address; accountFactory: Address } }[];
+    for (const acc of done.chain_accounts) {
+      const ch = chains.find((c) => c.name === acc.chain)!;
+      expect(acc.address).toBe(predictAccountAddress({ ...ch.contracts, adiUrl: done.adi_url }));
+      const pub = createPublicClient({ transport: http(ch.rpcUrl) });
+      expect(await pub.getCode({ address: acc.address })).toMatch(/^0x[0-9a-f]{10,}/);
+      const receipt = await pub.getTransactionReceipt({ hash: acc.deployment_tx });
+      expect(receipt.status).toBe('success');
+    }
+
+    // the workflow: completed, with the search attributes an operator filters on
+    const desc = await app.deps.temporal.workflow.getHandle(`identity-${done.id}`).describe();
+    expect(desc.status.name).toBe('COMPLETED');
+    const sa = desc.searchAttributes as Record<string, unknown[]>;
+    expect(sa.OrgId).toEqual([app.key.orgId]);
+    expect(sa.IdentityId).toEqual([done.id]);
+    expect(sa.Stage).toEqual(['done']);
+  });
+
+  it('no chains, no credits: active with no accounts and 0 credits, and the response warns', async () => {
+    const k = newClientKey();
+    const res = await post({ name: uniqueName('bare'), public_key: k.publicKey });
+    expect(res.status).toBe(202);
+    const body = await res.json();
+    expect(body.warnings.join(' ')).toMatch(/credits is 0/);
+    const done = await pollIdentity(app, body.identity.id, (b) => b.status !== 'creating');
+    expect(done.status).toBe('active');
+    expect(done.chain_accounts).toEqual([]);
+    expect(done.credit_balance).toBe(0);
+    const page = await dn.ledger.queryKeyPage(done.key_page_url);
+    expect(page.keys.map((x) => x.publicKeyHash)).toEqual([publicKeyHashHex(k.publicKey)]);
+  });
+});
