@@ -4,6 +4,7 @@
  */
 import { and, asc, count, desc, eq, inArray, isNotNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
+import { recordEvent } from './events.js';
 import { chainAccounts, identities, organizations } from './schema.js';
 
 export type IdentityRow = typeof identities.$inferSelect;
@@ -153,36 +154,68 @@ export async function setIdentityStage(db: Db, id: string, stage: ProvisioningSt
     .where(and(eq(identities.id, id), eq(identities.status, 'creating')));
 }
 
-/** creating -> active (a retired identity stays retired; its accounts are still recorded). */
+/**
+ * creating -> active (a retired identity stays retired; its accounts are still recorded). The transition and its
+ * `identity.active` event are written in one transaction, so the event exists exactly when the state does.
+ */
 export async function markIdentityActive(db: Db, id: string, creditBalance: bigint): Promise<IdentityRow | undefined> {
   const now = new Date();
-  const [row] = await db
-    .update(identities)
-    .set({ status: 'active', stage: 'done', creditBalance, provisionedAt: now, updatedAt: now, errorMessage: null })
-    .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
-    .returning();
-  if (row) return row;
+  const moved = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(identities)
+      .set({ status: 'active', stage: 'done', creditBalance, provisionedAt: now, updatedAt: now, errorMessage: null })
+      .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
+      .returning();
+    if (!row) return undefined;
+    const accounts = await tx.select().from(chainAccounts).where(eq(chainAccounts.identityId, id)).orderBy(asc(chainAccounts.chain));
+    await recordEvent(tx, {
+      orgId: row.orgId,
+      type: 'identity.active',
+      resourceId: row.id,
+      data: {
+        identity_id: row.id,
+        name: row.name,
+        adi_url: row.adiUrl,
+        key_book_url: row.bookUrl,
+        key_page_url: row.keyPageUrl,
+        data_account_url: row.dataAccountUrl,
+        public_key_hash: row.publicKeyHash,
+        credit_balance: creditBalance.toString(),
+        chain_accounts: accounts.map((a) => ({ chain: a.chain, chain_id: a.chainId.toString(), address: a.address })),
+      },
+    });
+    return row;
+  });
+  if (moved) return moved;
   await db.update(identities).set({ creditBalance, stage: 'done', provisionedAt: now, updatedAt: now }).where(eq(identities.id, id));
   return getIdentity(db, id);
 }
 
 /**
- * creating -> failed with the reason. Credits charged to the organization's grant are given back when the
- * ledger never received them (`refundCredits`).
+ * creating -> failed with the reason, and its `identity.failed` event, in one transaction. Credits charged to the
+ * organization's grant are given back when the ledger never received them (`refundCredits`).
  */
 export async function markIdentityFailed(db: Db, id: string, message: string, refundCredits: boolean): Promise<void> {
   await db.transaction(async (tx) => {
+    const [before] = await tx.select({ stage: identities.stage }).from(identities).where(eq(identities.id, id)).for('update');
     const [row] = await tx
       .update(identities)
       .set({ status: 'failed', stage: 'failed', errorMessage: message.slice(0, 2000), updatedAt: new Date() })
       .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
       .returning();
-    if (row && refundCredits && row.requestedCredits > 0n) {
+    if (!row) return;
+    if (refundCredits && row.requestedCredits > 0n) {
       await tx
         .update(organizations)
         .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${row.requestedCredits.toString()}::bigint, 0)` })
         .where(eq(organizations.id, row.orgId));
     }
+    await recordEvent(tx, {
+      orgId: row.orgId,
+      type: 'identity.failed',
+      resourceId: row.id,
+      data: { identity_id: row.id, name: row.name, stage: before?.stage ?? 'unknown', error: row.errorMessage ?? message },
+    });
   });
 }
 

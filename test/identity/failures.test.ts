@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { ApiError } from '../../src/api/errors.js';
 import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
-import { organizations } from '../../src/db/schema.js';
+import { events, organizations } from '../../src/db/schema.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { tx } from '../../src/ledger/index.js';
@@ -122,6 +122,9 @@ describe('name already taken', () => {
     expect(failed.status).toBe('failed');
     expect(failed.stage).toBe('failed');
     expect(failed.error_message).toMatch(/name already taken on the ledger/);
+    const evs = await app.deps.database.db.select().from(events).where(eq(events.resourceId, id));
+    expect(evs.map((e) => e.type)).toEqual(['identity.failed']);
+    expect(evs[0].data).toMatchObject({ identity_id: id, error: expect.stringMatching(/name already taken/) });
     expect(failed.chain_accounts).toEqual([]);
     expect((await org()).creditsUsed).toBe(usedBefore);
     // the ADI is untouched: still the other key

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, type Address } from 'viem';
+import { eq } from 'drizzle-orm';
 import { predictAccountAddress } from '../../src/chain/account.js';
+import { events } from '../../src/db/schema.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { dbKinds } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
@@ -55,6 +57,10 @@ describe('POST /v1/identity → active', () => {
     expect(done.status).toBe('active');
     expect(done.stage).toBe('done');
     expect(done.chain_accounts).toHaveLength(2);
+    // exactly one identity.active event, written with the transition, listing both accounts
+    const evs = await app.deps.database.db.select().from(events).where(eq(events.resourceId, body.identity.id));
+    expect(evs.map((e) => [e.type, e.sequence])).toEqual([['identity.active', 1]]);
+    expect((evs[0].data as any).chain_accounts.map((x: any) => x.chain).sort()).toEqual(['ethereum-sepolia', 'polygon-amoy']);
     const [a, b] = done.chain_accounts;
     expect(a.address).toBe(b.address);
     expect(new Set(done.chain_accounts.map((x: any) => x.chain))).toEqual(new Set(['ethereum-sepolia', 'polygon-amoy']));
