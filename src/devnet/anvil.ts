@@ -52,3 +52,6 @@ export async function startAnvil(opts: {
   }
   return { rpcUrl, chainId: opts.chainId, port, stop: () => proc.stop() };
 }
+
+/** Alias used by the chain tests. */
+export type AnvilInstance = AnvilHandle;

@@ -1,0 +1,86 @@
+/**
+ * Identity accounts: address prediction (offline and via the factory), idempotent creation, and the
+ * proof-gated execution transaction.
+ */
+import { encodeAbiParameters, getContractAddress, keccak256, concatHex, type Address, type Hex } from 'viem';
+import { abstractAccountAbi, abstractAccountBytecode, accountFactoryAbi } from './abi/index.js';
+import type { ChainClients, ChainWriter } from './clients.js';
+import { adiHash, type AnchorPlan } from './formulas.js';
+import { waitTx, type TxOptions, type TxResult } from './anchor.js';
+
+/** Offline: the AbstractAccount address of `adiUrl` (identical on every chain for the same factory). */
+export function predictAccountAddress(p: { accountFactory: Address; proofAnchor: Address; adiUrl: string }): Address {
+  const salt = adiHash(p.adiUrl);
+  const initCode = concatHex([
+    abstractAccountBytecode,
+    encodeAbiParameters([{ type: 'address' }, { type: 'bytes32' }], [p.proofAnchor, salt]),
+  ]);
+  return getContractAddress({ opcode: 'CREATE2', from: p.accountFactory, salt, bytecodeHash: keccak256(initCode) });
+}
+
+/** On chain: AccountFactory.getAddress(adiUrl). */
+export function getAccountAddress(c: ChainClients, accountFactory: Address, adiUrl: string): Promise<Address> {
+  return c.public.readContract({ address: accountFactory, abi: accountFactoryAbi, functionName: 'getAddress', args: [adiUrl] });
+}
+
+/** Deploys the account unless it exists. `tx` is undefined when nothing was sent. */
+export async function createAccount(
+  w: ChainWriter,
+  accountFactory: Address,
+  adiUrl: string,
+  opts: TxOptions = {},
+): Promise<{ address: Address; created: boolean; tx?: TxResult }> {
+  const address = await getAccountAddress(w, accountFactory, adiUrl);
+  const code = await w.public.getCode({ address });
+  if (code && code !== '0x') return { address, created: false };
+  const hash = await w.wallet.writeContract({
+    address: accountFactory,
+    abi: accountFactoryAbi,
+    functionName: 'createAccount',
+    args: [adiUrl],
+    gas: opts.gas,
+  });
+  const tx = await waitTx(w, hash);
+  if (tx.status !== 'success') throw new Error(`createAccount(${adiUrl}) reverted (tx ${hash})`);
+  return { address, created: true, tx };
+}
+
+/** The `proof` argument of executeGovernanceProofDirect. */
+export interface AnchorProofArg {
+  commitmentRoot: Hex;
+  operationId: Hex;
+  ledgerTxHash: Hex;
+  leafCount: bigint;
+  leafIndex: bigint;
+  merkleProof: readonly Hex[];
+}
+
+/** The proof for leg `legIndex` of a planned anchor (formulas.planAnchor). */
+export function proofForLeg(plan: AnchorPlan, legIndex: number): AnchorProofArg {
+  const p = plan.proofs[legIndex];
+  if (!p) throw new Error(`anchor has no leg ${legIndex}`);
+  return {
+    commitmentRoot: plan.commitmentRoot,
+    operationId: plan.operationId,
+    ledgerTxHash: plan.ledgerTxHash,
+    leafCount: plan.leafCount,
+    leafIndex: p.leafIndex,
+    merkleProof: p.merkleProof,
+  };
+}
+
+export async function executeGovernanceProofDirect(
+  w: ChainWriter,
+  account: Address,
+  p: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
+  opts: TxOptions = {},
+): Promise<TxResult> {
+  const hash = await w.wallet.writeContract({
+    address: account,
+    abi: abstractAccountAbi,
+    functionName: 'executeGovernanceProofDirect',
+    args: [p.target, p.value, p.data, { ...p.proof, merkleProof: [...p.proof.merkleProof] }],
+    gas: opts.gas,
+  });
+  return waitTx(w, hash);
+}

@@ -1,0 +1,149 @@
+/**
+ * Typed helpers for the ProofAnchor transactions. Each write waits for the receipt and returns it.
+ * By default viem estimates gas first, so a transaction that would revert throws a decoded
+ * ContractFunctionExecutionError before anything is sent; pass `gas` to skip estimation and send anyway
+ * (tests use that to put reverting transactions on chain).
+ */
+import { BaseError, ContractFunctionRevertedError, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { proofAnchorAbi } from './abi/index.js';
+import type { ChainClients, ChainWriter } from './clients.js';
+import { anchorId as computeAnchorId } from './formulas.js';
+import type { ValidatorRegistration } from './deploy.js';
+
+export interface TxOptions {
+  /** fixed gas limit; skips estimation (the transaction is sent even if it will revert) */
+  gas?: bigint;
+}
+
+export interface TxResult {
+  txHash: Hex;
+  receipt: TransactionReceipt;
+  gasUsed: bigint;
+  status: 'success' | 'reverted';
+}
+
+export type AnchorStatus = 'none' | 'created' | 'proven';
+
+export interface AnchorState {
+  status: AnchorStatus;
+  leafCount: bigint;
+  usedBitmap: bigint;
+}
+
+const STATUS: AnchorStatus[] = ['none', 'created', 'proven'];
+
+export async function readAnchorState(c: ChainClients, anchor: Address, anchorId: Hex): Promise<AnchorState> {
+  const [s, leafCount, usedBitmap] = await c.public.readContract({
+    address: anchor,
+    abi: proofAnchorAbi,
+    functionName: 'anchorState',
+    args: [anchorId],
+  });
+  return { status: STATUS[s] ?? 'none', leafCount, usedBitmap };
+}
+
+export async function readValidatorSet(c: ChainClients, anchor: Address) {
+  const [root, totalPower, thresholdNum, thresholdDen, publicKeys, powers, data] = await c.public.readContract({
+    address: anchor,
+    abi: proofAnchorAbi,
+    functionName: 'validatorSet',
+  });
+  return { root, totalPower, thresholdNum, thresholdDen, publicKeys: [...publicKeys], powers: [...powers], data };
+}
+
+/** Name of the custom error a failed call reverted with, if viem could decode it. */
+export function revertErrorName(err: unknown): string | undefined {
+  if (err instanceof BaseError) {
+    const e = err.walk((x) => x instanceof ContractFunctionRevertedError);
+    if (e instanceof ContractFunctionRevertedError) return e.data?.errorName ?? e.reason;
+  }
+  return undefined;
+}
+
+export async function waitTx(w: ChainClients, txHash: Hex): Promise<TxResult> {
+  const receipt = await w.public.waitForTransactionReceipt({ hash: txHash, pollingInterval: 25 });
+  return { txHash, receipt, gasUsed: receipt.gasUsed, status: receipt.status };
+}
+
+export interface CreateAnchorArgs {
+  commitmentRoot: Hex;
+  operationId: Hex;
+  ledgerTxHash: Hex;
+  leafCount: bigint;
+}
+
+/**
+ * createAnchor, idempotent: if the (content-addressed) anchor already exists nothing is sent and
+ * `tx` is undefined.
+ */
+export async function createAnchor(
+  w: ChainWriter,
+  anchor: Address,
+  a: CreateAnchorArgs,
+  opts: TxOptions = {},
+): Promise<{ anchorId: Hex; alreadyExisted: boolean; tx?: TxResult }> {
+  const anchorId = computeAnchorId({ chainId: BigInt(w.chain.id), anchor, ...a });
+  if (opts.gas === undefined && (await readAnchorState(w, anchor, anchorId)).status !== 'none') {
+    return { anchorId, alreadyExisted: true };
+  }
+  try {
+    const hash = await w.wallet.writeContract({
+      address: anchor,
+      abi: proofAnchorAbi,
+      functionName: 'createAnchor',
+      args: [a.commitmentRoot, a.operationId, a.ledgerTxHash, a.leafCount],
+      gas: opts.gas,
+    });
+    return { anchorId, alreadyExisted: false, tx: await waitTx(w, hash) };
+  } catch (err) {
+    if (revertErrorName(err) === 'AnchorAlreadyExists') return { anchorId, alreadyExisted: true };
+    throw err;
+  }
+}
+
+/** executeComprehensiveProof; idempotent: an already proven anchor returns `alreadyProven` without a tx. */
+export async function executeComprehensiveProof(
+  w: ChainWriter,
+  anchor: Address,
+  p: { anchorId: Hex; signerBitmap: bigint; signature: Hex },
+  opts: TxOptions = {},
+): Promise<{ alreadyProven: boolean; tx?: TxResult }> {
+  if (opts.gas === undefined && (await readAnchorState(w, anchor, p.anchorId)).status === 'proven') {
+    return { alreadyProven: true };
+  }
+  try {
+    const hash = await w.wallet.writeContract({
+      address: anchor,
+      abi: proofAnchorAbi,
+      functionName: 'executeComprehensiveProof',
+      args: [p.anchorId, p.signerBitmap, p.signature],
+      gas: opts.gas,
+    });
+    return { alreadyProven: false, tx: await waitTx(w, hash) };
+  } catch (err) {
+    if (revertErrorName(err) === 'AnchorAlreadyProven') return { alreadyProven: true };
+    throw err;
+  }
+}
+
+export async function rotateValidatorSet(
+  w: ChainWriter,
+  anchor: Address,
+  p: { validators: readonly ValidatorRegistration[]; thresholdNum?: bigint; thresholdDen?: bigint },
+  opts: TxOptions = {},
+): Promise<TxResult> {
+  const hash = await w.wallet.writeContract({
+    address: anchor,
+    abi: proofAnchorAbi,
+    functionName: 'rotateValidatorSet',
+    args: [
+      p.validators.map((v) => v.publicKey),
+      p.validators.map((v) => v.proofOfPossession),
+      p.validators.map((v) => v.power),
+      p.thresholdNum ?? 2n,
+      p.thresholdDen ?? 3n,
+    ],
+    gas: opts.gas,
+  });
+  return waitTx(w, hash);
+}

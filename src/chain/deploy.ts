@@ -1,0 +1,103 @@
+/**
+ * System contracts through the deterministic CREATE2 deployer (0x4e59b448..., present on anvil, Sepolia and
+ * Amoy): same init code + same salt => same address on every chain.
+ *
+ *   computeSystemAddresses(params)         offline: { proofAnchor, accountFactory }
+ *   deploySystem({ rpcUrl, chainId, privateKey, ...params })   idempotent; returns the addresses
+ *
+ * The ProofAnchor's init code includes its owner and initial validator set (keys, proofs of possession,
+ * powers, threshold), so those must be identical on every chain; the factory's includes the anchor address.
+ */
+import { concatHex, encodeDeployData, getContractAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { accountFactoryAbi, accountFactoryBytecode, proofAnchorAbi, proofAnchorBytecode } from './abi/index.js';
+import { createChainClients } from './clients.js';
+import type { SystemContracts } from './registry.js';
+
+export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
+export const PROOF_ANCHOR_SALT: Hex = keccak256(stringToHex('pgw:system:ProofAnchor:v1'));
+export const ACCOUNT_FACTORY_SALT: Hex = keccak256(stringToHex('pgw:system:AccountFactory:v1'));
+
+export interface ValidatorRegistration {
+  /** EIP-2537 G2 public key, 256 bytes */
+  publicKey: Hex;
+  /** proof of possession (bls.blsProofOfPossession), 128 bytes */
+  proofOfPossession: Hex;
+  power: bigint;
+}
+
+export interface SystemParams {
+  /** governs validator-set rotation */
+  owner: Address;
+  validators: readonly ValidatorRegistration[];
+  /** default 2/3 */
+  thresholdNum?: bigint;
+  thresholdDen?: bigint;
+}
+
+export function proofAnchorInitCode(p: SystemParams): Hex {
+  return encodeDeployData({
+    abi: proofAnchorAbi,
+    bytecode: proofAnchorBytecode,
+    args: [
+      p.owner,
+      p.validators.map((v) => v.publicKey),
+      p.validators.map((v) => v.proofOfPossession),
+      p.validators.map((v) => v.power),
+      p.thresholdNum ?? 2n,
+      p.thresholdDen ?? 3n,
+    ],
+  });
+}
+
+export function accountFactoryInitCode(proofAnchor: Address): Hex {
+  return encodeDeployData({ abi: accountFactoryAbi, bytecode: accountFactoryBytecode, args: [proofAnchor] });
+}
+
+export function create2Address(salt: Hex, initCode: Hex): Address {
+  return getContractAddress({ opcode: 'CREATE2', from: CREATE2_DEPLOYER, salt, bytecode: initCode });
+}
+
+export function computeSystemAddresses(p: SystemParams): SystemContracts {
+  const proofAnchor = create2Address(PROOF_ANCHOR_SALT, proofAnchorInitCode(p));
+  const accountFactory = create2Address(ACCOUNT_FACTORY_SALT, accountFactoryInitCode(proofAnchor));
+  return { proofAnchor, accountFactory };
+}
+
+export interface DeployResult extends SystemContracts {
+  /** which contracts this call deployed (false = already there) */
+  deployed: { proofAnchor: boolean; accountFactory: boolean };
+  txHashes: Hex[];
+}
+
+/** Deploys ProofAnchor and AccountFactory unless already present. Safe to run on every start. */
+export async function deploySystem(
+  p: SystemParams & { rpcUrl: string; chainId: number; privateKey: Hex },
+): Promise<DeployResult> {
+  const w = createChainClients({ rpcUrl: p.rpcUrl, chainId: p.chainId, privateKey: p.privateKey, pollingIntervalMs: 50 });
+  const deployerCode = await w.public.getCode({ address: CREATE2_DEPLOYER });
+  if (!deployerCode || deployerCode === '0x') {
+    throw new Error(`chain ${p.chainId} has no deterministic deployer at ${CREATE2_DEPLOYER}`);
+  }
+  const txHashes: Hex[] = [];
+  const ensure = async (salt: Hex, initCode: Hex): Promise<{ address: Address; deployed: boolean }> => {
+    const address = create2Address(salt, initCode);
+    const code = await w.public.getCode({ address });
+    if (code && code !== '0x') return { address, deployed: false };
+    const hash = await w.wallet.sendTransaction({ to: CREATE2_DEPLOYER, data: concatHex([salt, initCode]) });
+    txHashes.push(hash);
+    const receipt = await w.public.waitForTransactionReceipt({ hash });
+    const after = await w.public.getCode({ address });
+    if (receipt.status !== 'success' || !after || after === '0x') {
+      throw new Error(`CREATE2 deployment to ${address} failed (tx ${hash})`);
+    }
+    return { address, deployed: true };
+  };
+  const anchor = await ensure(PROOF_ANCHOR_SALT, proofAnchorInitCode(p));
+  const factory = await ensure(ACCOUNT_FACTORY_SALT, accountFactoryInitCode(anchor.address));
+  return {
+    proofAnchor: anchor.address,
+    accountFactory: factory.address,
+    deployed: { proofAnchor: anchor.deployed, accountFactory: factory.deployed },
+    txHashes,
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * Domain formulas of the proof cycle: the ONE place where commitments, leaves, roots, ids and signed
+ * messages are defined. Imported by the gateway, the validators and the tests; pinned to the Solidity
+ * (ProofAnchor / AbstractAccount views) by test/chain/formulas.test.ts and the shared vectors in
+ * test/vectors/formulas.json. Pure functions, no I/O. All hashes are 0x-prefixed 32-byte hex strings,
+ * chain integers are bigint.
+ *
+ *   executionCommitment({chainId, target, value, data})
+ *       = keccak256(abi.encodePacked(uint256 chainId, address target, uint256 value, bytes32 keccak256(data)))
+ *   adiHash(adiUrl) = keccak256(utf8(adiUrl))            (the URL exactly as given: pass the canonical form)
+ *   legLeaf({account, adiHash, executionCommitment})
+ *       = keccak256(abi.encode(bytes32 "pgw:leaf:v1", address account, bytes32 adiHash, bytes32 executionCommitment))
+ *       account = the identity's AbstractAccount (same address on every chain), i.e. msg.sender of consume().
+ *   merkleRoot(leaves): positional binary tree, leaves zero-padded to the next power of two,
+ *       node = keccak256(left || right); one leaf => root = leaf. merkleProof(leaves, i) = siblings bottom-up.
+ *   anchorId({chainId, anchor, commitmentRoot, operationId, ledgerTxHash, leafCount})
+ *       = keccak256(abi.encode(bytes32 "pgw:anchor-id:v1", uint256 chainId, address anchor, bytes32 commitmentRoot,
+ *                              bytes32 operationId, bytes32 ledgerTxHash, uint256 leafCount))
+ *   anchorMessage({chainId, anchor, anchorId, validatorSetRoot})      (what validators BLS-sign; 32 bytes)
+ *       = keccak256(abi.encode(bytes32 "pgw:bls:anchor:v1", uint256 chainId, address anchor, bytes32 anchorId,
+ *                              bytes32 validatorSetRoot))
+ *       The anchor id commits to the commitment root, the operation id and the ledger tx, so the message binds
+ *       (chain, contract, anchor, commitment root, operation id, validator set) with domain separation.
+ *   validatorSetRoot({publicKeys, powers, thresholdNum, thresholdDen})
+ *       = keccak256(bytes32 "pgw:valset:v1" || uint256 num || uint256 den || uint256 n || pk_0..pk_{n-1}
+ *                   (EIP-2537 G2, 256 B each) || uint256 power_0..power_{n-1})
+ *   operationId(blobs) = sha256( for each blob: u32be(byteLength(canonicalJson(blob))) || canonicalJson(blob) )
+ *   resultMessage({...}) (post-execution attestation, provisional until issue 8 settles the record)
+ *       = keccak256(abi.encode(bytes32 "pgw:bls:result:v1", uint256 chainId, address anchor, bytes32 anchorId,
+ *                              uint256 leafIndex, bytes32 resultHash, bytes32 validatorSetRoot))
+ *
+ * BLS messages are hashed to G1 (RFC 9380, BLS12381G1_XMD:SHA-256_SSWU_RO_) with DST BLS_SIG_DST; proofs
+ * of possession sign the key's 256-byte EIP-2537 encoding with BLS_POP_DST (see ./bls.ts).
+ */
+import {
+  concatHex,
+  encodeAbiParameters,
+  encodePacked,
+  keccak256,
+  numberToHex,
+  sha256,
+  stringToBytes,
+  stringToHex,
+  toHex,
+  type Address,
+  type Hex,
+} from 'viem';
+
+/** bytes32 domain tags, right-padded ASCII (Solidity `bytes32 x = "..."`). */
+export const DOMAIN = {
+  anchorId: stringToHex('pgw:anchor-id:v1', { size: 32 }),
+  anchorMessage: stringToHex('pgw:bls:anchor:v1', { size: 32 }),
+  leaf: stringToHex('pgw:leaf:v1', { size: 32 }),
+  validatorSet: stringToHex('pgw:valset:v1', { size: 32 }),
+  resultMessage: stringToHex('pgw:bls:result:v1', { size: 32 }),
+} as const;
+
+/** Hash-to-curve domain separation tags (must equal ProofAnchor.SIG_DST / POP_DST). */
+export const BLS_SIG_DST = 'PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_';
+export const BLS_POP_DST = 'PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_';
+
+/** Largest number of legs (leaves) in one anchor (ProofAnchor.MAX_LEAVES). */
+export const MAX_LEAVES = 128;
+
+export interface ExecutionCall {
+  chainId: bigint;
+  target: Address;
+  value: bigint;
+  /** calldata; '0x' for a native transfer */
+  data: Hex;
+}
+
+export function executionCommitment({ chainId, target, value, data }: ExecutionCall): Hex {
+  return keccak256(encodePacked(['uint256', 'address', 'uint256', 'bytes32'], [chainId, target, value, keccak256(data)]));
+}
+
+export function adiHash(adiUrl: string): Hex {
+  return keccak256(stringToHex(adiUrl));
+}
+
+export function legLeaf(p: { account: Address; adiHash: Hex; executionCommitment: Hex }): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: 'bytes32' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }],
+      [DOMAIN.leaf, p.account, p.adiHash, p.executionCommitment],
+    ),
+  );
+}
+
+const ZERO32 = `0x${'00'.repeat(32)}` as Hex;
+
+/** Tree depth for n leaves: ceil(log2(n)); 1 leaf => 0. */
+export function merkleDepth(leafCount: number): number {
+  if (!Number.isInteger(leafCount) || leafCount < 1) throw new Error('leafCount must be a positive integer');
+  let d = 0;
+  while (1 << d < leafCount) d++;
+  return d;
+}
+
+function levels(leaves: readonly Hex[]): Hex[][] {
+  const depth = merkleDepth(leaves.length);
+  let level: Hex[] = [...leaves];
+  while (level.length < 1 << depth) level.push(ZERO32);
+  const out = [level];
+  while (level.length > 1) {
+    const next: Hex[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(keccak256(concatHex([level[i]!, level[i + 1]!])));
+    level = next;
+    out.push(level);
+  }
+  return out;
+}
+
+export function merkleRoot(leaves: readonly Hex[]): Hex {
+  const ls = levels(leaves);
+  return ls[ls.length - 1]![0]!;
+}
+
+/** Sibling hashes from the leaf up; the leaf index gives the left/right order at each level. */
+export function merkleProof(leaves: readonly Hex[], index: number): Hex[] {
+  if (index < 0 || index >= leaves.length) throw new Error('leaf index out of range');
+  const ls = levels(leaves);
+  const proof: Hex[] = [];
+  let i = index;
+  for (let l = 0; l < ls.length - 1; l++) {
+    proof.push(ls[l]![i ^ 1]!);
+    i >>= 1;
+  }
+  return proof;
+}
+
+export function verifyMerkleProof(p: { leaf: Hex; index: number; proof: readonly Hex[]; root: Hex; leafCount: number }): boolean {
+  if (p.index < 0 || p.index >= p.leafCount || p.proof.length !== merkleDepth(p.leafCount)) return false;
+  let node = p.leaf;
+  for (let l = 0; l < p.proof.length; l++) {
+    node = (p.index >> l) & 1 ? keccak256(concatHex([p.proof[l]!, node])) : keccak256(concatHex([node, p.proof[l]!]));
+  }
+  return node.toLowerCase() === p.root.toLowerCase();
+}
+
+export interface AnchorContent {
+  chainId: bigint;
+  /** ProofAnchor address */
+  anchor: Address;
+  commitmentRoot: Hex;
+  operationId: Hex;
+  /** the ledger (Accumulate) transaction the anchor came from, 32 bytes */
+  ledgerTxHash: Hex;
+  leafCount: bigint;
+}
+
+export function anchorId(a: AnchorContent): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'address' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+      ],
+      [DOMAIN.anchorId, a.chainId, a.anchor, a.commitmentRoot, a.operationId, a.ledgerTxHash, a.leafCount],
+    ),
+  );
+}
+
+export function anchorMessage(p: { chainId: bigint; anchor: Address; anchorId: Hex; validatorSetRoot: Hex }): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }],
+      [DOMAIN.anchorMessage, p.chainId, p.anchor, p.anchorId, p.validatorSetRoot],
+    ),
+  );
+}
+
+export interface ValidatorSetParams {
+  /** EIP-2537 G2 encodings (256 bytes each), in validator index order (bit i of a signer bitmap) */
+  publicKeys: readonly Hex[];
+  powers: readonly bigint[];
+  thresholdNum: bigint;
+  thresholdDen: bigint;
+}
+
+export function validatorSetRoot(s: ValidatorSetParams): Hex {
+  if (s.publicKeys.length !== s.powers.length) throw new Error('publicKeys and powers differ in length');
+  const u = (x: bigint) => numberToHex(x, { size: 32 });
+  return keccak256(
+    concatHex([
+      DOMAIN.validatorSet,
+      u(s.thresholdNum),
+      u(s.thresholdDen),
+      u(BigInt(s.publicKeys.length)),
+      ...s.publicKeys,
+      ...s.powers.map(u),
+    ]),
+  );
+}
+
+/** Whether signers with these powers meet the threshold (signed * den >= total * num), as on chain. */
+export function meetsThreshold(s: Pick<ValidatorSetParams, 'powers' | 'thresholdNum' | 'thresholdDen'>, signerBitmap: bigint): boolean {
+  let signed = 0n;
+  let total = 0n;
+  s.powers.forEach((p, i) => {
+    total += p;
+    if ((signerBitmap >> BigInt(i)) & 1n) signed += p;
+  });
+  return signerBitmap !== 0n && signerBitmap >> BigInt(s.powers.length) === 0n && signed * s.thresholdDen >= total * s.thresholdNum;
+}
+
+export function resultMessage(p: {
+  chainId: bigint;
+  anchor: Address;
+  anchorId: Hex;
+  leafIndex: bigint;
+  resultHash: Hex;
+  validatorSetRoot: Hex;
+}): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'address' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+      ],
+      [DOMAIN.resultMessage, p.chainId, p.anchor, p.anchorId, p.leafIndex, p.resultHash, p.validatorSetRoot],
+    ),
+  );
+}
+
+/** JSON with object keys sorted recursively (code-point order), no whitespace, arrays in order. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new Error(`canonicalJson: number ${value} is not a safe integer (use a string)`);
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => cmpCodePoints(a, b));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  throw new Error(`canonicalJson: unsupported type ${typeof value}`);
+}
+
+function cmpCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d) return d;
+  }
+  return x.length - y.length;
+}
+
+/** SHA-256 over the length-prefixed canonical JSON of each blob of the intent, as stored on the ledger. */
+export function operationId(blobs: readonly unknown[]): Hex {
+  const parts: Hex[] = [];
+  for (const b of blobs) {
+    const bytes = stringToBytes(canonicalJson(b));
+    parts.push(numberToHex(bytes.length, { size: 4 }), toHex(bytes));
+  }
+  return sha256(parts.length ? concatHex(parts) : '0x');
+}
+
+/** Everything about one anchor on one chain, derived from its legs. */
+export interface AnchorPlan extends AnchorContent {
+  leaves: Hex[];
+  commitments: Hex[];
+  anchorId: Hex;
+  /** per leg: { leafIndex, merkleProof } as AbstractAccount.executeGovernanceProofDirect expects */
+  proofs: { leafIndex: bigint; merkleProof: Hex[] }[];
+}
+
+/**
+ * Builds the anchor for the legs of one identity on one chain. Leg i is leaf i.
+ * `account` is the identity's AbstractAccount address, `adiUrl` its ADI (canonical form).
+ */
+export function planAnchor(p: {
+  chainId: bigint;
+  anchor: Address;
+  account: Address;
+  adiUrl: string;
+  operationId: Hex;
+  ledgerTxHash: Hex;
+  legs: readonly { target: Address; value: bigint; data: Hex }[];
+}): AnchorPlan {
+  if (p.legs.length < 1 || p.legs.length > MAX_LEAVES) throw new Error(`an anchor holds 1..${MAX_LEAVES} legs`);
+  const ah = adiHash(p.adiUrl);
+  const commitments = p.legs.map((l) => executionCommitment({ chainId: p.chainId, ...l }));
+  const leaves = commitments.map((c) => legLeaf({ account: p.account, adiHash: ah, executionCommitment: c }));
+  const content: AnchorContent = {
+    chainId: p.chainId,
+    anchor: p.anchor,
+    commitmentRoot: merkleRoot(leaves),
+    operationId: p.operationId,
+    ledgerTxHash: p.ledgerTxHash,
+    leafCount: BigInt(leaves.length),
+  };
+  return {
+    ...content,
+    leaves,
+    commitments,
+    anchorId: anchorId(content),
+    proofs: leaves.map((_, i) => ({ leafIndex: BigInt(i), merkleProof: merkleProof(leaves, i) })),
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * Spec §1.6 on a real anvil with the compiled contracts: every guarantee is shown as a transaction that is
+ * mined, reverts, and leaves no log and no state change; and the happy path executes exactly once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
+import { testTargetAbi } from '../../src/chain/abi/index.js';
+import { createAnchor, executeComprehensiveProof, readAnchorState, type TxResult } from '../../src/chain/anchor.js';
+import { executeGovernanceProofDirect, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
+import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
+
+const GAS = 2_000_000n; // fixed: skip estimation so reverting transactions are actually mined
+const FIVE = [0, 1, 2, 4, 6];
+
+let t: TestSystem;
+beforeAll(async () => {
+  t = await setupSystem();
+});
+afterAll(async () => {
+  await t?.anvil.stop();
+});
+
+const record = (tag: string) =>
+  encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(stringToHex(tag))] });
+
+async function targetState() {
+  const read = <F extends 'calls' | 'lastValue' | 'lastCaller' | 'lastArg'>(functionName: F) =>
+    t.w.public.readContract({ address: t.target, abi: testTargetAbi, functionName });
+  return { calls: await read('calls'), lastValue: await read('lastValue'), lastCaller: await read('lastCaller'), lastArg: await read('lastArg') };
+}
+
+async function snapshot(account: Address, anchorId: Hex) {
+  return {
+    target: await targetState(),
+    anchor: await readAnchorState(t.w, t.sys.proofAnchor, anchorId),
+    accountBalance: await t.w.public.getBalance({ address: account }),
+    targetBalance: await t.w.public.getBalance({ address: t.target }),
+  };
+}
+
+function expectRevertedWithoutLogs(tx: TxResult) {
+  expect(tx.status).toBe('reverted');
+  expect(tx.receipt.logs).toHaveLength(0);
+}
+
+/** An anchor for one leg, created and proven by 5 of 7. */
+async function provenLeg(adiUrl: string, leg: { target: Address; value: bigint; data: Hex }) {
+  const { plan, account, message } = await planFor(t, adiUrl, [leg]);
+  await createAnchor(t.w, t.sys.proofAnchor, plan);
+  const q = quorumSign(t.validators, FIVE, message);
+  const proven = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q });
+  expect(proven.tx?.status).toBe('success');
+  return { plan, account, message, proof: proofForLeg(plan, 0) };
+}
+
+/** Sends executeGovernanceProofDirect with fixed gas and asserts: mined, reverted, no logs, no state change. */
+async function expectExecutionRejected(
+  account: Address,
+  anchorId: Hex,
+  call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
+) {
+  const before = await snapshot(account, anchorId);
+  const tx = await executeGovernanceProofDirect(t.w, account, call, { gas: GAS });
+  expectRevertedWithoutLogs(tx);
+  expect(await snapshot(account, anchorId)).toEqual(before);
+  return tx;
+}
+
+describe('happy path', () => {
+  it('5-of-7 aggregate -> the call executes once, from the account, and only once', async () => {
+    const data = record('happy');
+    const { plan, account, message, proof } = await (async () => {
+      const { plan, account, message } = await planFor(t, 'acc://happy.acme', [{ target: t.target, value: 0n, data }]);
+      const created = await createAnchor(t.w, t.sys.proofAnchor, plan);
+      expect(created.tx?.status).toBe('success');
+      expect(created.tx!.receipt.logs).toHaveLength(1); // AnchorCreated
+      expect(await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).toMatchObject({ status: 'created', leafCount: 1n });
+      const q = quorumSign(t.validators, FIVE, message);
+      const proven = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q });
+      expect(proven.tx?.status).toBe('success');
+      expect(proven.tx!.receipt.logs).toHaveLength(1); // AnchorProven
+      return { plan, account, message, proof: proofForLeg(plan, 0) };
+    })();
+    expect(message).toMatch(/^0x[0-9a-f]{64}$/);
+    const before = await targetState();
+    const tx = await executeGovernanceProofDirect(t.w, account, { target: t.target, value: 0n, data, proof });
+    expect(tx.status).toBe('success');
+    const after = await targetState();
+    expect(after.calls).toBe(before.calls + 1n);
+    expect(after.lastCaller).toBe(account);
+    expect(after.lastArg).toBe(keccak256(stringToHex('happy')));
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(1n);
+
+    // resubmitting the used proof: mined, reverted, nothing happens
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof });
+    expect((await targetState()).calls).toBe(after.calls);
+  });
+
+  it('native value transfer: the account pays the committed value to the committed recipient', async () => {
+    const recipient = '0x000000000000000000000000000000000000bEEF' as Address;
+    const value = parseEther('0.25');
+    const { account, proof } = await provenLeg('acc://payer.acme', { target: recipient, value, data: '0x' });
+    await t.w.public.waitForTransactionReceipt({ hash: await t.w.wallet.sendTransaction({ to: account, value: parseEther('1') }) });
+    const before = await t.w.public.getBalance({ address: recipient });
+    const tx = await executeGovernanceProofDirect(t.w, account, { target: recipient, value, data: '0x', proof });
+    expect(tx.status).toBe('success');
+    expect(await t.w.public.getBalance({ address: recipient })).toBe(before + value);
+    expect(await t.w.public.getBalance({ address: account })).toBe(parseEther('0.75'));
+  });
+});
+
+describe('spec §1.6: each violation is a mined transaction that reverts, with no event and no state change', () => {
+  it('changed target', async () => {
+    const data = record('target');
+    const { plan, account, proof } = await provenLeg('acc://g-target.acme', { target: t.target, value: 0n, data });
+    const other = ANVIL_ADDRESSES[2];
+    await expectExecutionRejected(account, plan.anchorId, { target: other, value: 0n, data, proof });
+    // the honest call still works afterwards: nothing was consumed
+    expect((await executeGovernanceProofDirect(t.w, account, { target: t.target, value: 0n, data, proof })).status).toBe('success');
+  });
+
+  it('changed value', async () => {
+    const data = record('value');
+    const { plan, account, proof } = await provenLeg('acc://g-value.acme', { target: t.target, value: 1000n, data });
+    await t.w.public.waitForTransactionReceipt({ hash: await t.w.wallet.sendTransaction({ to: account, value: 10_000n }) });
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 1001n, data, proof });
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof });
+    expect((await executeGovernanceProofDirect(t.w, account, { target: t.target, value: 1000n, data, proof })).status).toBe('success');
+    expect((await targetState()).lastValue).toBe(1000n);
+  });
+
+  it('one calldata byte changed', async () => {
+    const data = record('calldata');
+    const { plan, account, proof } = await provenLeg('acc://g-data.acme', { target: t.target, value: 0n, data });
+    const bytes = Buffer.from(data.slice(2), 'hex');
+    bytes[bytes.length - 1] ^= 0x01;
+    const tampered = `0x${bytes.toString('hex')}` as Hex;
+    expect(tampered).not.toBe(data);
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data: tampered, proof });
+    // an appended byte is a changed calldata too
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data: `${data}00`, proof });
+  });
+
+  it('forged aggregate: proof transaction reverts, the anchor stays unproven, execution reverts', async () => {
+    const data = record('forged');
+    const { plan, account, message } = await planFor(t, 'acc://g-forged.acme', [{ target: t.target, value: 0n, data }]);
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    const forgedCases: { signature: Hex; signerBitmap: bigint }[] = [
+      // right signers, wrong message
+      quorumSign(t.validators, FIVE, keccak256(stringToHex('another message'))),
+      // 4 real signatures claimed as 5
+      { signature: blsAggregateSignatures([0, 1, 2, 4].map((i) => blsSign(t.validators[i]!.secretKey, message))), signerBitmap: signerBitmap(FIVE) },
+      // a valid aggregate under a different bitmap
+      { signature: quorumSign(t.validators, FIVE, message).signature, signerBitmap: signerBitmap([0, 1, 2, 3, 4]) },
+      // point at infinity
+      { signature: `0x${'00'.repeat(128)}`, signerBitmap: signerBitmap(FIVE) },
+      // not a curve point
+      { signature: `0x${'00'.repeat(16)}${'11'.repeat(48)}${'00'.repeat(16)}${'22'.repeat(48)}`, signerBitmap: signerBitmap(FIVE) },
+    ];
+    for (const forged of forgedCases) {
+      const before = await snapshot(account, plan.anchorId);
+      const r = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...forged }, { gas: GAS });
+      expectRevertedWithoutLogs(r.tx!);
+      expect(await snapshot(account, plan.anchorId)).toEqual(before);
+      expect(before.anchor.status).toBe('created');
+    }
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) });
+  });
+
+  it('absent proof: anchor created but not proven; and an anchor that does not exist', async () => {
+    const data = record('absent');
+    const { plan, account } = await planFor(t, 'acc://g-absent.acme', [{ target: t.target, value: 0n, data }]);
+    // not created at all
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) });
+    // created, not proven
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) });
+  });
+
+  it('signatures from only 4 of 7', async () => {
+    const data = record('four');
+    const { plan, account, message } = await planFor(t, 'acc://g-four.acme', [{ target: t.target, value: 0n, data }]);
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    const before = await snapshot(account, plan.anchorId);
+    const q = quorumSign(t.validators, [0, 2, 4, 6], message); // a genuine 4-of-7 aggregate
+    const r = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q }, { gas: GAS });
+    expectRevertedWithoutLogs(r.tx!);
+    expect(await snapshot(account, plan.anchorId)).toEqual(before);
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) });
+    // a 5th signature makes the same anchor provable and executable
+    const q5 = quorumSign(t.validators, [0, 2, 3, 4, 6], message);
+    expect((await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q5 })).tx?.status).toBe('success');
+    expect((await executeGovernanceProofDirect(t.w, account, { target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) })).status).toBe('success');
+  });
+
+  it('resubmitted (used) proof', async () => {
+    const data = record('reuse');
+    const { plan, account, proof } = await provenLeg('acc://g-reuse.acme', { target: t.target, value: 0n, data });
+    expect((await executeGovernanceProofDirect(t.w, account, { target: t.target, value: 0n, data, proof })).status).toBe('success');
+    const calls = (await targetState()).calls;
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof });
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof });
+    expect((await targetState()).calls).toBe(calls);
+    // re-proving a proven anchor is rejected too
+    const q = quorumSign(t.validators, FIVE, (await planFor(t, 'acc://g-reuse.acme', [{ target: t.target, value: 0n, data }])).message);
+    const r = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q }, { gas: GAS });
+    expectRevertedWithoutLogs(r.tx!);
+  });
+
+  it('anchor for another identity', async () => {
+    const data = record('identity');
+    const { plan, proof } = await provenLeg('acc://victim.acme', { target: t.target, value: 0n, data });
+    const { account: attacker } = await planFor(t, 'acc://attacker.acme', [{ target: t.target, value: 0n, data }]);
+    await expectExecutionRejected(attacker, plan.anchorId, { target: t.target, value: 0n, data, proof });
+  });
+
+  it('a failing target call reverts everything and consumes nothing', async () => {
+    const data = encodeFunctionData({ abi: testTargetAbi, functionName: 'fail' });
+    const { plan, account, proof } = await provenLeg('acc://g-fail.acme', { target: t.target, value: 0n, data });
+    await expectExecutionRejected(account, plan.anchorId, { target: t.target, value: 0n, data, proof });
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(0n);
+  });
+});
+
+describe('multi-leg anchors', () => {
+  it('three legs in one anchor: each executes once, in any order; leaf indices cannot be swapped', async () => {
+    const legs = ['a', 'b', 'c'].map((x) => ({ target: t.target, value: 0n, data: record(`leg-${x}`) }));
+    const { plan, account, message } = await planFor(t, 'acc://multi.acme', legs);
+    expect(plan.leafCount).toBe(3n);
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(t.validators, [1, 2, 3, 4, 5, 6], message) });
+    // leg 2's call with leg 0's proof
+    await expectExecutionRejected(account, plan.anchorId, { ...legs[2]!, proof: proofForLeg(plan, 0) });
+    // leg 2's call claiming index 0 with its own path
+    await expectExecutionRejected(account, plan.anchorId, { ...legs[2]!, proof: { ...proofForLeg(plan, 2), leafIndex: 0n } });
+    for (const i of [2, 0, 1]) {
+      const tx = await executeGovernanceProofDirect(t.w, account, { ...legs[i]!, proof: proofForLeg(plan, i) });
+      expect(tx.status).toBe('success');
+      await expectExecutionRejected(account, plan.anchorId, { ...legs[i]!, proof: proofForLeg(plan, i) });
+    }
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(0b111n);
+  });
+});
