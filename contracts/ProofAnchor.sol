@@ -150,23 +150,7 @@ contract ProofAnchor {
         uint256 index = proof.leafIndex;
         if (index >= leafCount || proof.merkleProof.length != _depth(leafCount)) revert InvalidMerkleProof();
 
-        bytes32 node = computeLeaf(msg.sender, adiHash, executionCommitment);
-        bytes32[] calldata path = proof.merkleProof;
-        for (uint256 i; i < path.length; ++i) {
-            bytes32 sibling = path[i];
-            assembly ("memory-safe") {
-                switch and(shr(i, index), 1)
-                case 0 {
-                    mstore(0x00, node)
-                    mstore(0x20, sibling)
-                }
-                default {
-                    mstore(0x00, sibling)
-                    mstore(0x20, node)
-                }
-                node := keccak256(0x00, 0x40)
-            }
-        }
+        bytes32 node = computeRoot(computeLeaf(msg.sender, adiHash, executionCommitment), index, proof.merkleProof);
         if (node != proof.commitmentRoot) revert InvalidMerkleProof();
 
         uint256 bit = uint256(1) << (128 + index);
@@ -192,6 +176,27 @@ contract ProofAnchor {
 
     function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment) public pure returns (bytes32) {
         return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment));
+    }
+
+    /// Root of a positional binary Merkle tree from a leaf, its index and its sibling path (bottom-up):
+    /// at level l the node is keccak256(node || sibling) if bit l of index is 0, else keccak256(sibling || node).
+    function computeRoot(bytes32 leaf, uint256 index, bytes32[] calldata path) public pure returns (bytes32 node) {
+        node = leaf;
+        for (uint256 i; i < path.length; ++i) {
+            bytes32 sibling = path[i];
+            assembly ("memory-safe") {
+                switch and(shr(i, index), 1)
+                case 0 {
+                    mstore(0x00, node)
+                    mstore(0x20, sibling)
+                }
+                default {
+                    mstore(0x00, sibling)
+                    mstore(0x20, node)
+                }
+                node := keccak256(0x00, 0x40)
+            }
+        }
     }
 
     /// status: 0 none, 1 created, 2 proven.

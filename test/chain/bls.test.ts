@@ -1,0 +1,200 @@
+/**
+ * BLS: the TypeScript side (noble, src/chain/bls.ts) and the contract side (contracts/BLS.sol via the
+ * BLSHarness and the ProofAnchor) agree byte for byte; proof-of-possession and key-set rules hold on chain.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bls12_381 } from '@noble/curves/bls12-381.js';
+import { expand_message_xmd } from '@noble/curves/abstract/hash-to-curve.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { BaseError, bytesToHex, decodeErrorResult, encodeDeployData, hexToBytes, keccak256, stringToHex, toHex, type Address, type Hex } from 'viem';
+import { blsHarnessAbi, blsHarnessBytecode, proofAnchorAbi, proofAnchorBytecode } from '../../src/chain/abi/index.js';
+import {
+  blsAggregatePublicKeys,
+  blsAggregateSignatures,
+  blsHashToG1,
+  blsKeygen,
+  blsProofOfPossession,
+  blsPublicKey,
+  blsSign,
+  blsVerify,
+  blsVerifyProofOfPossession,
+  g1FromEip2537,
+  g1ToEip2537,
+  g2FromEip2537,
+  g2ToEip2537,
+  signerBitmap,
+} from '../../src/chain/bls.js';
+import { BLS_POP_DST, BLS_SIG_DST } from '../../src/chain/formulas.js';
+import { rotateValidatorSet, readValidatorSet } from '../../src/chain/anchor.js';
+import { createChainClients } from '../../src/chain/clients.js';
+import { ANVIL_KEYS, ANVIL_ADDRESSES, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
+
+const blsErrors = [
+  { type: 'error', name: 'BLSPrecompileFailed', inputs: [{ name: 'precompile', type: 'uint256' }] },
+  { type: 'error', name: 'BLSBadInput', inputs: [] },
+] as const;
+
+let t: TestSystem;
+let harness: Address;
+beforeAll(async () => {
+  t = await setupSystem();
+  const hash = await t.w.wallet.deployContract({ abi: blsHarnessAbi, bytecode: blsHarnessBytecode });
+  harness = (await t.w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
+});
+afterAll(async () => {
+  await t?.anvil.stop();
+});
+
+const read = <F extends 'expandMessageXmd' | 'hashToG1' | 'hashToG2' | 'verifyMinSig' | 'verifyMinPk'>(
+  functionName: F,
+  args: readonly unknown[],
+) => t.w.public.readContract({ address: harness, abi: blsHarnessAbi, functionName, args: args as never }) as Promise<never>;
+
+describe('encodings (pure)', () => {
+  it('EIP-2537 round trip for G1 and G2, 64-byte limbs with 16 zero bytes, c0 before c1', () => {
+    const { secretKey, publicKey } = blsKeygen(hexToBytes(keccak256('0x01')));
+    expect(hexToBytes(publicKey)).toHaveLength(256);
+    const p = g2FromEip2537(publicKey);
+    expect(g2ToEip2537(p)).toBe(publicKey);
+    const a = p.toAffine();
+    expect(publicKey.slice(2, 34)).toBe('0'.repeat(32));
+    expect(BigInt(`0x${publicKey.slice(2 + 32, 2 + 128)}`)).toBe(a.x.c0);
+    expect(BigInt(`0x${publicKey.slice(2 + 128 + 32, 2 + 256)}`)).toBe(a.x.c1);
+    const sig = blsSign(secretKey, keccak256('0x02'));
+    expect(hexToBytes(sig)).toHaveLength(128);
+    expect(g1ToEip2537(g1FromEip2537(sig))).toBe(sig);
+  });
+
+  it('rejects malformed points: nonzero padding, off-curve, infinity', () => {
+    const { publicKey } = blsKeygen(hexToBytes(keccak256('0x03')));
+    const badPad = `0x01${publicKey.slice(4)}` as Hex;
+    expect(() => g2FromEip2537(badPad)).toThrow();
+    const offCurve = `${publicKey.slice(0, -2)}${publicKey.endsWith('00') ? '01' : '00'}` as Hex;
+    expect(() => g2FromEip2537(offCurve)).toThrow();
+    expect(() => g1FromEip2537(`0x${'00'.repeat(128)}`)).toThrow();
+    expect(blsVerify(`0x${'00'.repeat(128)}`, keccak256('0x00'), publicKey)).toBe(false);
+  });
+
+  it('sign / aggregate / verify, and proofs of possession', () => {
+    const vs = testValidators(3, 'unit');
+    const m = keccak256('0x1234');
+    const sigs = vs.map((v) => blsSign(v.secretKey, m));
+    expect(blsVerify(sigs[0]!, m, vs[0]!.publicKey)).toBe(true);
+    expect(blsVerify(sigs[0]!, m, vs[1]!.publicKey)).toBe(false);
+    const agg = blsAggregateSignatures(sigs);
+    expect(blsVerify(agg, m, blsAggregatePublicKeys(vs.map((v) => v.publicKey)))).toBe(true);
+    expect(blsVerify(agg, keccak256('0x1235'), blsAggregatePublicKeys(vs.map((v) => v.publicKey)))).toBe(false);
+    expect(blsVerifyProofOfPossession(vs[0]!.publicKey, vs[0]!.proofOfPossession)).toBe(true);
+    expect(blsVerifyProofOfPossession(vs[1]!.publicKey, vs[0]!.proofOfPossession)).toBe(false);
+    // a PoP is not a signature over the key under the message DST
+    expect(blsVerify(vs[0]!.proofOfPossession, vs[0]!.publicKey, vs[0]!.publicKey)).toBe(false);
+    expect(blsPublicKey(vs[2]!.secretKey)).toBe(vs[2]!.publicKey);
+    expect(signerBitmap([0, 2, 6])).toBe(0b1000101n);
+  });
+});
+
+describe('contract BLS library equals noble', () => {
+  const messages: Hex[] = ['0x', '0x00', keccak256('0xabcd'), toHex(new Uint8Array(256).fill(7)), stringToHex('abc')];
+
+  it('expand_message_xmd (RFC 9380) for 128 and 256 bytes', async () => {
+    for (const msg of messages) {
+      for (const len of [128n, 256n]) {
+        const want = bytesToHex(expand_message_xmd(hexToBytes(msg), BLS_SIG_DST, Number(len), sha256));
+        expect(await read('expandMessageXmd', [msg, stringToHex(BLS_SIG_DST), len])).toBe(want);
+      }
+    }
+  });
+
+  it('hash_to_curve G1 (used) and G2 (benchmark) match noble for our DSTs and the RFC default', async () => {
+    for (const msg of messages) {
+      expect(await read('hashToG1', [msg, stringToHex(BLS_SIG_DST)])).toBe(blsHashToG1(msg));
+      expect(await read('hashToG1', [msg, stringToHex(BLS_POP_DST)])).toBe(blsHashToG1(msg, BLS_POP_DST));
+      const dst = 'QUUX-V01-CS02-with-BLS12381G2_XMD:SHA-256_SSWU_RO_';
+      const h2 = bls12_381.longSignatures.hash(hexToBytes(msg), dst).toAffine();
+      const fp = (x: bigint) => x.toString(16).padStart(128, '0');
+      expect(await read('hashToG2', [msg, stringToHex(dst)])).toBe(`0x${fp(h2.x.c0)}${fp(h2.x.c1)}${fp(h2.y.c0)}${fp(h2.y.c1)}`);
+    }
+  });
+
+  it('RFC 9380 test vector (J.9.1, BLS12381G1_XMD:SHA-256_SSWU_RO_, msg "abc")', async () => {
+    const dst = 'QUUX-V01-CS02-with-BLS12381G1_XMD:SHA-256_SSWU_RO_';
+    const p = (await read('hashToG1', [stringToHex('abc'), stringToHex(dst)])) as Hex;
+    expect(BigInt(`0x${p.slice(2, 130)}`)).toBe(
+      0x03567bc5ef9c690c2ab2ecdf6a96ef1c139cc0b2f284dca0a9a7943388a49a3aee664ba5379a7655d3c68900be2f6903n,
+    );
+    expect(BigInt(`0x${p.slice(130)}`)).toBe(
+      0x0b9c15f3fe6e5cf4211f346271d7b01c8f3b28be689c8429c85b67af215533311f0b8dfaaa154fa6b88176c229f2885dn,
+    );
+  });
+
+  it('pairing verification: valid aggregate true; wrong message false; infinity key and signature rejected', async () => {
+    const vs = testValidators(5, 'pairing');
+    const m = keccak256('0x77');
+    const pk = blsAggregatePublicKeys(vs.map((v) => v.publicKey));
+    const sig = blsAggregateSignatures(vs.map((v) => blsSign(v.secretKey, m)));
+    const dst = stringToHex(BLS_SIG_DST);
+    expect(await read('verifyMinSig', [pk, sig, m, dst])).toBe(true);
+    expect(await read('verifyMinSig', [pk, sig, keccak256('0x78'), dst])).toBe(false);
+    expect(await read('verifyMinSig', [`0x${'00'.repeat(256)}`, `0x${'00'.repeat(128)}`, m, dst])).toBe(false);
+    expect(await read('verifyMinSig', [pk, `0x${'00'.repeat(128)}`, m, dst])).toBe(false);
+  });
+
+  it('ProofAnchor.SIG_DST / POP_DST equal the TypeScript constants', async () => {
+    const rd = (functionName: 'SIG_DST' | 'POP_DST') =>
+      t.w.public.readContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName });
+    expect(await rd('SIG_DST')).toBe(stringToHex(BLS_SIG_DST));
+    expect(await rd('POP_DST')).toBe(stringToHex(BLS_POP_DST));
+  });
+});
+
+describe('validator set registration and rotation', () => {
+  const deployAnchor = async (regs: ReturnType<typeof registrations>, num = 2n, den = 3n) => {
+    const data = encodeDeployData({
+      abi: proofAnchorAbi,
+      bytecode: proofAnchorBytecode,
+      args: [ANVIL_ADDRESSES[0], regs.map((r) => r.publicKey), regs.map((r) => r.proofOfPossession), regs.map((r) => r.power), num, den],
+    });
+    try {
+      await t.w.public.call({ account: t.w.account, data });
+      return 'ok';
+    } catch (e) {
+      const found = (e as BaseError).walk((x) => typeof (x as { data?: unknown }).data === 'string') as { data?: Hex } | null;
+      if (!found?.data) throw e;
+      return decodeErrorResult({ abi: [...proofAnchorAbi, ...blsErrors], data: found.data }).errorName;
+    }
+  };
+
+  it('rejects a key without a valid proof of possession (rogue key), a duplicate, an infinity key, bad thresholds', async () => {
+    const vs = testValidators(3, 'reg');
+    const regs = registrations(vs);
+    expect(await deployAnchor(regs)).toBe('ok');
+    // rogue key: the PoP of another key
+    expect(await deployAnchor([regs[0]!, { ...regs[1]!, proofOfPossession: regs[2]!.proofOfPossession }, regs[2]!])).toBe('InvalidProofOfPossession');
+    // rogue key: pk_r = pk' - pk_0 has no PoP the attacker can make without knowing its secret key
+    const rogue = g2ToEip2537(g2FromEip2537(blsKeygen(hexToBytes(keccak256('0x66'))).publicKey).subtract(g2FromEip2537(regs[0]!.publicKey)));
+    expect(await deployAnchor([regs[0]!, { ...regs[1]!, publicKey: rogue }])).toBe('InvalidProofOfPossession');
+    expect(await deployAnchor([regs[0]!, regs[1]!, regs[0]!])).toBe('DuplicateValidator');
+    expect(await deployAnchor([{ ...regs[0]!, publicKey: `0x${'00'.repeat(256)}` }])).toBe('InvalidProofOfPossession');
+    expect(await deployAnchor(regs, 0n, 3n)).toBe('InvalidValidatorSet');
+    expect(await deployAnchor(regs, 4n, 3n)).toBe('InvalidValidatorSet');
+    expect(await deployAnchor([{ ...regs[0]!, power: 0n }])).toBe('InvalidValidatorSet');
+    expect(blsProofOfPossession(vs[0]!.secretKey)).toBe(vs[0]!.proofOfPossession);
+  });
+
+  it('rotation is owner-only and changes the set root', async () => {
+    const next = testValidators(4, 'rotated');
+    const stranger = t.w; // anvil account 1 is not the owner
+    await expect(rotateValidatorSet(stranger, t.sys.proofAnchor, { validators: registrations(next) })).rejects.toThrow(/NotOwner/);
+    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
+    const before = await readValidatorSet(t.w, t.sys.proofAnchor);
+    const tx = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(next), thresholdNum: 3n, thresholdDen: 4n });
+    expect(tx.status).toBe('success');
+    const after = await readValidatorSet(t.w, t.sys.proofAnchor);
+    expect(after.root).not.toBe(before.root);
+    expect(after.publicKeys).toEqual(next.map((v) => v.publicKey));
+    expect(after.thresholdNum).toBe(3n);
+    // restore the original set for other tests in this file
+    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(before.root);
+  });
+});
