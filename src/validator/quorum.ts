@@ -17,6 +17,7 @@ import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { hexToBytes, type Address, type Hex } from 'viem';
 import { g1FromEip2537, g1ToEip2537, g2FromEip2537, signerBitmap as toBitmap } from '../chain/bls.js';
 import { BLS_SIG_DST, resultMessage } from '../chain/formulas.js';
+import { createMessageHasher } from './signer.js';
 import type { AttestRequest, AttestResponse, ObserveRequest, ObserveResponse, WriteResultResponse } from './node.js';
 
 const sigs = bls12_381.shortSignatures;
@@ -96,6 +97,7 @@ interface Candidate<R> {
   signature: Hex;
   response: R;
   verified?: boolean;
+  point?: G1;
 }
 
 export interface QuorumClient {
@@ -137,10 +139,13 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     let p = pkCache.get(i);
     if (!p) {
       p = g2FromEip2537(byIndex.get(i)!.publicKey);
+      // window-8 tables: the 64-bit batch coefficients then cost ~1 ms per key instead of ~6-20
+      p.precompute(8, false);
       pkCache.set(i, p);
     }
     return p;
   };
+  const hashMsg = createMessageHasher(64);
   const meets = (signed: bigint) => signed > 0n && signed * den >= totalPower * num;
   const requiredPower = (totalPower * num + den - 1n) / den;
 
@@ -186,11 +191,12 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
   function verifyGroup<R>(message: Hex, cands: Candidate<R>[], outcomes: Map<number, ValidatorOutcome>) {
     const todo = cands.filter((c) => c.verified === undefined);
     if (!todo.length) return;
-    const H = sigs.hash(hexToBytes(message), BLS_SIG_DST);
+    const H = hashMsg(message);
     const pts: { c: Candidate<R>; s: G1 }[] = [];
     for (const c of todo) {
       try {
-        pts.push({ c, s: g1FromEip2537(c.signature) });
+        c.point = g1FromEip2537(c.signature);
+        pts.push({ c, s: c.point });
       } catch (e) {
         c.verified = false;
         Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: `malformed signature: ${(e as Error).message}` });
@@ -258,7 +264,7 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
         if (b && meets(b.power) && (settle === 'quorum' || all)) {
           finished = true;
           const signers = b.signed.map((c) => c.index).sort((x, y) => x - y);
-          const agg = b.signed.map((c) => g1FromEip2537(c.signature)).reduce((x, y) => x.add(y));
+          const agg = b.signed.map((c) => c.point ?? g1FromEip2537(c.signature)).reduce((x, y) => x.add(y));
           resolve({
             message: b.message,
             aggregateSignature: g1ToEip2537(agg),
