@@ -66,6 +66,7 @@ async function main() {
       executeGovernanceProofDirect_excl_target: [],
       ts_sign_one_ms: [],
       ts_aggregate5_ms: [],
+      cycle_wall_ms: [],
     };
     for (let r = 0; r < ROUNDS; r++) {
       const data = encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(toHex(r))] });
@@ -78,6 +79,7 @@ async function main() {
         ledgerTxHash: keccak256(stringToHex(`bench-ltx-${r}`)),
         legs: [{ target, value: 0n, data }],
       });
+      const cycleStart = performance.now();
       const ca = await createAnchor(w, sys.proofAnchor, plan);
       rows.createAnchor!.push(Number(ca.tx!.gasUsed));
       const msg = anchorMessage({ chainId: BigInt(CHAIN_ID), anchor: sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: setRoot });
@@ -90,6 +92,7 @@ async function main() {
       const ep = await executeComprehensiveProof(w, sys.proofAnchor, { anchorId: plan.anchorId, signerBitmap: signerBitmap(SIGNERS), signature });
       rows.executeComprehensiveProof!.push(Number(ep.tx!.gasUsed));
       const ex = await executeGovernanceProofDirect(w, acct.address, { target, value: 0n, data, proof: proofForLeg(plan, 0) });
+      rows.cycle_wall_ms!.push(performance.now() - cycleStart);
       if (ex.status !== 'success') throw new Error('execution reverted');
       const trace = (await w.public.request({
         method: 'debug_traceTransaction' as never,
@@ -100,6 +103,25 @@ async function main() {
       rows.executeGovernanceProofDirect_total!.push(Number(ex.gasUsed));
       rows.target_call_frame!.push(tf + COLD_ACCOUNT_ACCESS);
       rows.executeGovernanceProofDirect_excl_target!.push(Number(ex.gasUsed) - tf - COLD_ACCOUNT_ACCESS);
+    }
+
+    // ---- proof gas by signer count (4 of 7 cannot prove: threshold)
+    const bySigners: Record<string, number> = {};
+    for (const signers of [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6]]) {
+      const plan = planAnchor({
+        chainId: BigInt(CHAIN_ID),
+        anchor: sys.proofAnchor,
+        account: acct.address,
+        adiUrl,
+        operationId: keccak256(stringToHex(`bench-op-k${signers.length}`)),
+        ledgerTxHash: keccak256(stringToHex('bench-ltx-k')),
+        legs: [{ target, value: 0n, data: '0x' }],
+      });
+      await createAnchor(w, sys.proofAnchor, plan);
+      const m = anchorMessage({ chainId: BigInt(CHAIN_ID), anchor: sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: setRoot });
+      const signature = blsAggregateSignatures(signers.map((i) => blsSign(vs[i]!.secretKey, m)));
+      const ep = await executeComprehensiveProof(w, sys.proofAnchor, { anchorId: plan.anchorId, signerBitmap: signerBitmap(signers), signature });
+      bySigners[`${signers.length}_of_7`] = Number(ep.tx!.gasUsed);
     }
 
     // ---- min-sig (keys G2, sigs G1) vs min-pk (keys G1, sigs G2), same 5-of-7 message, via the harness
@@ -137,8 +159,9 @@ async function main() {
         blsVerification_le_160000: med.executeComprehensiveProof! <= 160_000,
         threeTogether_le_250000: three <= 250_000,
       },
+      executeComprehensiveProofBySigners: bySigners,
       blsVariant: variant,
-      ts: { sign_one_ms: +med.ts_sign_one_ms!.toFixed(2), aggregate5_ms: +med.ts_aggregate5_ms!.toFixed(2) },
+      ts: { sign_one_ms: +med.ts_sign_one_ms!.toFixed(2), aggregate5_ms: +med.ts_aggregate5_ms!.toFixed(2), cycle_wall_ms: +med.cycle_wall_ms!.toFixed(1) },
       deployGas: { proofAnchor: Number(deployGas[0] ?? 0n), accountFactory: Number(deployGas[1] ?? 0n), createAccount: Number(acct.tx?.gasUsed ?? 0n) },
       raw: rows,
     };
@@ -149,6 +172,7 @@ async function main() {
     line('executeGovernanceProofDirect excl. target call', med.executeGovernanceProofDirect_excl_target!);
     line('  (total incl. target call)', med.executeGovernanceProofDirect_total!);
     line('three together excl. target', three);
+    for (const [k, v] of Object.entries(bySigners)) line(`executeComprehensiveProof, ${k.replace(/_/g, ' ')}`, v);
     console.log('BLS variant (eth_estimateGas of a harness call, incl. 21000 + calldata)');
     line('verify min-sig (keys G2, sigs G1)  [chosen]', variant.minSig_verify_call);
     line('verify min-pk  (keys G1, sigs G2)', variant.minPk_verify_call);
@@ -156,6 +180,7 @@ async function main() {
     line('hashToG2', variant.hashToG2_call);
     line('TS sign ms min-sig / min-pk', `${variant.ts_minSig_sign_ms.toFixed(2)} / ${variant.ts_minPk_sign_ms.toFixed(2)}`);
     line('TS aggregate 5 sigs ms', result.ts.aggregate5_ms);
+    line('wall ms: 3 txs + 5 sequential signs + aggregate', result.ts.cycle_wall_ms);
     console.log(JSON.stringify(result, null, 2));
   } finally {
     await anvil.stop();

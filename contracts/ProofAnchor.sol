@@ -34,7 +34,8 @@ contract ProofAnchor {
     bytes32 internal constant SIG_DST_LO = "A-256_SSWU_RO_POP_";
     uint256 internal constant SIG_DST_LEN = 50;
 
-    uint256 public constant MAX_VALIDATORS = 64;
+    /// The set data contract holds 544 bytes per validator plus 417; EIP-170 caps code at 24,576 bytes (44).
+    uint256 public constant MAX_VALIDATORS = 40;
     uint256 public constant MAX_LEAVES = 128;
 
     uint8 internal constant STATUS_CREATED = 1;

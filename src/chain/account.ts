@@ -3,10 +3,16 @@
  * proof-gated execution transaction.
  */
 import { encodeAbiParameters, getContractAddress, keccak256, concatHex, type Address, type Hex } from 'viem';
-import { abstractAccountAbi, abstractAccountBytecode, accountFactoryAbi } from './abi/index.js';
+import { abstractAccountAbi, abstractAccountBytecode, accountFactoryAbi, proofAnchorAbi } from './abi/index.js';
 import type { ChainClients, ChainWriter } from './clients.js';
-import { adiHash, type AnchorPlan } from './formulas.js';
+import { adiHash, anchorId as computeAnchorId, type AnchorPlan } from './formulas.js';
 import { waitTx, type TxOptions, type TxResult } from './anchor.js';
+
+/** The account ABI plus the ProofAnchor errors that consume() bubbles up, so viem decodes them by name. */
+export const accountAbiWithAnchorErrors = [
+  ...abstractAccountAbi,
+  ...proofAnchorAbi.filter((x) => x.type === 'error'),
+] as const;
 
 /** Offline: the AbstractAccount address of `adiUrl` (identical on every chain for the same factory). */
 export function predictAccountAddress(p: { accountFactory: Address; proofAnchor: Address; adiUrl: string }): Address {
@@ -77,10 +83,37 @@ export async function executeGovernanceProofDirect(
 ): Promise<TxResult> {
   const hash = await w.wallet.writeContract({
     address: account,
-    abi: abstractAccountAbi,
+    abi: accountAbiWithAnchorErrors,
     functionName: 'executeGovernanceProofDirect',
     args: [p.target, p.value, p.data, { ...p.proof, merkleProof: [...p.proof.merkleProof] }],
     gas: opts.gas,
   });
   return waitTx(w, hash);
+}
+
+/** Whether leaf `proof.leafIndex` of the anchor named by `proof` has been consumed on this chain. */
+export async function isLegExecuted(c: ChainClients, proofAnchor: Address, proof: AnchorProofArg): Promise<boolean> {
+  const id = computeAnchorId({
+    chainId: BigInt(c.chain.id),
+    anchor: proofAnchor,
+    commitmentRoot: proof.commitmentRoot,
+    operationId: proof.operationId,
+    ledgerTxHash: proof.ledgerTxHash,
+    leafCount: proof.leafCount,
+  });
+  return c.public.readContract({ address: proofAnchor, abi: proofAnchorAbi, functionName: 'isLeafUsed', args: [id, proof.leafIndex] });
+}
+
+/**
+ * Idempotent executeGovernanceProofDirect for retries: if the leg's leaf is already consumed (an earlier
+ * attempt was mined), nothing is sent and `alreadyExecuted` is true.
+ */
+export async function executeLeg(
+  w: ChainWriter,
+  p: { proofAnchor: Address; account: Address; target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
+  opts: TxOptions = {},
+): Promise<{ alreadyExecuted: boolean; tx?: TxResult }> {
+  if (await isLegExecuted(w, p.proofAnchor, p.proof)) return { alreadyExecuted: true };
+  const tx = await executeGovernanceProofDirect(w, p.account, p, opts);
+  return { alreadyExecuted: false, tx };
 }

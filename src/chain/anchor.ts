@@ -11,9 +11,17 @@ import { anchorId as computeAnchorId } from './formulas.js';
 import type { ValidatorRegistration } from './deploy.js';
 
 export interface TxOptions {
-  /** fixed gas limit; skips estimation (the transaction is sent even if it will revert) */
+  /**
+   * fixed gas limit; skips the pre-flight (the transaction is sent even if it will revert). Without it,
+   * createAnchor and executeComprehensiveProof are simulated once with eth_call (a decoded revert throws)
+   * and sent with a fixed limit (DEFAULT_GAS; unused gas is not charged), which avoids eth_estimateGas
+   * re-running the pairing many times; executeGovernanceProofDirect is estimated (the target's cost is unknown).
+   */
   gas?: bigint;
 }
+
+/** Gas limits used after a successful simulation (measured use: ~48k and ~160k for 7 validators). */
+export const DEFAULT_GAS = { createAnchor: 150_000n, executeComprehensiveProof: 600_000n } as const;
 
 export interface TxResult {
   txHash: Hex;
@@ -82,18 +90,26 @@ export async function createAnchor(
   a: CreateAnchorArgs,
   opts: TxOptions = {},
 ): Promise<{ anchorId: Hex; alreadyExisted: boolean; tx?: TxResult }> {
-  const anchorId = computeAnchorId({ chainId: BigInt(w.chain.id), anchor, ...a });
+  const anchorId = computeAnchorId({
+    chainId: BigInt(w.chain.id),
+    anchor,
+    commitmentRoot: a.commitmentRoot,
+    operationId: a.operationId,
+    ledgerTxHash: a.ledgerTxHash,
+    leafCount: a.leafCount,
+  });
   if (opts.gas === undefined && (await readAnchorState(w, anchor, anchorId)).status !== 'none') {
     return { anchorId, alreadyExisted: true };
   }
   try {
-    const hash = await w.wallet.writeContract({
+    const call = {
       address: anchor,
       abi: proofAnchorAbi,
       functionName: 'createAnchor',
       args: [a.commitmentRoot, a.operationId, a.ledgerTxHash, a.leafCount],
-      gas: opts.gas,
-    });
+    } as const;
+    if (opts.gas === undefined) await w.public.simulateContract({ ...call, account: w.account });
+    const hash = await w.wallet.writeContract({ ...call, gas: opts.gas ?? DEFAULT_GAS.createAnchor });
     return { anchorId, alreadyExisted: false, tx: await waitTx(w, hash) };
   } catch (err) {
     if (revertErrorName(err) === 'AnchorAlreadyExists') return { anchorId, alreadyExisted: true };
@@ -112,13 +128,14 @@ export async function executeComprehensiveProof(
     return { alreadyProven: true };
   }
   try {
-    const hash = await w.wallet.writeContract({
+    const call = {
       address: anchor,
       abi: proofAnchorAbi,
       functionName: 'executeComprehensiveProof',
       args: [p.anchorId, p.signerBitmap, p.signature],
-      gas: opts.gas,
-    });
+    } as const;
+    if (opts.gas === undefined) await w.public.simulateContract({ ...call, account: w.account });
+    const hash = await w.wallet.writeContract({ ...call, gas: opts.gas ?? DEFAULT_GAS.executeComprehensiveProof });
     return { alreadyProven: false, tx: await waitTx(w, hash) };
   } catch (err) {
     if (revertErrorName(err) === 'AnchorAlreadyProven') return { alreadyProven: true };

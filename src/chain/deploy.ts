@@ -10,7 +10,7 @@
  */
 import { concatHex, encodeDeployData, getContractAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { accountFactoryAbi, accountFactoryBytecode, proofAnchorAbi, proofAnchorBytecode } from './abi/index.js';
-import { createChainClients } from './clients.js';
+import { createChainClients, type ChainClients } from './clients.js';
 import type { SystemContracts } from './registry.js';
 
 export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
@@ -69,6 +69,17 @@ export interface DeployResult extends SystemContracts {
   txHashes: Hex[];
 }
 
+/**
+ * Throws unless the chain has the EIP-2537 precompiles (Prague): G1ADD(inf, inf) must return 128 zero bytes.
+ * On a chain without them the call "succeeds" with empty output, which is why the contracts check lengths.
+ */
+export async function assertBlsPrecompiles(c: ChainClients): Promise<void> {
+  const { data } = await c.public.call({ to: '0x000000000000000000000000000000000000000b', data: `0x${'00'.repeat(256)}` });
+  if (data !== `0x${'00'.repeat(128)}`) {
+    throw new Error(`chain ${c.chain.id} lacks the EIP-2537 BLS12-381 precompiles (needs the Prague hardfork)`);
+  }
+}
+
 /** Deploys ProofAnchor and AccountFactory unless already present. Safe to run on every start. */
 export async function deploySystem(
   p: SystemParams & { rpcUrl: string; chainId: number; privateKey: Hex },
@@ -78,6 +89,7 @@ export async function deploySystem(
   if (!deployerCode || deployerCode === '0x') {
     throw new Error(`chain ${p.chainId} has no deterministic deployer at ${CREATE2_DEPLOYER}`);
   }
+  await assertBlsPrecompiles(w);
   const txHashes: Hex[] = [];
   const ensure = async (salt: Hex, initCode: Hex): Promise<{ address: Address; deployed: boolean }> => {
     const address = create2Address(salt, initCode);

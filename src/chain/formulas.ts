@@ -29,6 +29,10 @@
  *       = keccak256(abi.encode(bytes32 "pgw:bls:result:v1", uint256 chainId, address anchor, bytes32 anchorId,
  *                              uint256 leafIndex, bytes32 resultHash, bytes32 validatorSetRoot))
  *
+ * Helpers: planAnchor({chainId, anchor, account, adiUrl, operationId, ledgerTxHash, legs}) derives everything
+ * for one identity's legs on one chain (commitments, leaves, root, anchorId, per-leg proofs);
+ * verifyMerkleProof, merkleDepth, meetsThreshold (the contract's threshold rule), canonicalJson.
+ *
  * BLS messages are hashed to G1 (RFC 9380, BLS12381G1_XMD:SHA-256_SSWU_RO_) with DST BLS_SIG_DST; proofs
  * of possession sign the key's 256-byte EIP-2537 encoding with BLS_POP_DST (see ./bls.ts).
  */

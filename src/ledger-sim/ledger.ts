@@ -87,7 +87,10 @@ export interface TxRecord {
   initiated: boolean;
   payer?: string;
   paid: number;
+  /** header.expire.atTime (ms) */
   expireAt?: number;
+  /** major block on which the pending transaction expires */
+  expireMajor?: number;
   sets: Record<string, { version: number; entries: SetEntry[] }>;
   authorityVotes: Record<string, AuthorityVote>;
   signatures: SigRecord[];
@@ -115,6 +118,7 @@ export interface DataEntryRecord {
 export interface LedgerState {
   version: 1;
   block: number;
+  majorBlock?: number;
   blockTime: number;
   accounts: Record<string, SimAccount>;
   txns: Record<string, TxRecord>;
@@ -141,8 +145,10 @@ export interface SimGlobals {
   oraclePrice: number;
   /** faucet grant in ACME base units (1e-8); Go simulator grants 10 ACME */
   faucetAmount: bigint;
-  /** pending transactions expire after this many ms of block time (real network: ~2 weeks of major blocks) */
-  pendingTtlMs: number;
+  /** major block interval; the network schedule is every 12 h (cron 0 0,12), aligned to the epoch */
+  majorBlockIntervalMs: number;
+  /** pending transactions without expire.atTime expire after this many major blocks (network default 14) */
+  pendingMajorBlocks: number;
   /** createIdentity fee by label length (index = length-1), units; beyond the table: base */
   createIdentitySliding: number[];
   createIdentityBase: number;
@@ -152,7 +158,8 @@ export interface SimGlobals {
 export const DEFAULT_GLOBALS: SimGlobals = {
   oraclePrice: 50_000_000,
   faucetAmount: 1_000_000_000n,
-  pendingTtlMs: 14 * 24 * 3600 * 1000,
+  majorBlockIntervalMs: 12 * 3600 * 1000,
+  pendingMajorBlocks: 14,
   createIdentitySliding: Array.from({ length: 12 }, (_, i) => 50000 * 2 ** (13 - (i + 1))),
   createIdentityBase: 50000,
   createSubIdentity: 10000,
@@ -331,6 +338,18 @@ export class SimLedger {
         throw new SimError('badRequest', `malformed transaction: ${(e as Error).message}`);
       }
       byHash.set(h, t);
+    }
+    for (const h of byHash.keys()) {
+      const signed = sigs.some((x) => {
+        try {
+          const k = unwrapSignature(x).key;
+          const th = k.transactionHash ? toHex(k.transactionHash) : env.txHash ? toHex(env.txHash) : byHash.size === 1 ? h : undefined;
+          return th === h;
+        } catch {
+          return false;
+        }
+      });
+      if (!signed) throw new SimError('badRequest', `transaction ${h.slice(0, 8).toUpperCase()} is not signed`);
     }
     const out: Submission[] = [];
     const queued: Queued[] = [];
@@ -589,8 +608,15 @@ export class SimLedger {
         if (book && 'authorities' in book) add(book.authorities);
         break;
       }
-      default:
-        add(acc.authorities);
+      default: {
+        // an account without authorities of its own inherits its parent's
+        let cur: SimAccount | undefined = acc;
+        while (cur && 'authorities' in cur && cur.authorities.length === 0) {
+          const parent = parentUrl(cur.url);
+          cur = parent ? this.get(parent) : undefined;
+        }
+        if (cur && 'authorities' in cur) add(cur.authorities);
+      }
     }
     for (const a of txn.header?.authorities ?? []) if (a) req.add(nUrl(a.toString()));
     if (body.type === 'updateKeyPage') {
@@ -622,10 +648,15 @@ export class SimLedger {
     const q = this.queue;
     this.queue = [];
     for (const m of q) this.deliver(m, touched);
-    // 3. expiry
-    for (const r of Object.values(st.txns)) {
-      if (r.status === 'pending' && r.expireAt !== undefined && st.blockTime > r.expireAt) {
-        this.fail(r, 'expired', 'transaction expired', touched);
+    // 3. major block: pending transactions scheduled to expire on it fail (block_end.go)
+    const interval = this.globals.majorBlockIntervalMs;
+    const major = Math.floor(st.blockTime / interval);
+    if (major > (st.majorBlock ?? major - 1)) {
+      st.majorBlock = major;
+      for (const r of Object.values(st.txns)) {
+        if (r.status === 'pending' && r.expireMajor !== undefined && r.expireMajor <= major) {
+          this.fail(r, 'expired', 'transaction expired', touched);
+        }
       }
     }
     // 4. anchor touched account chains into the simulated root chain
@@ -692,7 +723,8 @@ export class SimLedger {
         receivedAt: st.blockTime,
         initiated: false,
         paid: 0,
-        expireAt: Math.min(expire ?? Infinity, st.blockTime + this.globals.pendingTtlMs),
+        expireAt: expire,
+        expireMajor: this.expireMajorFor(expire),
         sets: {},
         authorityVotes: {},
         signatures: [],
@@ -736,6 +768,22 @@ export class SimLedger {
     this.addToSet(rec, c.signerUrl, { key: c.pkHash, path: c.delegators.map((d) => nUrl(d)).join(','), vote, version: c.signer.type === 'keyPage' ? c.signer.version : 1 });
     this.evaluatePage(rec, c.signerUrl, c.delegators.map((d) => nUrl(d)));
     this.checkReady(rec, txn, touched);
+  }
+
+  /** Major block on which a pending transaction expires (Go block_end.go shouldExpireOn). */
+  private expireMajorFor(atTime: number | undefined): number {
+    const interval = this.globals.majorBlockIntervalMs;
+    const max = this.globals.pendingMajorBlocks;
+    const current = Math.floor(this.state.blockTime / interval);
+    if (atTime === undefined) return current + max;
+    let count = 1;
+    let now = this.state.blockTime;
+    const next = (t: number) => (Math.floor(t / interval) + 1) * interval;
+    while (count < max && atTime > next(now)) {
+      now = next(now);
+      count++;
+    }
+    return current + count;
   }
 
   private addToSet(rec: TxRecord, signerUrl: string, e: SetEntry) {
@@ -794,6 +842,11 @@ export class SimLedger {
   }
 
   private checkReady(rec: TxRecord, txn: core.Transaction, touched: Set<string>) {
+    // processing a transaction after its deadline fails it (transaction.go)
+    if (rec.expireAt !== undefined && this.state.blockTime > rec.expireAt) {
+      this.fail(rec, 'expired', 'transaction deadline exceeded', touched);
+      return;
+    }
     const required = this.requiredAuthorities(txn, rec.principal);
     if (required !== 'anyone') {
       for (const a of required) {
@@ -939,7 +992,8 @@ export class SimLedger {
     const url = nUrl(body.url, 'url');
     if (parentUrl(url) !== principal) throw new SimError('badRequest', `${url} must be a direct child of ${principal}`);
     if (this.get(url)) throw new SimError('conflict', `account ${url} already exists`);
-    const authorities: AuthorityEntry[] = body.authorities?.length ? body.authorities.map((a: string) => ({ url: nUrl(a) })) : p.authorities.map((a) => ({ ...a }));
+    // without explicit authorities the account has none of its own and inherits its parent's (as on the Go node)
+    const authorities: AuthorityEntry[] = body.authorities?.length ? body.authorities.map((a: string) => ({ url: nUrl(a) })) : [];
     if (type === 'dataAccount') this.put({ type, url: disp(body.url), authorities });
     else {
       const tokenUrl = nUrl(body.tokenUrl ?? ACME, 'tokenUrl');

@@ -7,6 +7,7 @@
  *   txHash      = accumulate.js Transaction.hash()
  *   hashToSign  = SHA-256(mdHash || txHash)   (32 bytes; the Ed25519 message)
  */
+import './accumulate-compat.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { sha256 } from 'accumulate.js/common';
@@ -60,7 +61,11 @@ export function buildTransaction(principal: string, body: core.TransactionBodyAr
   const p = parseAccUrl(principal, 'principal');
   const header: core.TransactionHeaderArgs = { principal: p };
   if (opts.memo) header.memo = opts.memo;
-  if (opts.expireAt) header.expire = { atTime: opts.expireAt };
+  if (opts.expireAt) {
+    const ms = opts.expireAt.getTime();
+    if (!Number.isFinite(ms)) throw new LedgerInputError('expireAt: invalid date', 'expireAt');
+    header.expire = { atTime: new Date(Math.ceil(ms / 1000) * 1000) }; // encoded as whole seconds
+  }
   if (opts.authorities?.length) header.authorities = opts.authorities.map((a) => parseAccUrl(a, 'authorities'));
   return new core.Transaction({ header, body: body as core.TransactionBodyArgs });
 }

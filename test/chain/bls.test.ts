@@ -25,9 +25,10 @@ import {
   signerBitmap,
 } from '../../src/chain/bls.js';
 import { BLS_POP_DST, BLS_SIG_DST } from '../../src/chain/formulas.js';
-import { rotateValidatorSet, readValidatorSet } from '../../src/chain/anchor.js';
+import { createAnchor, executeComprehensiveProof, readAnchorState, rotateValidatorSet, readValidatorSet } from '../../src/chain/anchor.js';
+import { anchorMessage } from '../../src/chain/formulas.js';
 import { createChainClients } from '../../src/chain/clients.js';
-import { ANVIL_KEYS, ANVIL_ADDRESSES, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
+import { ANVIL_KEYS, ANVIL_ADDRESSES, planFor, quorumSign, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
 
 const blsErrors = [
   { type: 'error', name: 'BLSPrecompileFailed', inputs: [{ name: 'precompile', type: 'uint256' }] },
@@ -197,4 +198,46 @@ describe('validator set registration and rotation', () => {
     await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(before.root);
   });
+});
+
+describe('rotation and in-flight anchors', () => {
+  it('after a rotation the old set can no longer prove; the new set (3 of 4 at 3/4) can', async () => {
+    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
+    const { plan, message: oldMessage } = await planFor(t, 'acc://rotation.acme', [{ target: t.target, value: 0n, data: '0x' }]);
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    const oldSig = quorumSign(t.validators, [0, 1, 2, 3, 4, 5, 6], oldMessage);
+    const next = testValidators(4, 'rotated-2');
+    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(next), thresholdNum: 3n, thresholdDen: 4n });
+    try {
+      const newRoot = (await readValidatorSet(t.w, t.sys.proofAnchor)).root;
+      // old set, old message: the bitmap now names the new set's keys and the message the new root
+      const r1 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, signature: oldSig.signature, signerBitmap: 0b1111n }, { gas: 2_000_000n });
+      expect(r1.tx?.status).toBe('reverted');
+      const newMessage = anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: newRoot });
+      // 2 of 4 is below 3/4
+      const r2 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(next, [0, 3], newMessage) }, { gas: 2_000_000n });
+      expect(r2.tx?.status).toBe('reverted');
+      const r3 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(next, [0, 1, 3], newMessage) });
+      expect(r3.tx?.status).toBe('success');
+      expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).status).toBe('proven');
+    } finally {
+      await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    }
+  });
+});
+
+describe('set size limit', () => {
+  it('accepts MAX_VALIDATORS (40) keys and rejects 41', async () => {
+    const many = testValidators(41, 'many');
+    const regs = registrations(many);
+    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
+    const gas = 30_000_000n;
+    const ok = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs.slice(0, 40) }, { gas });
+    expect(ok.status).toBe('success');
+    expect((await readValidatorSet(t.w, t.sys.proofAnchor)).publicKeys).toHaveLength(40);
+    const tooMany = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs }, { gas });
+    expect(tooMany.status).toBe('reverted');
+    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(t.setRoot);
+  }, 120_000);
 });

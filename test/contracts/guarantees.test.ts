@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
-import { createAnchor, executeComprehensiveProof, readAnchorState, type TxResult } from '../../src/chain/anchor.js';
-import { executeGovernanceProofDirect, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, type TxResult } from '../../src/chain/anchor.js';
+import { executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
 import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
 import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
 
@@ -107,6 +107,29 @@ describe('happy path', () => {
     expect(tx.status).toBe('success');
     expect(await t.w.public.getBalance({ address: recipient })).toBe(before + value);
     expect(await t.w.public.getBalance({ address: account })).toBe(parseEther('0.75'));
+  });
+});
+
+describe('idempotent helpers for retries', () => {
+  it('createAnchor, executeComprehensiveProof and executeLeg send nothing the second time', async () => {
+    const data = record('retry');
+    const { plan, account, message } = await planFor(t, 'acc://retry.acme', [{ target: t.target, value: 0n, data }]);
+    expect((await createAnchor(t.w, t.sys.proofAnchor, plan)).alreadyExisted).toBe(false);
+    expect(await createAnchor(t.w, t.sys.proofAnchor, plan)).toEqual({ anchorId: plan.anchorId, alreadyExisted: true });
+    const q = quorumSign(t.validators, FIVE, message);
+    expect((await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q })).alreadyProven).toBe(false);
+    expect(await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...q })).toEqual({ alreadyProven: true });
+    const leg = { proofAnchor: t.sys.proofAnchor, account, target: t.target, value: 0n, data, proof: proofForLeg(plan, 0) };
+    const calls = (await targetState()).calls;
+    expect(await isLegExecuted(t.w, t.sys.proofAnchor, leg.proof)).toBe(false);
+    const first = await executeLeg(t.w, leg);
+    expect(first.tx?.status).toBe('success');
+    expect(await executeLeg(t.w, leg)).toEqual({ alreadyExecuted: true });
+    // without the pre-check, the estimate fails with the anchor's error decoded by name
+    const err = await executeGovernanceProofDirect(t.w, account, leg).catch((e: unknown) => e);
+    expect(revertErrorName(err)).toBe('LeafAlreadyUsed');
+    expect(await isLegExecuted(t.w, t.sys.proofAnchor, leg.proof)).toBe(true);
+    expect((await targetState()).calls).toBe(calls + 1n);
   });
 });
 
