@@ -17,6 +17,8 @@ export interface AnvilHandle {
   rpcUrl: string;
   chainId: number;
   port: number;
+  /** process id of the anvil process */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -24,9 +26,15 @@ export async function startAnvil(opts: {
   chainId: number;
   port?: number;
   host?: string;
-  /** seconds between empty blocks; transactions are mined at once regardless (mixed mining) */
+  /** seconds between empty blocks; transactions are mined at once regardless (mixed mining); 0 = automine only */
   blockTime?: number;
   logFile?: string;
+  /** default 'prague' (EIP-2537) */
+  hardfork?: string;
+  /** extra CLI flags */
+  extraArgs?: string[];
+  /** readiness timeout in ms, default 20000 */
+  timeoutMs?: number;
 }): Promise<AnvilHandle> {
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port || (await freePort(host));
@@ -34,23 +42,23 @@ export async function startAnvil(opts: {
     '--chain-id', String(opts.chainId),
     '--host', host,
     '--port', String(port),
-    '--hardfork', 'prague',
-    '--mixed-mining',
-    '--block-time', String(opts.blockTime ?? 0.2),
+    '--hardfork', opts.hardfork ?? 'prague',
+    ...((opts.blockTime ?? 0.2) > 0 ? ['--mixed-mining', '--block-time', String(opts.blockTime ?? 0.2)] : []),
     '--slots-in-an-epoch', '1',
+    ...(opts.extraArgs ?? []),
   ];
   const proc = spawnManaged(`anvil-${opts.chainId}`, anvilBinary(), args, { logFile: opts.logFile });
   const rpcUrl = `http://${host}:${port}`;
   try {
     await waitUntilReady(`anvil (chain ${opts.chainId}) on ${rpcUrl}`, () => rpcAnswersChainId(rpcUrl, opts.chainId), {
       process: proc,
-      timeoutMs: 20_000,
+      timeoutMs: opts.timeoutMs ?? 20_000,
     });
   } catch (err) {
     await proc.stop();
     throw err;
   }
-  return { rpcUrl, chainId: opts.chainId, port, stop: () => proc.stop() };
+  return { rpcUrl, chainId: opts.chainId, port, pid: proc.child.pid!, stop: () => proc.stop() };
 }
 
 /** Alias used by the chain tests. */

@@ -307,7 +307,12 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   async function checkAuthority(st: TxStatus, intent: CanonicalIntent, principal: string): Promise<AuthorityReport> {
     const book = intent.keyBook.toLowerCase();
     const account = await ledger.queryAccount(principal);
-    const auths = account.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    let auths = account.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    // an account created without authorities of its own is governed by its identity's
+    if (!account.authorities.length) {
+      const identity = await ledger.queryAccount(intent.adiUrl);
+      auths = identity.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    }
     if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
     const byPage = new Map<string, Set<string>>();
     for (const s of st.signatures) {

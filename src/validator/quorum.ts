@@ -139,13 +139,13 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     let p = pkCache.get(i);
     if (!p) {
       p = g2FromEip2537(byIndex.get(i)!.publicKey);
-      // window-8 tables: the 64-bit batch coefficients then cost ~1 ms per key instead of ~6-20
-      p.precompute(8, false);
       pkCache.set(i, p);
     }
     return p;
   };
   const hashMsg = createMessageHasher(64);
+  // decode (and subgroup-check) every key once, up front: a bad registered key fails here, not mid-round
+  for (const v of validators) pkPoint(v.index);
   const meets = (signed: bigint) => signed > 0n && signed * den >= totalPower * num;
   const requiredPower = (totalPower * num + den - 1n) / den;
 

@@ -75,7 +75,7 @@ describe('validator network', () => {
     expect(r0.authority).toMatchObject({ keyPage: id.page, keyPageVersion: 1, threshold: 1, signatures: 1 });
     expect(r0.legs).toEqual([intent.legs[0]!.legId, 'pay']);
     const ms = [...pre.responses.values()].map((r) => r.elapsedMs);
-    console.log(`attest: quorum round ${quorumMs.toFixed(0)} ms; per-validator handling ${ms.join(', ')} ms`);
+    console.log(`attest: quorum round ${quorumMs.toFixed(0)} ms; per-validator handling ${ms.join(', ')} ms; answered after ${pre.outcomes.map((o) => o.elapsedMs).join(', ')} ms`);
 
     const { proven, exec } = await anchorAndExecute(d, id, plan, pre, 0);
     expect(proven.tx?.status).toBe('success');
