@@ -478,9 +478,10 @@ function eq(a: unknown, b: unknown, field: string) {
 function decodePart(p: Uint8Array | string, i: number): string {
   let bytes: Uint8Array;
   if (typeof p === 'string') {
+    // hex (as the ledger returns data parts) or the JSON text itself (a JSON object is never valid hex)
     const h = p.startsWith('0x') ? p.slice(2) : p;
-    if (!/^([0-9a-fA-F]{2})*$/.test(h)) fail(`part[${i}]`, 'not hex');
-    bytes = Uint8Array.from(Buffer.from(h, 'hex'));
+    if (/^([0-9a-fA-F]{2})*$/.test(h)) bytes = Uint8Array.from(Buffer.from(h, 'hex'));
+    else bytes = new TextEncoder().encode(p);
   } else bytes = p;
   if (bytes.length > MAX_INTENT_PART_BYTES) fail(`part[${i}]`, 'too large');
   try {
@@ -491,7 +492,7 @@ function decodePart(p: Uint8Array | string, i: number): string {
 }
 
 /**
- * Parses the stored WriteData parts (raw bytes or hex, as the ledger returns them) and recomputes every
+ * Parses the stored WriteData parts (raw bytes, hex as the ledger returns them, or the JSON text) and recomputes every
  * derived field: canonical form of each part, leg executions (calldata, data hash, commitment), operation id.
  * Throws IntentError with the offending field on any mismatch.
  */
