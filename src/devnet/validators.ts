@@ -48,6 +48,11 @@ export interface DevnetValidatorsOptions {
   basePort?: number;
   /** default acc://pgw-protocol.acme */
   protocolAdi?: string;
+  /**
+   * Ed25519 seed (hex) of the protocol operator: its lite identity is funded from the faucet and its key is
+   * page 1 of the protocol ADI. Default: generated once in `<dataDir>/validators/protocol-operator.json`.
+   */
+  operatorSeed?: Hex;
   observeTimeoutMs?: number;
   log?: (msg: string) => void;
 }
@@ -206,7 +211,7 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
   const setupLedger = createLedgerClient({ url: o.ledgerUrl });
   const protocol = await setupProtocolLedger({
     ledger: setupLedger,
-    operatorSeed: loadOrCreateOperator(dir).seed,
+    operatorSeed: o.operatorSeed ? (`0x${o.operatorSeed.replace(/^0x/, '')}` as Hex) : loadOrCreateOperator(dir).seed,
     validatorKeyHashes: keys.map((k) => k.ed25519.publicKeyHash),
     adiUrl: o.protocolAdi,
     log,
@@ -265,4 +270,15 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
       servers.length = 0;
     },
   };
+}
+
+/** Rows for the devnet summary: one per validator, plus the protocol ledger accounts. */
+export function validatorSummaryRows(vn: Pick<DevnetValidators, 'validators' | 'protocol' | 'contracts'>): [string, string][] {
+  return [
+    ...vn.validators.map((v) => [`Validator ${v.index}`, `${v.url} (BLS ${v.blsPublicKey.slice(0, 18)}…)`] as [string, string]),
+    ['Validator key page', vn.protocol.validatorPage],
+    ['Execution results', vn.protocol.resultsAccount],
+    ['ProofAnchor', vn.contracts.proofAnchor],
+    ['AccountFactory', vn.contracts.accountFactory],
+  ];
 }
