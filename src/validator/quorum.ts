@@ -57,6 +57,8 @@ export interface QuorumResult<R> {
   /** the responses whose signatures were aggregated, by validator index */
   responses: Map<number, R>;
   elapsedMs: number;
+  /** time spent verifying signatures (BLS) in this round */
+  verifyMs: number;
 }
 
 export class QuorumUnreachableError extends Error {
@@ -235,6 +237,7 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     const outcomes = new Map<number, ValidatorOutcome>(validators.map((v) => [v.index, { index: v.index, url: v.url, status: 'pending' as OutcomeStatus }]));
     const groups = new Map<string, Candidate<R>[]>();
     let outstanding = validators.length;
+    let verifyMs = 0;
     const answered = new Set<number>();
     const snapshot = () => [...outcomes.values()].map((o) => ({ ...o }));
 
@@ -256,7 +259,11 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
         // verify a group only once it could make quorum (or at the end)
         for (const [m, cs] of groups) {
           const potential = cs.filter((c) => c.verified !== false).reduce((a, c) => a + power(byIndex.get(c.index)!), 0n);
-          if (all || (settle === 'quorum' && meets(potential))) verifyGroup(m as Hex, cs, outcomes);
+          if (all || (settle === 'quorum' && meets(potential))) {
+            const tv = performance.now();
+            verifyGroup(m as Hex, cs, outcomes);
+            verifyMs += performance.now() - tv;
+          }
         }
         const b = best();
         const outPower = validators.filter((v) => !answered.has(v.index)).reduce((a, v) => a + power(v), 0n);
@@ -275,6 +282,7 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
             outcomes: snapshot(),
             responses: new Map(b.signed.map((c) => [c.index, c.response])),
             elapsedMs: Math.round(performance.now() - t0),
+            verifyMs: Math.round(verifyMs),
           });
           return;
         }

@@ -22,14 +22,19 @@ import { ANVIL_KEYS } from '../chain/fixture.js';
 import { createAdi, executed, fundedLite, held, newKey, type Adi, type Sponsor, type TestKey } from '../ledger-conformance/harness.js';
 
 export const CHAIN = { name: 'ethereum-sepolia', chainId: 11155111, confirmations: 2 } as const;
+/** a second chain: same system contract and account addresses (CREATE2) */
+export const CHAIN_B = { name: 'polygon-amoy', chainId: 80002, confirmations: 1 } as const;
 
 export interface TestDevnet {
   dataDir: string;
   sim: LedgerSimHandle;
   ledger: LedgerClient;
   anvil: AnvilHandle;
+  anvilB: AnvilHandle;
   /** relayer (anvil account 1) */
   w: ChainWriter;
+  /** relayer on CHAIN_B */
+  wB: ChainWriter;
   target: Address;
   vn: DevnetValidators;
   quorum: QuorumClient;
@@ -42,16 +47,21 @@ export async function startTestDevnet(): Promise<TestDevnet> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pgw-validators-'));
   const sim = await startLedgerSim({ port: 0, blockIntervalMs: 20 });
   const anvil = await startAnvil({ chainId: CHAIN.chainId });
+  const anvilB = await startAnvil({ chainId: CHAIN_B.chainId });
   try {
     const ledger = createLedgerClient({ url: sim.url });
     const vn = await startDevnetValidators({
       dataDir,
       ledgerUrl: sim.url,
-      chains: [{ ...CHAIN, rpcUrl: anvil.rpcUrl }],
+      chains: [
+        { ...CHAIN, rpcUrl: anvil.rpcUrl },
+        { ...CHAIN_B, rpcUrl: anvilB.rpcUrl },
+      ],
       deployerKey: ANVIL_KEYS[0],
       observeTimeoutMs: 20_000,
     });
     const w = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: CHAIN.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
+    const wB = createChainClients({ rpcUrl: anvilB.rpcUrl, chainId: CHAIN_B.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
     const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
     const target = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
     const setRoot = (await readValidatorSet(w, vn.contracts.proofAnchor)).root;
@@ -62,7 +72,9 @@ export async function startTestDevnet(): Promise<TestDevnet> {
       sim,
       ledger,
       anvil,
+      anvilB,
       w,
+      wB,
       target,
       vn,
       quorum,
@@ -71,12 +83,14 @@ export async function startTestDevnet(): Promise<TestDevnet> {
       async stop() {
         await vn.stop();
         await anvil.stop();
+        await anvilB.stop();
         await sim.stop();
         rmSync(dataDir, { recursive: true, force: true });
       },
     };
   } catch (e) {
     await anvil.stop();
+    await anvilB.stop();
     await sim.stop();
     throw e;
   }

@@ -17,6 +17,7 @@ import type { AttestResponse } from '../../src/validator/node.js';
 import { held } from '../ledger-conformance/harness.js';
 import {
   CHAIN,
+  CHAIN_B,
   anchorAndExecute,
   anchorMsg,
   attestRequest,
@@ -313,6 +314,71 @@ describe('validator network', () => {
       executeAndObserve({ expectedState: [{ account: d.target, slot: `0x${'0'.repeat(63)}3`, value: arg('something-else') }] }, 'wrong-state'),
     );
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'STATE_MISMATCH' && /state slot/.test(o.reason ?? ''))).toBe(true);
+  });
+
+  it('multi-chain intent: one anchor per chain over that chain\'s legs; a leg whose chain name and id disagree is refused', async () => {
+    const { createAccount, executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
+    const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
+    const { anchorMessage } = await import('../../src/chain/formulas.js');
+    const { planIntentAnchor } = await import('../../src/proof/intent.js');
+    const { parseEther } = await import('viem');
+    const onB = await createAccount(d.wB, d.vn.contracts.accountFactory, id.url);
+    expect(onB.address).toBe(id.account); // same account on every chain
+    await d.wB.public.waitForTransactionReceipt({ hash: await d.wB.wallet.sendTransaction({ to: id.account, value: parseEther('1') }) });
+    const bob = '0x000000000000000000000000000000000000b0b0';
+    const intent = intentFor(id, [
+      recordLeg(d, id, arg('multi-a')),
+      { legId: 'amoy-pay', chain: CHAIN_B.name, chainId: CHAIN_B.chainId, fromAddress: id.account, toAddress: bob, amount: '777' },
+    ]);
+    const st = await writeIntent(d, id, intent.parts);
+    const planA = planOf(d, intent, st);
+    const planB = planIntentAnchor(intent, { chainId: BigInt(CHAIN_B.chainId), proofAnchor: d.vn.contracts.proofAnchor, ledgerTxHash: st.txHash });
+    expect(planA.legs.map((l) => l.legId)).toEqual([intent.legs[0]!.legId]);
+    expect(planB.legs.map((l) => l.legId)).toEqual(['amoy-pay']);
+    expect(planB.anchorId).not.toBe(planA.anchorId);
+    const setRootB = (await (await import('../../src/chain/anchor.js')).readValidatorSet(d.wB, planB.anchor)).root;
+    const reqB = { ...attestRequest(st, planB), chain: CHAIN_B.name };
+    const pre = await d.quorum.attest(reqB, { message: anchorMessage({ chainId: BigInt(CHAIN_B.chainId), anchor: planB.anchor, anchorId: planB.anchorId, validatorSetRoot: setRootB }) });
+    expect(pre.signers.length).toBe(7);
+    await createAnchor(d.wB, planB.anchor, { commitmentRoot: planB.commitmentRoot, operationId: planB.operationId, ledgerTxHash: planB.ledgerTxHash, leafCount: planB.leafCount });
+    const proven = await executeComprehensiveProof(d.wB, planB.anchor, { anchorId: planB.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+    expect(proven.tx?.status).toBe('success');
+    const l = planB.legs[0]!;
+    const exec = await executeGovernanceProofDirect(d.wB, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(planB, 0) });
+    expect(await d.wB.public.getBalance({ address: bob })).toBe(777n);
+    const post = await d.quorum.observe({ ...observeRequest(st, planB, 0, exec.txHash), chain: CHAIN_B.name }, { chainId: BigInt(CHAIN_B.chainId), proofAnchor: planB.anchor, validatorSetRoot: setRootB });
+    expect(post.signers.length).toBe(7);
+    // the chain-A anchor request for chain B's anchor is refused (the anchor id is chain-bound)
+    const cross = await unreachable(d.quorum.attest({ ...attestRequest(st, planB) }, { message: anchorMsg(d, planB) }));
+    expect(cross.outcomes.every((o) => o.code === 'ANCHOR_MISMATCH')).toBe(true);
+    // a leg naming polygon-amoy with Sepolia's chain id
+    const spoof = intentFor(id, [{ legId: 'spoof', chain: CHAIN_B.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: bob, amount: '1' }]);
+    const sst = await writeIntent(d, id, spoof.parts);
+    const splan = planOf(d, spoof, sst);
+    const e = await unreachable(d.quorum.attest(attestRequest(sst, splan), { message: anchorMsg(d, splan) }));
+    expect(e.outcomes.every((o) => o.code === 'CHAIN_MISMATCH')).toBe(true);
+  });
+
+  it('result write-back falls over to the next signer when the designated one is down', async () => {
+    const a = await freshAttestWith('writer-down', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const oreq = observeRequest(a.st, a.plan, 0, exec.txHash);
+    const post = await d.quorum.observe(oreq, { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    const designated = post.signers[Number(BigInt(a.plan.anchorId) % BigInt(post.signers.length))]!;
+    await d.vn.stopValidator(designated);
+    try {
+      const w = await d.quorum.writeResult(oreq, post);
+      expect(w.written).toBe(true);
+      expect(w.writtenBy).not.toBe(designated);
+      expect(w.attempts).toEqual([expect.objectContaining({ index: designated, status: 'failed' })]);
+      expect(w.record.written_by).toBe(String(w.writtenBy));
+    } finally {
+      await d.vn.startValidator(designated);
+    }
+    // a forged aggregate is refused by the writer
+    const forged = await d.vn.nodes[0]!.writeResult({ ...oreq, aggregateSignature: pre.aggregateSignature, signerBitmap: post.signerBitmap.toString() }).catch((e) => e);
+    expect(forged.code).toBe('BAD_AGGREGATE');
   });
 
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {
