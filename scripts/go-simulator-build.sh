@@ -5,7 +5,8 @@
 # Usage: scripts/go-simulator-build.sh [version] [outdir]
 set -euo pipefail
 VERSION="${1:-v1.4.0}"   # v1.4.1 answers 403 on proxy.golang.org; v1.4.0 is served
-OUT="${2:-${PWD}/.data/go-simulator}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${2:-$ROOT/.data/go-simulator}"
 MOD=gitlab.com/accumulatenetwork/accumulate
 # sum.golang.org answers 404 for this module (checksum lookup); skip the sumdb for it only.
 # Its dependencies are still verified against the go.sum shipped in the module.

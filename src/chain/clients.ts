@@ -1,14 +1,14 @@
 /**
  * viem clients for one chain, built from parameters. `createChainClients({ rpcUrl, chainId, privateKey })`
- * returns a public client and, with a key, a wallet client whose account uses viem's nonce manager so
- * concurrent sends from one relayer key do not collide.
+ * returns a public client and, with a key, a wallet client whose account has its own nonce manager so
+ * concurrent sends through this client do not collide (use one writer per key and chain per process).
  */
 import {
   createPublicClient,
   createWalletClient,
   defineChain,
   http,
-  nonceManager,
+  createNonceManager,
   type Account,
   type Chain,
   type Hex,
@@ -17,6 +17,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { jsonRpc } from 'viem/nonce';
 
 export interface ChainClients {
   chain: Chain;
@@ -57,7 +58,9 @@ export function createChainClients(p: {
   const pollingInterval = p.pollingIntervalMs ?? 100;
   const pub = createPublicClient({ chain, transport, pollingInterval }) as PublicClient<Transport, Chain>;
   if (!p.privateKey) return { chain, public: pub };
-  const account = privateKeyToAccount(p.privateKey, { nonceManager });
+  // one nonce manager per client: viem's shared default is keyed by (address, chainId) only, so two chains
+  // with the same id (tests, a restarted devnet) would inherit stale nonces and hang.
+  const account = privateKeyToAccount(p.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   const wallet = createWalletClient({ chain, transport, account, pollingInterval });
   return { chain, public: pub, wallet, account };
 }

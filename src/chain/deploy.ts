@@ -95,13 +95,22 @@ export async function deploySystem(
     const address = create2Address(salt, initCode);
     const code = await w.public.getCode({ address });
     if (code && code !== '0x') return { address, deployed: false };
-    const hash = await w.wallet.sendTransaction({ to: CREATE2_DEPLOYER, data: concatHex([salt, initCode]) });
+    let hash: Hex;
+    try {
+      hash = await w.wallet.sendTransaction({ to: CREATE2_DEPLOYER, data: concatHex([salt, initCode]) });
+    } catch (err) {
+      // a concurrent deployer may have won the race: same address, same code
+      const now = await w.public.getCode({ address });
+      if (now && now !== '0x') return { address, deployed: false };
+      throw err;
+    }
     txHashes.push(hash);
     const receipt = await w.public.waitForTransactionReceipt({ hash });
     const after = await w.public.getCode({ address });
-    if (receipt.status !== 'success' || !after || after === '0x') {
-      throw new Error(`CREATE2 deployment to ${address} failed (tx ${hash})`);
+    if (!after || after === '0x') {
+      throw new Error(`CREATE2 deployment to ${address} failed (tx ${hash}, status ${receipt.status})`);
     }
+    if (receipt.status !== 'success') return { address, deployed: false };
     return { address, deployed: true };
   };
   const anchor = await ensure(PROOF_ANCHOR_SALT, proofAnchorInitCode(p));

@@ -30,7 +30,8 @@
  *                              uint256 leafIndex, bytes32 resultHash, bytes32 validatorSetRoot))
  *
  * Helpers: planAnchor({chainId, anchor, account, adiUrl, operationId, ledgerTxHash, legs}) derives everything
- * for one identity's legs on one chain (commitments, leaves, root, anchorId, per-leg proofs);
+ * for one identity's legs on one chain (commitments, leaves, root, anchorId, per-leg proofs); planBatchAnchor
+ * does the same for legs of several identities (each leg names its account and adiUrl);
  * verifyMerkleProof, merkleDepth, meetsThreshold (the contract's threshold rule), canonicalJson.
  *
  * BLS messages are hashed to G1 (RFC 9380, BLS12381G1_XMD:SHA-256_SSWU_RO_) with DST BLS_SIG_DST; proofs
@@ -295,10 +296,25 @@ export function planAnchor(p: {
   ledgerTxHash: Hex;
   legs: readonly { target: Address; value: bigint; data: Hex }[];
 }): AnchorPlan {
+  return planBatchAnchor({ ...p, legs: p.legs.map((l) => ({ ...l, account: p.account, adiUrl: p.adiUrl })) });
+}
+
+/**
+ * A batched anchor: legs of several identities under one root (each leaf binds its own account and ADI,
+ * so an account can only consume its own legs). Leg i is leaf i.
+ */
+export function planBatchAnchor(p: {
+  chainId: bigint;
+  anchor: Address;
+  operationId: Hex;
+  ledgerTxHash: Hex;
+  legs: readonly { account: Address; adiUrl: string; target: Address; value: bigint; data: Hex }[];
+}): AnchorPlan {
   if (p.legs.length < 1 || p.legs.length > MAX_LEAVES) throw new Error(`an anchor holds 1..${MAX_LEAVES} legs`);
-  const ah = adiHash(p.adiUrl);
-  const commitments = p.legs.map((l) => executionCommitment({ chainId: p.chainId, ...l }));
-  const leaves = commitments.map((c) => legLeaf({ account: p.account, adiHash: ah, executionCommitment: c }));
+  const commitments = p.legs.map((l) => executionCommitment({ chainId: p.chainId, target: l.target, value: l.value, data: l.data }));
+  const leaves = p.legs.map((l, i) =>
+    legLeaf({ account: l.account, adiHash: adiHash(l.adiUrl), executionCommitment: commitments[i]! }),
+  );
   const content: AnchorContent = {
     chainId: p.chainId,
     anchor: p.anchor,

@@ -76,7 +76,13 @@ export async function startLedgerSim(opts: LedgerSimOptions = {}): Promise<Ledge
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
   });
-  const timer = setInterval(step, opts.blockIntervalMs ?? 50);
+  const timer = setInterval(() => {
+    try {
+      step();
+    } catch (e) {
+      console.error(`ledger-sim: block failed: ${(e as Error).stack ?? e}`);
+    }
+  }, opts.blockIntervalMs ?? 50);
   timer.unref?.();
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host}:${port}`;

@@ -96,8 +96,12 @@ export interface TxRecord {
   signatures: SigRecord[];
   produced: string[];
   executedBlock?: number;
+  /** synthetic deposit produced by another transaction */
+  synthetic?: boolean;
 }
 interface Synthetic {
+  /** hash of the synthetic transaction record (queryable, listed in the cause's `produced`) */
+  hash?: string;
   kind: 'depositCredits' | 'depositTokens';
   to: string;
   amount: string; // credits units or token base units
@@ -444,6 +448,11 @@ export class SimLedger {
     const supported = ['createIdentity', 'addCredits', 'createDataAccount', 'updateKeyPage', 'updateAccountAuth', 'createKeyPage', 'writeData', 'sendTokens', 'createTokenAccount'];
     const type = (body.asObject() as { type: string }).type;
     if (!supported.includes(type)) throw new SimError('badRequest', `unsupported transaction type ${type}`);
+    // body checks the Go node makes at submission (CheckTx)
+    if (type === 'createDataAccount' || type === 'createTokenAccount') {
+      const u = nUrl((body as core.CreateDataAccount).url, 'url');
+      if (parentUrl(u) !== principal) throw new SimError('badRequest', `invalid principal: cannot create ${disp((body as core.CreateDataAccount).url)} as a child of ${disp(t.header!.principal)}`);
+    }
     if (!this.get(principal)) {
       const createsRoot = type === 'createIdentity' && nUrl((body as core.CreateIdentity).url, 'url') === principal;
       if (!createsRoot) throw new SimError('notFound', `principal ${principal} not found`);
@@ -643,11 +652,11 @@ export class SimLedger {
     // 1. synthetic messages produced last block
     const synth = st.synthetic;
     st.synthetic = [];
-    for (const m of synth) this.applySynthetic(m);
+    for (const m of synth) this.guard('synthetic message', () => this.applySynthetic(m));
     // 2. queued user messages, in submission order
     const q = this.queue;
     this.queue = [];
-    for (const m of q) this.deliver(m, touched);
+    for (const m of q) this.guard(`message for ${m.txHash}`, () => this.deliver(m, touched));
     // 3. major block: pending transactions scheduled to expire on it fail (block_end.go)
     const interval = this.globals.majorBlockIntervalMs;
     const major = Math.floor(st.blockTime / interval);
@@ -672,7 +681,35 @@ export class SimLedger {
     return st.block;
   }
 
+  /** Queue a synthetic deposit for the next block and record it as a queryable transaction. */
+  private produce(cause: TxRecord, m: Synthetic) {
+    const body = m.kind === 'depositCredits' ? { type: 'syntheticDepositCredits', amount: Number(m.amount) } : { type: 'syntheticDepositTokens', token: ACME, amount: m.amount };
+    const transaction = { header: { principal: m.to }, body } as unknown as core.TransactionArgs;
+    const hash = toHex(sha256(Buffer.from(`${cause.hash}:${m.kind}:${m.to}:${cause.produced.length}`)));
+    const txid = this.txid(hash, m.to);
+    this.state.txns[hash] = {
+      hash, txid, principal: nUrl(m.to), transaction, status: 'pending', received: this.state.block, receivedAt: this.state.blockTime,
+      initiated: false, paid: 0, sets: {}, authorityVotes: {}, signatures: [], produced: [], synthetic: true,
+    };
+    cause.produced.push(txid);
+    this.state.synthetic.push({ ...m, hash });
+  }
+
+  /** A message that throws unexpectedly is dropped and logged; it never stops the block clock. */
+  private guard(what: string, fn: () => void) {
+    try {
+      fn();
+    } catch (e) {
+      console.error(`ledger-sim: dropped ${what}: ${(e as Error).stack ?? e}`);
+    }
+  }
+
   private applySynthetic(m: Synthetic) {
+    const srec = m.hash ? this.state.txns[m.hash] : undefined;
+    if (srec) {
+      srec.status = 'delivered';
+      srec.executedBlock = this.state.block;
+    }
     const to = this.get(m.to);
     if (m.kind === 'depositCredits') {
       if (to && (to.type === 'keyPage' || to.type === 'liteIdentity')) {
@@ -849,6 +886,14 @@ export class SimLedger {
     }
     const required = this.requiredAuthorities(txn, rec.principal);
     if (required !== 'anyone') {
+      // a required authority that does not exist can never vote: the network rejects the transaction
+      for (const a of required) {
+        const acc = this.get(a);
+        if (!acc || (acc.type !== 'keyBook' && acc.type !== 'liteIdentity')) {
+          this.fail(rec, 'rejected', 'rejected', touched);
+          return;
+        }
+      }
       for (const a of required) {
         const v = rec.authorityVotes[a];
         if (v && v.vote !== 'accept') {
@@ -981,8 +1026,7 @@ export class SimLedger {
     if (!target) throw new SimError('notFound', `recipient ${to} not found`);
     if (target.type !== 'keyPage' && target.type !== 'liteIdentity') throw new SimError('badRequest', `recipient ${to} is not a key page or lite identity`);
     from.balance = (BigInt(from.balance) - amount).toString();
-    this.state.synthetic.push({ kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
-    rec.produced.push(`${rec.txid}#depositCredits`);
+    this.produce(rec, { kind: 'depositCredits', to, amount: units.toString(), cause: rec.txid });
     return { type: 'addCredits', amount: amount.toString(), credits: Number(units), oracle: this.globals.oraclePrice };
   }
 
@@ -1050,7 +1094,7 @@ export class SimLedger {
         case 'remove': {
           const e = op.entry ?? {};
           const i = page.keys.findIndex((k) => same(k, e));
-          if (i < 0) throw new SimError('notFound', 'remove: entry not found on the page');
+          if (i < 0) throw new SimError('unknownError', 'entry to be removed not found on the key page');
           if (page.keys.length === 1 && pageIndex(principal) === 1) throw new SimError('badRequest', 'cannot remove the last key of page 1');
           page.keys.splice(i, 1);
           break;
@@ -1069,7 +1113,7 @@ export class SimLedger {
         }
         case 'setThreshold': {
           const t = Number(op.threshold);
-          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('badRequest', `setThreshold: threshold must be 1..${page.keys.length}, got ${op.threshold}`);
+          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('unknownError', `cannot require ${op.threshold} signatures on a key page with ${page.keys.length} keys`);
           page.acceptThreshold = t;
           break;
         }
@@ -1157,7 +1201,7 @@ export class SimLedger {
     }
     if (BigInt(from.balance) < total) throw new SimError('insufficientBalance', `insufficient balance: ${principal} has ${from.balance}, needs ${total}`);
     from.balance = (BigInt(from.balance) - total).toString();
-    for (const o of outs) this.state.synthetic.push({ kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
+    for (const o of outs) this.produce(rec, { kind: 'depositTokens', to: o.url, amount: o.amount.toString(), cause: rec.txid, refundTo: principal });
     return undefined;
   }
 
@@ -1178,7 +1222,7 @@ export class SimLedger {
 
   pendingOf(url: string): TxRecord[] {
     return Object.values(this.state.txns)
-      .filter((r) => r.status === 'pending' && r.initiated && r.principal === url)
+      .filter((r) => r.status === 'pending' && r.initiated && !r.synthetic && r.principal === url)
       .sort((a, b) => a.received - b.received);
   }
 

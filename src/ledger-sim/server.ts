@@ -190,7 +190,7 @@ export class SimRpc {
       message: { type: 'transaction', transaction: new core.Transaction(rec.transaction).asObject() },
     };
     // like the Go node, a transaction that was never initiated has no status yet
-    if (rec.initiated || rec.status !== 'pending') {
+    if (rec.initiated || rec.synthetic || rec.status !== 'pending') {
       out.status = rec.status;
       out.statusNo = STATUS[rec.status];
     }

@@ -40,7 +40,7 @@ export interface LedgerClientOptions {
   fetch?: FetchLike;
   /** per-request timeout, default 15 s */
   timeoutMs?: number;
-  /** poll interval of waitForTransaction, default 50 ms */
+  /** poll interval of waitForTransaction, default 25 ms */
   pollIntervalMs?: number;
 }
 
@@ -109,6 +109,8 @@ export interface TxStatus {
   error?: { message: string; code: string };
   result?: any;
   received?: number;
+  /** TxIDs of synthetic transactions this one produced (deposits) */
+  produced: string[];
   delivered: boolean;
   pending: boolean;
   failed: boolean;
@@ -208,7 +210,12 @@ export interface LedgerClient {
   submitExternalSignature(prepared: PreparedSignature, signature: Uint8Array | string): Promise<SubmitResult>;
   getTransaction(txIdOrHash: string, principal?: string): Promise<TxStatus>;
   /** poll until the transaction is executed (delivered or failed); `pending` resolves once it is recorded as pending */
-  waitForTransaction(txId: string, opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean }): Promise<TxStatus>;
+  /**
+   * Poll until the transaction is final (delivered or failed), or with until 'recorded' until it is at least pending.
+   * `waitProduced`: after delivery also wait for the synthetic transactions it produced (credit/token deposits),
+   * so e.g. the credits of an AddCredits are spendable when this returns.
+   */
+  waitForTransaction(txId: string, opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean }): Promise<TxStatus>;
   listPending(account: string, opts?: { start?: number; count?: number }): Promise<PendingTx[]>;
   getReceipt(account: string, txHash: string): Promise<ReceiptInfo>;
   readDataEntries(account: string, opts?: { start?: number; count?: number }): Promise<DataEntryInfo[]>;
@@ -286,6 +293,7 @@ function parseMessageRecord(r: any): TxStatus {
     error: r?.error ? { message: String(r.error.message ?? ''), code: String(r.error.code ?? status) } : undefined,
     result: r?.result,
     received: r?.received,
+    produced: (r?.produced?.records ?? []).map((x: any) => String(x?.value ?? '')).filter((x: string) => x),
     delivered: status === 'delivered',
     pending: status === 'pending' || status === 'remote',
     failed: (statusNo ?? 0) >= 400,
@@ -308,7 +316,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   const url = endpoint.slice(0, -'/v3'.length);
   const doFetch: FetchLike = opts.fetch ?? (globalThis.fetch as unknown as FetchLike);
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const pollMs = opts.pollIntervalMs ?? 50;
+  const pollMs = opts.pollIntervalMs ?? 25;
   let rpcId = 0;
   const issued = new Map<string, number>();
 
@@ -523,7 +531,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     return submitExternalSignature(prepared, signHash(k, Buffer.from(prepared.hashToSign, 'hex')));
   }
 
-  async function waitForTransaction(txId: string, o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean } = {}): Promise<TxStatus> {
+  async function waitForTransaction(txId: string, o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {}): Promise<TxStatus> {
     const deadline = Date.now() + (o.timeoutMs ?? 30_000);
     const until = o.until ?? 'final';
     for (;;) {
@@ -531,6 +539,11 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
         const st = await getTransaction(txId);
         if (st.delivered || st.failed || (until === 'recorded' && st.pending)) {
           if (st.failed && o.throwOnFailure) throw new LedgerTxFailedError(`transaction ${st.txId} ${st.status}: ${st.error?.message ?? ''}`, st.status, st.txId);
+          if (o.waitProduced && st.delivered) {
+            for (const p of st.produced) {
+              await waitForTransaction(p, { timeoutMs: Math.max(1000, deadline - Date.now()), throwOnFailure: o.throwOnFailure });
+            }
+          }
           return st;
         }
       } catch (e) {

@@ -21,6 +21,7 @@ export const STATUS = {
   badUrlLength: 413,
   insufficientBalance: 415,
   internalError: 500,
+  unknownError: 501,
 } as const;
 export type StatusLabel = keyof typeof STATUS;
 

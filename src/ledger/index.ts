@@ -6,3 +6,4 @@ export * as tx from './tx.js';
 export { acmeForCredits, dataEntryHash } from './tx.js';
 export type { KeyPageOp, AccountAuthOp } from './tx.js';
 export * from './client.js';
+export * from './bootstrap.js';

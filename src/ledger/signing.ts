@@ -11,7 +11,7 @@ import './accumulate-compat.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { sha256 } from 'accumulate.js/common';
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from './ed25519.js';
 import { LedgerInputError } from './errors.js';
 import { normUrl, parseAccUrl } from './urls.js';
 
@@ -185,11 +185,7 @@ export function attachSignature(metadata: core.ED25519Signature | core.Delegated
 }
 
 export function ed25519Verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  try {
-    return ed25519.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
+  return ed25519VerifyRaw(signature, message, publicKey);
 }
 
 export type VerifyResult =
@@ -245,7 +241,9 @@ export function verifyExternalSignature(args: { hashToSign: Uint8Array | string;
 export function keyFromSeed(seed: Uint8Array | string): ED25519Key {
   const b = typeof seed === 'string' ? fromHex(seed, 'privateKey') : seed;
   if (b.length !== 32 && b.length !== 64) throw new LedgerInputError(`privateKey: expected 32 or 64 bytes, got ${b.length}`, 'privateKey');
-  return ED25519Key.from(b);
+  // derive the public key with OpenSSL and hand accumulate.js the 64-byte secret (seed || public key)
+  const sk = b.slice(0, 32);
+  return ED25519Key.from(Uint8Array.from(Buffer.concat([sk, ed25519PublicKey(sk)])));
 }
 
 export function publicKeyHash(publicKey: Uint8Array): Uint8Array {
@@ -254,7 +252,7 @@ export function publicKeyHash(publicKey: Uint8Array): Uint8Array {
 
 /** Sign hashToSign with a held key (raw 32 bytes). */
 export function signHash(key: ED25519Key, h: Uint8Array): Uint8Array {
-  return ed25519.sign(h, key.address.privateKey.slice(0, 32));
+  return ed25519Sign(h, key.address.privateKey.slice(0, 32));
 }
 
 export { normUrl };

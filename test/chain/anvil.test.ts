@@ -5,6 +5,8 @@ import { createPublicClient, http } from 'viem';
 import { startAnvil } from '../../src/devnet/anvil.js';
 import { assertBlsPrecompiles } from '../../src/chain/deploy.js';
 import { createChainClients } from '../../src/chain/clients.js';
+import { privateKeyToAddress } from 'viem/accounts';
+import { ANVIL_ADDRESSES, ANVIL_KEYS } from './fixture.js';
 
 const alive = (pid: number) => {
   try {
@@ -16,6 +18,10 @@ const alive = (pid: number) => {
 };
 
 describe('startAnvil', () => {
+  it('fixture keys are the funded anvil accounts', () => {
+    expect(ANVIL_KEYS.map((k) => privateKeyToAddress(k))).toEqual(ANVIL_ADDRESSES);
+  });
+
   it('starts on a free port with the chain id, prague, mixed mining and finalized = latest - 2; stop kills it', async () => {
     const a = await startAnvil({ chainId: 80002 });
     try {

@@ -124,3 +124,20 @@ describe('no cross-chain replay', () => {
     expect((await executeGovernanceProofDirect(sep.w!, account, { ...legs[0]!, proof: proofForLeg(planSep, 0) })).status).toBe('success');
   });
 });
+
+describe('concurrent deployment', () => {
+  it('two deployers racing on a fresh chain both end with the same contracts, deployed once', async () => {
+    const a = await startAnvil({ chainId: 80002 });
+    try {
+      const run = (key: (typeof ANVIL_KEYS)[number]) => deploySystem({ rpcUrl: a.rpcUrl, chainId: 80002, privateKey: key, ...params });
+      const [x, y] = await Promise.all([run(ANVIL_KEYS[0]), run(ANVIL_KEYS[2])]);
+      expect(x.proofAnchor).toBe(y.proofAnchor);
+      expect(x.accountFactory).toBe(y.accountFactory);
+      expect([x.deployed.proofAnchor, y.deployed.proofAnchor].filter(Boolean).length).toBeLessThanOrEqual(1);
+      const w = createChainClients({ rpcUrl: a.rpcUrl, chainId: 80002 });
+      expect(await w.public.getCode({ address: x.accountFactory })).toMatch(/^0x[0-9a-f]+/);
+    } finally {
+      await a.stop();
+    }
+  });
+});

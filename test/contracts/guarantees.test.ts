@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, type TxResult } from '../../src/chain/anchor.js';
-import { executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import { createAccount, executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import { anchorMessage, planBatchAnchor } from '../../src/chain/formulas.js';
 import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
 import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
 
@@ -247,6 +248,30 @@ describe('spec §1.6: each violation is a mined transaction that reverts, with n
 });
 
 describe('multi-leg anchors', () => {
+  it('a batched anchor for two identities: each account executes only its own leg', async () => {
+    const alice = (await createAccount(t.w, t.sys.accountFactory, 'acc://batch-alice.acme')).address;
+    const bob = (await createAccount(t.w, t.sys.accountFactory, 'acc://batch-bob.acme')).address;
+    const legA = { account: alice, adiUrl: 'acc://batch-alice.acme', target: t.target, value: 0n, data: record('batch-a') };
+    const legB = { account: bob, adiUrl: 'acc://batch-bob.acme', target: t.target, value: 0n, data: record('batch-b') };
+    const plan = planBatchAnchor({
+      chainId: t.chainId,
+      anchor: t.sys.proofAnchor,
+      operationId: keccak256(stringToHex('batch-op')),
+      ledgerTxHash: keccak256(stringToHex('batch-ltx')),
+      legs: [legA, legB],
+    });
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    const message = anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: t.setRoot });
+    await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(t.validators, FIVE, message) });
+    // bob's account cannot run alice's leg (nor with bob's own index)
+    await expectExecutionRejected(bob, plan.anchorId, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 0) });
+    await expectExecutionRejected(bob, plan.anchorId, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 1) });
+    expect((await executeGovernanceProofDirect(t.w, alice, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 0) })).status).toBe('success');
+    expect((await targetState()).lastCaller).toBe(alice);
+    expect((await executeGovernanceProofDirect(t.w, bob, { target: legB.target, value: 0n, data: legB.data, proof: proofForLeg(plan, 1) })).status).toBe('success');
+    expect((await targetState()).lastCaller).toBe(bob);
+  });
+
   it('three legs in one anchor: each executes once, in any order; leaf indices cannot be swapped', async () => {
     const legs = ['a', 'b', 'c'].map((x) => ({ target: t.target, value: 0n, data: record(`leg-${x}`) }));
     const { plan, account, message } = await planFor(t, 'acc://multi.acme', legs);

@@ -50,10 +50,13 @@ describe('ledger conformance', () => {
     const c = T.client;
     const before = (await c.queryKeyPage(adi.page)).creditBalance;
     const { amount, oracle } = await c.acmeForCredits(100);
-    const st = await executed(c, c.signAndSubmit(sponsor.lta, tx.addCredits({ recipient: adi.page, amount, oracle }), held(sponsor.key, sponsor.lite)));
+    const r = await c.signAndSubmit(sponsor.lta, tx.addCredits({ recipient: adi.page, amount, oracle }), held(sponsor.key, sponsor.lite));
+    // waitProduced: the credits arrive by a synthetic deposit the AddCredits produced
+    const st = await c.waitForTransaction(r.txId, { waitProduced: true, throwOnFailure: true });
     expect(st.type).toBe('addCredits');
+    expect(st.produced.length).toBeGreaterThan(0);
     const want = before + Number((amount * BigInt(oracle)) / 100_000_000n);
-    await waitFor('credits', async () => ((await c.queryKeyPage(adi.page)).creditBalance === want ? true : undefined));
+    expect((await c.queryKeyPage(adi.page)).creditBalance).toBe(want);
     // a wrong oracle value is refused
     const code = await failureCode(c, c.signAndSubmit(sponsor.lta, tx.addCredits({ recipient: adi.page, amount, oracle: oracle + 1 }), held(sponsor.key, sponsor.lite)));
     expect(code).not.toBe('delivered');
@@ -74,6 +77,11 @@ describe('ledger conformance', () => {
     const latest = await c.readLatestDataEntry(data);
     expect(latest.entryHash).toBe(expectedEntry);
     expect(latest.data.map((d) => Buffer.from(d, 'hex').toString())).toEqual(parts);
+    const all = await c.readDataEntries(data);
+    expect(all.length).toBeGreaterThanOrEqual(1);
+    const mine = all.find((e) => e.entryHash === expectedEntry)!;
+    expect(mine.data.map((d) => Buffer.from(d, 'hex').toString())).toEqual(parts);
+    expect(mine.txHash).toBe(prepared.txHash);
   });
 
   it('verifies a Merkle receipt for a delivered transaction', async () => {

@@ -38,6 +38,65 @@ describe('ledger rules', () => {
     expect(b2 - b3).toBe(400);
   });
 
+  it('a failed transaction refunds its fee except 1 credit', async () => {
+    const c = T.client;
+    const adi = await createAdi(c, sponsor, 1_000);
+    const bal = async () => (await c.queryKeyPage(adi.page)).creditBalance;
+    const b0 = await bal();
+    // an impossible threshold passes submission and fails when executed (UpdateKeyPage fee 3 credits, 2 refunded)
+    const st = await settle(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'setThreshold', threshold: 5 }]), held(adi.key, adi.page)));
+    expect(st.failed).toBe(true);
+    expect(st.error?.message).toMatch(/cannot require 5 signatures/);
+    await waitFor('refund', async () => (b0 - (await bal()) === 100 ? true : undefined), 10_000);
+  });
+
+  it('submission-time checks: creating an account that is not a direct child is refused; an unknown authority rejects', async () => {
+    const c = T.client;
+    const adi = await createAdi(c, sponsor, 1_000);
+    const code = await failureCode(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/a/b` }), held(adi.key, adi.page)));
+    expect(code).toBe('badRequest');
+    const st = await settle(c, c.signAndSubmit(adi.url, tx.updateAccountAuth([{ type: 'addAuthority', authority: 'acc://nobody-conformance.acme/book' }]), held(adi.key, adi.page)));
+    expect(st.status).toBe('rejected');
+  });
+
+  it('thresholds: response threshold holds a 1-of-3 page until 2 keys responded; reject threshold 1 lets one reject defeat a 2-of-3', async () => {
+    const c = T.client;
+    const adi = await createAdi(c, sponsor, 1_000);
+    const data = `${adi.url}/data`;
+    await executed(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: data }), held(adi.key, adi.page)));
+    const k2 = newKey();
+    const k3 = newKey();
+    await executed(
+      c,
+      c.signAndSubmit(
+        adi.page,
+        tx.updateKeyPage([
+          { type: 'addKey', publicKeyHash: k2.publicKeyHash },
+          { type: 'addKey', publicKeyHash: k3.publicKeyHash },
+          { type: 'setResponseThreshold', threshold: 2 },
+        ]),
+        held(adi.key, adi.page),
+      ),
+    );
+    const page = await c.queryKeyPage(adi.page);
+    expect([page.acceptThreshold, page.responseThreshold]).toEqual([1, 2]);
+    const w = await c.signAndSubmit(data, tx.writeData(['response-threshold']), held(adi.key, adi.page));
+    expect((await c.waitForTransaction(w.txId, { until: 'recorded' })).pending).toBe(true);
+    expect((await settle(c, c.signPending(w.txId, held(k2, adi.page)))).status).toBe('delivered');
+    // accept 2, reject 1, response 0 -> a single reject defeats it
+    const u = await c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'setThreshold', threshold: 2 }, { type: 'setRejectThreshold', threshold: 1 }, { type: 'setResponseThreshold', threshold: 0 }]), held(adi.key, adi.page));
+    await c.waitForTransaction(u.txId, { until: 'recorded' });
+    const stU = await c.waitForTransaction(u.txId, { until: 'recorded' });
+    if (stU.pending) await c.signPending(u.txId, held(k2, adi.page));
+    await waitFor('thresholds', async () => {
+      const p = await c.queryKeyPage(adi.page);
+      return p.acceptThreshold === 2 && p.rejectThreshold === 1 ? p : undefined;
+    });
+    const w2 = await c.signAndSubmit(data, tx.writeData(['one-reject']), held(adi.key, adi.page));
+    await c.waitForTransaction(w2.txId, { until: 'recorded' });
+    expect((await settle(c, c.signPending(w2.txId, held(k3, adi.page), 'reject'))).status).toBe('rejected');
+  });
+
   it('multiple authorities: an added authority must approve its addition, then every authority must accept', async () => {
     const c = T.client;
     const owner = await createAdi(c, sponsor, 1_000);

@@ -111,3 +111,43 @@ describe('ledger-sim', () => {
     expect((await c.listPending(`${url}/data`)).length).toBe(0);
   });
 });
+
+describe('ledger-sim robustness', () => {
+  it('survives mutated envelopes: every answer is a JSON-RPC result or error and the clock keeps running', async () => {
+    const sim = await startLedgerSim({ blockIntervalMs: 10 });
+    sims.push(sim);
+    const c = createLedgerClient({ url: sim.url });
+    const k = newKey();
+    const lite = liteIdentityUrl(k.publicKey);
+    await c.faucet(`${lite}/ACME`);
+    const p = await c.prepareExternalSignature({ principal: `${lite}/ACME`, body: tx.sendTokens([{ url: `${lite}/ACME`, amount: 1n }]), signerUrl: lite, publicKey: k.publicKey });
+    const { ed25519Sign } = await import('../../src/ledger/ed25519.js');
+    const sig = { ...p.metadataJson, signature: Buffer.from(ed25519Sign(Buffer.from(p.hashToSign, 'hex'), k.seed)).toString('hex'), transactionHash: p.txHash };
+    const base = { transaction: [p.transactionJson], signatures: [sig] };
+    const junk = [null, 0, -1, 1e300, '', 'zz', 'acc://', [], {}, true, '00'.repeat(32), 'x'.repeat(600)];
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const paths = (o: any, pre: string[] = []): string[][] =>
+      o && typeof o === 'object' ? Object.keys(o).flatMap((key) => [[...pre, key], ...paths(o[key], [...pre, key])]) : [];
+    const all = paths(base);
+    const before = sim.ledger.state.block;
+    for (let i = 0; i < 120; i++) {
+      const env = JSON.parse(JSON.stringify(base));
+      const path = all[rnd(all.length)]!;
+      let o = env;
+      for (const key of path.slice(0, -1)) o = o[key];
+      if (rnd(3) === 0) delete o[path.at(-1)!];
+      else o[path.at(-1)!] = junk[rnd(junk.length)];
+      const res = await rawRpc(sim.url, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'submit', params: { envelope: env } }));
+      expect(res.jsonrpc).toBe('2.0');
+      expect('result' in res || 'error' in res).toBe(true);
+      if (res.error) expect(res.error.code).not.toBe(-33500);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sim.ledger.state.block).toBeGreaterThan(before);
+    expect((await c.networkStatus()).oraclePrice).toBe(50_000_000);
+  });
+});
