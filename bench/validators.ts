@@ -36,6 +36,7 @@ try {
   const single: number[] = [];
   const handling: number[] = [];
   const observe: number[] = [];
+  const verify: number[] = [];
   for (let i = 0; i < 6; i++) {
     const intent = intentFor(id, [recordLeg(d, id, keccak256(stringToHex(`bench-${i}`)))]);
     const st = await writeIntent(d, id, intent.parts);
@@ -47,6 +48,7 @@ try {
     t = performance.now();
     const pre = await d.quorum.attest(req, { message: anchorMsg(d, plan) });
     rounds.push(performance.now() - t);
+    verify.push(pre.verifyMs);
     handling.push(...[...pre.responses.values()].map((r) => r.elapsedMs));
     const { exec } = await anchorAndExecute(d, id, plan, pre);
     t = performance.now();
@@ -57,6 +59,7 @@ try {
   figures.attestOneValidatorMs = median(single.slice(1));
   figures.attestQuorumRoundMs = median(rounds.slice(1));
   figures.attestHandlingPerValidatorMs = median(handling.slice(7));
+  figures.quorumVerify7SigsMs = median(verify.slice(1));
   figures.observeQuorumRoundMs = median(observe.slice(1));
 } finally {
   await d.stop();
