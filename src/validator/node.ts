@@ -221,6 +221,12 @@ interface LoadedIntent {
   txHash: Hex;
 }
 
+/** Map.set that evicts the oldest entry beyond `max` (bounded caches). */
+function setBounded<K, V>(m: Map<K, V>, k: K, v: V, max = 10_000) {
+  if (m.size >= max && !m.has(k)) m.delete(m.keys().next().value as K);
+  m.set(k, v);
+}
+
 const EXECUTED_TOPIC = toEventSelector('Executed(bytes32,uint256,bytes32)');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -300,7 +306,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     const authority = await checkAuthority(st, intent!, principal);
     const loaded: LoadedIntent = { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
-    intents.set(intentTxId.toLowerCase(), loaded);
+    setBounded(intents, intentTxId.toLowerCase(), loaded);
     return loaded;
   }
 
@@ -579,7 +585,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       checks: { callBinding, expectedEvents: leg!.expectedEvents.length, expectedState: leg!.expectedState.length },
       elapsedMs: Math.round(performance.now() - t0),
     };
-    observations.set(key, res);
+    setBounded(observations, key, res);
     return res;
   }
 
