@@ -381,3 +381,28 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     },
   };
 }
+
+/** The attest request for an anchor planned with proof/intent.planIntentAnchor (or formulas.planAnchor). */
+export function attestRequestFor(
+  intentTxId: string,
+  chain: string,
+  plan: { anchor: Address; commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; anchorId: Hex },
+): AttestRequest {
+  return {
+    intentTxId,
+    chain,
+    anchor: {
+      proofAnchor: plan.anchor,
+      commitmentRoot: plan.commitmentRoot,
+      operationId: plan.operationId,
+      ledgerTxHash: plan.ledgerTxHash,
+      leafCount: plan.leafCount.toString(),
+      anchorId: plan.anchorId,
+    },
+  };
+}
+
+/** The observe request for leaf `leafIndex` of an anchor executed by `executionTxHash`. */
+export function observeRequestFor(intentTxId: string, chain: string, anchorId: Hex, leafIndex: number | bigint, executionTxHash: Hex): ObserveRequest {
+  return { intentTxId, chain, anchorId, leafIndex: leafIndex.toString(), executionTxHash };
+}

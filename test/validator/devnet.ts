@@ -17,7 +17,7 @@ import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/v
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { createLedgerClient, tx, type LedgerClient, type TxStatus } from '../../src/ledger/index.js';
 import { INTENT_MEMO, buildIntent, intentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan, type IntentInput } from '../../src/proof/intent.js';
-import { createQuorumClient, type QuorumClient } from '../../src/validator/quorum.js';
+import { attestRequestFor, createQuorumClient, observeRequestFor, type QuorumClient } from '../../src/validator/quorum.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { createAdi, executed, fundedLite, held, newKey, type Adi, type Sponsor, type TestKey } from '../ledger-conformance/harness.js';
 
@@ -167,18 +167,7 @@ export function planOf(d: TestDevnet, intent: CanonicalIntent, st: TxStatus): In
 }
 
 export function attestRequest(st: TxStatus, plan: IntentAnchorPlan) {
-  return {
-    intentTxId: st.txId,
-    chain: CHAIN.name,
-    anchor: {
-      proofAnchor: plan.anchor,
-      commitmentRoot: plan.commitmentRoot,
-      operationId: plan.operationId,
-      ledgerTxHash: plan.ledgerTxHash,
-      leafCount: plan.leafCount.toString(),
-      anchorId: plan.anchorId,
-    },
-  };
+  return attestRequestFor(st.txId, CHAIN.name, plan);
 }
 
 export function anchorMsg(d: TestDevnet, plan: IntentAnchorPlan): Hex {
@@ -195,5 +184,5 @@ export async function anchorAndExecute(d: TestDevnet, id: Identity, plan: Intent
 }
 
 export function observeRequest(st: TxStatus, plan: IntentAnchorPlan, leafIndex: number, executionTxHash: Hex) {
-  return { intentTxId: st.txId, chain: CHAIN.name, anchorId: plan.anchorId, leafIndex: String(leafIndex), executionTxHash };
+  return observeRequestFor(st.txId, CHAIN.name, plan.anchorId, leafIndex, executionTxHash);
 }

@@ -381,6 +381,26 @@ describe('validator network', () => {
     expect(forged.code).toBe('BAD_AGGREGATE');
   });
 
+  it("a node in 'finalized' mode waits for the finalized tag to pass the execution block", async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode } = await import('../../src/validator/node.js');
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-0.json')),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+      finality: 'finalized',
+    });
+    const a = await freshAttestWith('finalized', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const obs = await node.observe(observeRequest(a.st, a.plan, 0, exec.txHash));
+    const fin = await d.w.public.getBlock({ blockTag: 'finalized' });
+    expect(fin.number).toBeGreaterThanOrEqual(BigInt(obs.result.blockNumber));
+    expect(obs.result.txHash).toBe(exec.txHash);
+  });
+
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
     const next = toHex(BigInt(calls) + 1n, { size: 32 });
