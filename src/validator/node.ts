@@ -27,9 +27,9 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import { abstractAccountAbi } from '../chain/abi/index.js';
+import { abstractAccountAbi, proofAnchorAbi } from '../chain/abi/index.js';
 import { predictAccountAddress } from '../chain/account.js';
-import { readValidatorSet } from '../chain/anchor.js';
+import { readAnchorState, readValidatorSet } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify } from '../chain/bls.js';
 import { createMessageHasher, signWith, type MessageHasher } from './signer.js';
 import { createChainClients, type ChainClients } from '../chain/clients.js';
@@ -380,6 +380,22 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const prior = store.attestedAnchor(chainId, plan.operationId);
     if (prior && prior !== plan.anchorId.toLowerCase()) {
       refuse('CONFLICTING_ANCHOR', `already attested anchor ${prior} for operation ${plan.operationId} on ${c.entry.name}`);
+    }
+    // another anchor for this operation already PROVEN on chain (by any quorum) is a conflict too; merely
+    // created ones are not (createAnchor is permissionless, so they prove nothing)
+    const created = await c.clients.public.getContractEvents({
+      address: plan.anchor,
+      abi: proofAnchorAbi,
+      eventName: 'AnchorCreated',
+      args: { operationId: plan.operationId },
+      fromBlock: 0n,
+    });
+    for (const ev of created) {
+      const other = (ev.args as { anchorId?: Hex }).anchorId;
+      if (!other || other.toLowerCase() === plan.anchorId.toLowerCase()) continue;
+      if ((await readAnchorState(c.clients, plan.anchor, other)).status === 'proven') {
+        refuse('CONFLICTING_ANCHOR', `anchor ${other} for operation ${plan.operationId} is already proven on ${c.entry.name}`);
+      }
     }
     if (!prior) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
     const message = anchorMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root });

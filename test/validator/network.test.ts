@@ -282,6 +282,36 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.code === 'CONFLICTING_ANCHOR')).toBe(true);
   });
 
+  it('an anchor for the same operation already proven on chain is a conflict even for a validator that never saw it', async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const a = await freshAttest('onchain-conflict');
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    await anchorAndExecute(d, id, a.plan, pre);
+    const st2 = await writeIntent(d, id, a.intent.parts);
+    const plan2 = planOf(d, a.intent, st2);
+    // a node with no memory (fresh store) still refuses: it reads AnchorCreated for the operation and its state
+    const amnesiac = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-3.json')),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+    });
+    const e = await amnesiac.attest(attestRequest(st2, plan2)).catch((x) => x);
+    expect(e).toBeInstanceOf(ValidatorRefusal);
+    expect(e.code).toBe('CONFLICTING_ANCHOR');
+    expect(e.message).toMatch(/already proven on chain|already proven on ethereum-sepolia/);
+    // a merely created (unproven) anchor for the operation does not block: createAnchor is permissionless
+    const a3 = await freshAttest('onchain-created-only');
+    const st4 = await writeIntent(d, id, a3.intent.parts);
+    const plan4 = planOf(d, a3.intent, st4);
+    const { createAnchor } = await import('../../src/chain/anchor.js');
+    await createAnchor(d.w, plan4.anchor, { commitmentRoot: plan4.commitmentRoot, operationId: plan4.operationId, ledgerTxHash: plan4.ledgerTxHash, leafCount: plan4.leafCount });
+    const ok = await amnesiac.attest(a3.req);
+    expect(ok.anchorId).toBe(a3.plan.anchorId);
+  });
+
   async function executeAndObserve(legOver: Parameters<typeof recordLeg>[3], label: string) {
     const a = await freshAttestWith(label, legOver);
     const pre = await d.quorum.attest(a.req, { message: a.message });
