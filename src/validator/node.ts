@@ -82,6 +82,8 @@ export interface AuthorityReport {
   keyPageVersion: number;
   threshold: number;
   signatures: number;
+  /** how many of `signatures` came through delegate books (one per delegate whose page met its threshold) */
+  delegated?: number;
 }
 
 export interface AttestResponse {
@@ -320,23 +322,48 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       auths = identity.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
     }
     if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
+    const keyHash = (pub: string) => bytesToHex(sha256(hexToBytes(`0x${pub}`))).slice(2);
     const byPage = new Map<string, Set<string>>();
+    // page of this book -> delegate book -> { the delegate's signing page, its keys that signed }
+    const delegated = new Map<string, Map<string, { page: string; pubs: Set<string> }>>();
     for (const s of st.signatures) {
-      if (s.vote !== 'accept' || s.delegators.length || !s.publicKey) continue;
-      const page = s.signer.toLowerCase();
-      if (!page.startsWith(`${book}/`)) continue;
-      const set = byPage.get(page) ?? new Set<string>();
-      set.add(s.publicKey.toLowerCase());
-      byPage.set(page, set);
+      if (s.vote !== 'accept' || !s.publicKey) continue;
+      const signer = s.signer.toLowerCase();
+      if (!s.delegators.length) {
+        if (!signer.startsWith(`${book}/`)) continue;
+        const set = byPage.get(signer) ?? new Set<string>();
+        set.add(s.publicKey.toLowerCase());
+        byPage.set(signer, set);
+      } else if (s.delegators.length === 1) {
+        const owner = s.delegators[0]!.toLowerCase();
+        if (!owner.startsWith(`${book}/`)) continue;
+        const dbook = signer.replace(/\/\d+$/, '');
+        const m = delegated.get(owner) ?? new Map<string, { page: string; pubs: Set<string> }>();
+        const e = m.get(dbook) ?? { page: signer, pubs: new Set<string>() };
+        if (e.page === signer) e.pubs.add(s.publicKey.toLowerCase());
+        m.set(dbook, e);
+        delegated.set(owner, m);
+        if (!byPage.has(owner)) byPage.set(owner, new Set());
+      }
+      // deeper delegation chains are not counted
     }
     if (!byPage.size) refuse('AUTHORITY', `no accepting signature from a key page of ${intent.keyBook}`);
     const seen: string[] = [];
     for (const [page, pubs] of byPage) {
       const kp = await ledger.queryKeyPage(page);
       const onPage = new Set(kp.keys.map((k) => k.publicKeyHash?.toLowerCase()).filter(Boolean));
-      const n = [...pubs].filter((p) => onPage.has(bytesToHex(sha256(hexToBytes(`0x${p}`))).slice(2))).length;
+      let n = [...pubs].filter((p) => onPage.has(keyHash(p))).length;
+      let viaDelegates = 0;
+      for (const [dbook, e] of delegated.get(page) ?? []) {
+        // the page must list the delegate book, and the delegate's page must have met its own threshold
+        if (!kp.keys.some((k) => k.delegate?.toLowerCase() === dbook)) continue;
+        const dp = await ledger.queryKeyPage(e.page);
+        const dOn = new Set(dp.keys.map((k) => k.publicKeyHash?.toLowerCase()).filter(Boolean));
+        if ([...e.pubs].filter((p) => dOn.has(keyHash(p))).length >= Math.max(1, dp.acceptThreshold)) viaDelegates++;
+      }
+      n += viaDelegates;
       if (n >= kp.acceptThreshold && kp.acceptThreshold >= 1) {
-        return { keyBook: intent.keyBook, keyPage: kp.url, keyPageVersion: kp.version, threshold: kp.acceptThreshold, signatures: n };
+        return { keyBook: intent.keyBook, keyPage: kp.url, keyPageVersion: kp.version, threshold: kp.acceptThreshold, signatures: n, ...(viaDelegates ? { delegated: viaDelegates } : {}) };
       }
       seen.push(`${kp.url}: ${n} of ${kp.acceptThreshold}`);
     }

@@ -262,6 +262,21 @@ describe('validator network', () => {
     expect(pre.responses.get(0)!.authority).toMatchObject({ keyPage: ms.page, threshold: 2, signatures: 2 });
   });
 
+  it('an intent signed through a delegate book counts for the page that lists the delegate', async () => {
+    const { createAdi, executed, settle } = await import('../ledger-conformance/harness.js');
+    const owner = await createIdentity(d);
+    const del = await createAdi(d.ledger, d.sponsor, 1_000);
+    const r = await d.ledger.signAndSubmit(owner.page, tx.updateKeyPage([{ type: 'addDelegate', delegate: del.book }]), held(owner.key, owner.page));
+    await d.ledger.waitForTransaction(r.txId, { until: 'recorded' });
+    expect((await settle(d.ledger, d.ledger.signPending(r.txId, held(del.key, del.page)))).delivered).toBe(true);
+    const intent = intentFor(owner, [recordLeg(d, owner, arg('delegated'))]);
+    const st = await executed(d.ledger, d.ledger.signAndSubmit(owner.data, tx.writeData(intent.parts), held(del.key, del.page, { delegators: [owner.page] }), { memo: INTENT_MEMO }));
+    const plan = planOf(d, intent, st);
+    const pre = await d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) });
+    expect(pre.signers.length).toBe(7);
+    expect(pre.responses.get(0)!.authority).toMatchObject({ keyPage: owner.page, threshold: 1, signatures: 1, delegated: 1 });
+  });
+
   it('an intent not written with the intent memo, or to another identity\'s account, is refused', async () => {
     const intent = intentFor(id, [recordLeg(d, id, arg('no-memo'))]);
     const r = await d.ledger.signAndSubmit(id.data, tx.writeData(intent.parts), held(id.key, id.page));
