@@ -354,6 +354,24 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.code === 'EVENT_NOT_EMITTED')).toBe(true);
   });
 
+  it('a reverted execution fails observation (status 0 from the proven receipt)', async () => {
+    const { executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
+    const intent = intentFor(id, [
+      { legId: 'fails', chain: CHAIN.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: d.target, amount: '0', contractCall: { target: d.target, functionSignature: 'fail()', args: [] } },
+    ]);
+    const st = await writeIntent(d, id, intent.parts);
+    const plan = planOf(d, intent, st);
+    const pre = await d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) });
+    const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
+    await createAnchor(d.w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+    await executeComprehensiveProof(d.w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+    const l = plan.legs[0]!;
+    const exec = await executeGovernanceProofDirect(d.w, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) }, { gas: 300_000n });
+    expect(exec.status).toBe('reverted');
+    const e = await unreachable(d.quorum.observe(observeRequest(st, plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }));
+    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'EXECUTION_FAILED' && /reverted/.test(o.reason ?? ''))).toBe(true);
+  });
+
   it('a state slot with the wrong value fails observation', async () => {
     const e = await unreachable(
       executeAndObserve({ expectedState: [{ account: d.target, slot: `0x${'0'.repeat(63)}3`, value: arg('something-else') }] }, 'wrong-state'),
