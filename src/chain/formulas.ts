@@ -331,3 +331,100 @@ export function planBatchAnchor(p: {
     proofs: leaves.map((_, i) => ({ leafIndex: BigInt(i), merkleProof: merkleProof(leaves, i) })),
   };
 }
+
+// =====================================================================================================
+// Post-execution result (issue 5, validators). Additive section owned by src/validator; pinned by
+// test/validator/formulas-result.test.ts.
+//
+//   eventsHash(logs) = keccak256(abi.encode(bytes32 "pgw:events:v1", (address,bytes32[],bytes)[] logs))
+//       over ALL logs of the execution receipt, in receipt order (as proven by the receipt trie).
+//   resultHash(r)    = keccak256(abi.encode(bytes32 "pgw:result:v1", uint256 chainId, bytes32 txHash,
+//                        uint256 blockNumber, bytes32 blockHash, bytes32 transactionsRoot, bytes32 receiptsRoot,
+//                        bytes32 stateRoot, uint8 status, uint256 txIndex, uint256 gasUsed, bytes32 eventsHash,
+//                        bytes32 executionCommitment))
+//   The result message the validators BLS-sign is resultMessage({chainId, anchor, anchorId, leafIndex,
+//   resultHash, validatorSetRoot}) above.
+// =====================================================================================================
+
+export const RESULT_DOMAIN = {
+  events: stringToHex('pgw:events:v1', { size: 32 }),
+  result: stringToHex('pgw:result:v1', { size: 32 }),
+} as const;
+
+export interface ResultLog {
+  address: Address;
+  topics: readonly Hex[];
+  data: Hex;
+}
+
+export function eventsHash(logs: readonly ResultLog[]): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        {
+          type: 'tuple[]',
+          components: [
+            { name: 'address', type: 'address' },
+            { name: 'topics', type: 'bytes32[]' },
+            { name: 'data', type: 'bytes' },
+          ],
+        },
+      ],
+      [RESULT_DOMAIN.events, logs.map((l) => ({ address: l.address, topics: [...l.topics], data: l.data }))],
+    ),
+  );
+}
+
+export interface ExecutionResult {
+  chainId: bigint;
+  txHash: Hex;
+  blockNumber: bigint;
+  blockHash: Hex;
+  transactionsRoot: Hex;
+  receiptsRoot: Hex;
+  stateRoot: Hex;
+  /** receipt status: 1 success, 0 reverted */
+  status: number;
+  txIndex: bigint;
+  gasUsed: bigint;
+  eventsHash: Hex;
+  executionCommitment: Hex;
+}
+
+export function resultHash(r: ExecutionResult): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'uint8' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+      ],
+      [
+        RESULT_DOMAIN.result,
+        r.chainId,
+        r.txHash,
+        r.blockNumber,
+        r.blockHash,
+        r.transactionsRoot,
+        r.receiptsRoot,
+        r.stateRoot,
+        r.status,
+        r.txIndex,
+        r.gasUsed,
+        r.eventsHash,
+        r.executionCommitment,
+      ],
+    ),
+  );
+}

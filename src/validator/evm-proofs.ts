@@ -1,0 +1,223 @@
+/**
+ * Proof of effect against a validator's own EVM RPC: block header re-hashed to its block hash, the receipt
+ * of a transaction proven by the receipts trie against receiptsRoot, the transaction by the transactions
+ * trie against transactionsRoot, and storage values by eth_getProof against stateRoot.
+ */
+import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, toRlp, type Address, type Hex, type PublicClient } from 'viem';
+import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof } from './mpt.js';
+import type { ResultLog } from '../chain/formulas.js';
+
+export class EffectProofError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EffectProofError';
+  }
+}
+
+type Rpc = Pick<PublicClient, 'request'>;
+
+export interface RawBlock {
+  hash: Hex;
+  number: Hex;
+  parentHash: Hex;
+  sha3Uncles: Hex;
+  miner: Hex;
+  stateRoot: Hex;
+  transactionsRoot: Hex;
+  receiptsRoot: Hex;
+  logsBloom: Hex;
+  difficulty: Hex;
+  gasLimit: Hex;
+  gasUsed: Hex;
+  timestamp: Hex;
+  extraData: Hex;
+  mixHash: Hex;
+  nonce: Hex;
+  baseFeePerGas?: Hex;
+  withdrawalsRoot?: Hex;
+  blobGasUsed?: Hex;
+  excessBlobGas?: Hex;
+  parentBeaconBlockRoot?: Hex;
+  requestsHash?: Hex;
+  transactions: Hex[];
+}
+
+const OPTIONAL_HEADER_FIELDS = [
+  ['baseFeePerGas', true],
+  ['withdrawalsRoot', false],
+  ['blobGasUsed', true],
+  ['excessBlobGas', true],
+  ['parentBeaconBlockRoot', false],
+  ['requestsHash', false],
+] as const;
+
+/** keccak256(rlp(header)) for London..Prague headers (15 base fields + the optional ones present). */
+export function headerHash(b: RawBlock): Hex {
+  const fields: Hex[] = [
+    b.parentHash,
+    b.sha3Uncles,
+    b.miner,
+    b.stateRoot,
+    b.transactionsRoot,
+    b.receiptsRoot,
+    b.logsBloom,
+    rlpInt(b.difficulty),
+    rlpInt(b.number),
+    rlpInt(b.gasLimit),
+    rlpInt(b.gasUsed),
+    rlpInt(b.timestamp),
+    b.extraData,
+    b.mixHash,
+    b.nonce,
+  ];
+  for (const [k, isInt] of OPTIONAL_HEADER_FIELDS) {
+    const v = b[k];
+    if (v === undefined || v === null) break;
+    fields.push(isInt ? rlpInt(v) : v);
+  }
+  return keccak256(toRlp(fields));
+}
+
+/** Reads a block by number or hash and checks that its header hashes to its hash. */
+export async function fetchVerifiedBlock(rpc: Rpc, at: { number: bigint } | { hash: Hex }): Promise<RawBlock> {
+  const b = ('number' in at
+    ? await rpc.request({ method: 'eth_getBlockByNumber', params: [numberToHex(at.number), false] } as never)
+    : await rpc.request({ method: 'eth_getBlockByHash', params: [at.hash, false] } as never)) as RawBlock | null;
+  if (!b) throw new EffectProofError('block not found');
+  const h = headerHash(b);
+  if (h.toLowerCase() !== b.hash.toLowerCase()) throw new EffectProofError(`block header does not hash to ${b.hash} (got ${h})`);
+  return b;
+}
+
+interface RawReceipt {
+  transactionHash: Hex;
+  transactionIndex: Hex;
+  type: Hex;
+  status: Hex;
+  cumulativeGasUsed: Hex;
+  gasUsed: Hex;
+  logsBloom: Hex;
+  logs: { address: Hex; topics: Hex[]; data: Hex }[];
+}
+
+export function encodeReceipt(r: Pick<RawReceipt, 'type' | 'status' | 'cumulativeGasUsed' | 'logsBloom' | 'logs'>): Hex {
+  const body = toRlp([
+    hexToBigInt(r.status) === 1n ? '0x01' : '0x',
+    rlpInt(r.cumulativeGasUsed),
+    r.logsBloom,
+    r.logs.map((l) => [l.address, l.topics, l.data]),
+  ] as never);
+  const type = Number(hexToBigInt(r.type ?? '0x0'));
+  return type === 0 ? body : concatHex([numberToHex(type, { size: 1 }), body]);
+}
+
+export interface ProvenReceipt {
+  txIndex: number;
+  status: number;
+  cumulativeGasUsed: bigint;
+  /** gas used by this transaction (cumulative minus the previous receipt's cumulative, both proven) */
+  gasUsed: bigint;
+  logs: ResultLog[];
+  proof: Hex[];
+}
+
+/** Decodes a receipt trie value (typed or legacy). */
+export function decodeReceipt(value: Hex): { status: number; cumulativeGasUsed: bigint; logs: ResultLog[] } {
+  const bytes = hexToBytes(value);
+  const body = bytes[0]! < 0x80 ? value.slice(0, 2) + value.slice(4) : value;
+  const d = fromRlp(body as Hex, 'hex') as unknown as [Hex, Hex, Hex, [Hex, Hex[], Hex][]];
+  if (!Array.isArray(d) || d.length !== 4) throw new EffectProofError('receipt is not a 4-item list');
+  const status = d[0] === '0x01' ? 1 : d[0] === '0x' ? 0 : -1;
+  if (status < 0) throw new EffectProofError(`receipt has a pre-Byzantium state root, not a status`);
+  return {
+    status,
+    cumulativeGasUsed: d[1] === '0x' ? 0n : hexToBigInt(d[1]),
+    logs: d[3].map(([address, topics, data]) => ({ address: getAddress(address), topics, data })),
+  };
+}
+
+/**
+ * Proves the receipt at `txIndex` of `block`: builds the receipts trie from all of the block's receipts,
+ * requires its root to equal the (header-verified) receiptsRoot, then verifies the inclusion proof of
+ * the receipt and decodes the proven bytes. Nothing returned comes from the RPC's receipt JSON directly.
+ */
+export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number): Promise<ProvenReceipt> {
+  const receipts = (await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null;
+  if (!receipts || receipts.length !== block.transactions.length) throw new EffectProofError('block receipts unavailable or incomplete');
+  const trie = buildTrie(receipts.map((r, i) => ({ key: rlpIndexKey(i), value: encodeReceipt(r) })));
+  if (trie.root.toLowerCase() !== block.receiptsRoot.toLowerCase()) {
+    throw new EffectProofError(`receipts trie root ${trie.root} != block receiptsRoot ${block.receiptsRoot}`);
+  }
+  const proof = trie.proof(rlpIndexKey(txIndex));
+  const value = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex), proof);
+  if (!value) throw new EffectProofError(`no receipt at index ${txIndex}`);
+  const r = decodeReceipt(value);
+  let prev = 0n;
+  if (txIndex > 0) {
+    const pv = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex - 1), trie.proof(rlpIndexKey(txIndex - 1)));
+    if (!pv) throw new EffectProofError('previous receipt missing');
+    prev = decodeReceipt(pv).cumulativeGasUsed;
+  }
+  return { txIndex, ...r, gasUsed: r.cumulativeGasUsed - prev, proof };
+}
+
+/**
+ * Binds `txHash` to its index in `block`: builds the transactions trie from the raw (EIP-2718) encodings of
+ * all the block's transactions, requires root == transactionsRoot and keccak256(raw) == txHash at the index.
+ */
+export async function proveTransaction(rpc: Rpc, block: RawBlock, txHash: Hex): Promise<{ txIndex: number; raw: Hex; proof: Hex[] }> {
+  const idx = block.transactions.findIndex((h) => h.toLowerCase() === txHash.toLowerCase());
+  if (idx < 0) throw new EffectProofError(`transaction ${txHash} is not in block ${block.hash}`);
+  const raws = await Promise.all(
+    block.transactions.map(async (h) => {
+      const raw = (await rpc.request({ method: 'eth_getRawTransactionByHash', params: [h] } as never)) as Hex | null;
+      if (!raw || keccak256(raw).toLowerCase() !== h.toLowerCase()) throw new EffectProofError(`raw transaction ${h} unavailable or does not hash to its id`);
+      return raw;
+    }),
+  );
+  const trie = buildTrie(raws.map((raw, i) => ({ key: rlpIndexKey(i), value: raw })));
+  if (trie.root.toLowerCase() !== block.transactionsRoot.toLowerCase()) {
+    throw new EffectProofError(`transactions trie root ${trie.root} != block transactionsRoot ${block.transactionsRoot}`);
+  }
+  const proof = trie.proof(rlpIndexKey(idx));
+  const value = verifyMptProof(block.transactionsRoot, rlpIndexKey(idx), proof);
+  if (!value || keccak256(value).toLowerCase() !== txHash.toLowerCase()) throw new EffectProofError('transaction inclusion proof failed');
+  return { txIndex: idx, raw: value, proof };
+}
+
+interface RawAccountProof {
+  address: Hex;
+  accountProof: Hex[];
+  balance: Hex;
+  codeHash: Hex;
+  nonce: Hex;
+  storageHash: Hex;
+  storageProof: { key: Hex; value: Hex; proof: Hex[] }[];
+}
+
+/**
+ * Storage values of `account` at `blockNumber`, each proven by eth_getProof against `stateRoot`
+ * (account proof -> storageRoot -> storage proof). Absent slots are 0. Returns 32-byte hex values.
+ */
+export async function proveStorage(
+  rpc: Rpc,
+  p: { account: Address; slots: readonly Hex[]; blockNumber: bigint; stateRoot: Hex },
+): Promise<Hex[]> {
+  const keys = p.slots.map((s) => pad(s, { size: 32 }));
+  const res = (await rpc.request({ method: 'eth_getProof', params: [p.account, keys, numberToHex(p.blockNumber)] } as never)) as RawAccountProof;
+  const acct = verifyMptProof(p.stateRoot, hexToBytes(keccak256(p.account)), res.accountProof);
+  if (!acct) {
+    return keys.map(() => pad('0x', { size: 32 }));
+  }
+  const fields = fromRlp(acct, 'hex') as unknown as Hex[];
+  if (!Array.isArray(fields) || fields.length !== 4) throw new EffectProofError('account leaf is not [nonce, balance, storageRoot, codeHash]');
+  const storageRoot = fields[2]!;
+  return keys.map((k, i) => {
+    const sp = res.storageProof.find((x) => pad(x.key, { size: 32 }).toLowerCase() === k.toLowerCase()) ?? res.storageProof[i];
+    if (!sp) throw new EffectProofError(`no storage proof for slot ${k}`);
+    const v = verifyMptProof(storageRoot, hexToBytes(keccak256(k)), sp.proof);
+    if (!v) return pad('0x', { size: 32 });
+    const inner = fromRlp(v, 'hex') as unknown as Hex;
+    return pad(inner === '0x' ? '0x00' : inner, { size: 32 }).toLowerCase() as Hex;
+  });
+}

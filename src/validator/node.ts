@@ -1,0 +1,754 @@
+/**
+ * One validator node. It holds its own keys and talks to its own ledger and chain endpoints; from a caller it
+ * takes references only (ledger tx id, chain, anchor fields, execution tx hash) and recomputes everything
+ * else itself, refusing with a reason (ValidatorRefusal) when anything does not hold.
+ *
+ *   attest   pre-execution: intent tx executed under the identity's book with a page's threshold met,
+ *            intent recomputed from the stored bytes, legs of the chain, not expired, no conflicting
+ *            anchor for the operation id -> BLS signature over formulas.anchorMessage
+ *   observe  post-execution: receipt + block read and proven (header hash, transactions and receipts tries),
+ *            confirmations waited, status 1, the executed call is the committed one, expectedEvents from
+ *            proven logs, expectedState by eth_getProof -> BLS signature over formulas.resultMessage
+ *   writeResult  on a post-execution quorum (aggregate checked here): proof_result v2 to the protocol ADI's
+ *            execution-results data account, once per (anchor, leaf)
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { core } from 'accumulate.js';
+import {
+  decodeAbiParameters,
+  decodeFunctionData,
+  getAddress,
+  hexToBytes,
+  keccak256,
+  encodeAbiParameters,
+  parseTransaction,
+  toEventSelector,
+  bytesToHex,
+  type Address,
+  type Hex,
+} from 'viem';
+import { abstractAccountAbi, proofAnchorAbi } from '../chain/abi/index.js';
+import { predictAccountAddress } from '../chain/account.js';
+import { readAnchorState, readValidatorSet } from '../chain/anchor.js';
+import { blsAggregatePublicKeys, blsVerify } from '../chain/bls.js';
+import { createMessageHasher, signWith, type MessageHasher } from './signer.js';
+import { createChainClients, type ChainClients } from '../chain/clients.js';
+import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult } from '../chain/formulas.js';
+import type { ChainEntry } from '../chain/registry.js';
+import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
+import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
+import { EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
+import type { ValidatorKeys } from './keys.js';
+import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
+import { createValidatorStore, type ValidatorStore } from './store.js';
+
+export class ValidatorRefusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ValidatorRefusal';
+  }
+}
+
+const refuse = (code: string, reason: string): never => {
+  throw new ValidatorRefusal(code, reason);
+};
+
+// ------------------------------------------------------------------------------------------------ wire types
+
+export interface AnchorRef {
+  proofAnchor?: Address;
+  commitmentRoot: Hex;
+  operationId: Hex;
+  ledgerTxHash: Hex;
+  /** decimal string */
+  leafCount: string;
+  anchorId: Hex;
+}
+
+export interface AttestRequest {
+  /** ledger transaction that wrote the intent: acc://<hash>@<data account> */
+  intentTxId: string;
+  /** chain name or id */
+  chain: string;
+  anchor: AnchorRef;
+}
+
+export interface AuthorityReport {
+  keyBook: string;
+  keyPage: string;
+  keyPageVersion: number;
+  threshold: number;
+  signatures: number;
+  /** how many of `signatures` came through delegate books (one per delegate whose page met its threshold) */
+  delegated?: number;
+}
+
+export interface AttestResponse {
+  ok: true;
+  kind: 'attestation';
+  validatorIndex: number;
+  publicKey: Hex;
+  chainId: string;
+  anchorId: Hex;
+  operationId: Hex;
+  validatorSetRoot: Hex;
+  message: Hex;
+  signature: Hex;
+  authority: AuthorityReport;
+  legs: string[];
+  elapsedMs: number;
+}
+
+export interface ObserveRequest {
+  intentTxId: string;
+  chain: string;
+  anchorId: Hex;
+  /** leaf index of the leg in the anchor (decimal string or number) */
+  leafIndex: string | number;
+  executionTxHash: Hex;
+}
+
+export interface ObservedResult {
+  chainId: string;
+  txHash: Hex;
+  blockNumber: string;
+  blockHash: Hex;
+  blockTimestamp: string;
+  transactionsRoot: Hex;
+  receiptsRoot: Hex;
+  stateRoot: Hex;
+  status: number;
+  txIndex: string;
+  gasUsed: string;
+  eventsHash: Hex;
+  eventCount: number;
+  executionCommitment: Hex;
+}
+
+export interface ObserveResponse {
+  ok: true;
+  kind: 'observation';
+  validatorIndex: number;
+  publicKey: Hex;
+  anchorId: Hex;
+  leafIndex: string;
+  legId: string;
+  validatorSetRoot: Hex;
+  resultHash: Hex;
+  message: Hex;
+  signature: Hex;
+  result: ObservedResult;
+  confirmations: number;
+  checks: { callBinding: 'calldata' | 'event'; expectedEvents: number; expectedState: number };
+  elapsedMs: number;
+}
+
+export interface WriteResultRequest extends ObserveRequest {
+  aggregateSignature: Hex;
+  /** decimal string */
+  signerBitmap: string;
+}
+
+export interface WriteResultResponse {
+  ok: true;
+  kind: 'result-write';
+  written: boolean;
+  resultId: Hex;
+  resultsAccount: string;
+  txId: string;
+  entryHash?: string;
+  record: ProofResultRecord;
+}
+
+export interface ValidatorInfo {
+  index: number;
+  blsPublicKey: Hex;
+  proofOfPossession: Hex;
+  ed25519PublicKey: Hex;
+  keyPage: string;
+  resultsAccount: string;
+  chains: { name: string; chainId: number }[];
+}
+
+// ------------------------------------------------------------------------------------------------ node
+
+export interface ValidatorNodeOptions {
+  keys: ValidatorKeys;
+  ledger: LedgerClient;
+  /** chains with their system contracts */
+  chains: readonly ChainEntry[];
+  protocol: {
+    /** key page of the protocol ADI that lists this validator's Ed25519 key */
+    keyPage: string;
+    /** execution-results data account */
+    resultsAccount: string;
+  };
+  /** JSON file for attestations / written results (in memory when omitted) */
+  storeFile?: string;
+  store?: ValidatorStore;
+  /** how long observe waits for the receipt and confirmations; default 60 s */
+  observeTimeoutMs?: number;
+  pollIntervalMs?: number;
+  /** 'confirmations' (default): latest - block >= chain.confirmations; 'finalized': the finalized tag has passed the block */
+  finality?: 'confirmations' | 'finalized';
+  /** unix seconds; default wall clock */
+  now?: () => number;
+  /** validator-set cache lifetime; default 5 s */
+  setCacheMs?: number;
+  /** memoized hash-to-G1 (may be shared by validators in one process); default: this node's own */
+  hasher?: MessageHasher;
+}
+
+export interface ValidatorNode {
+  readonly index: number;
+  info(): ValidatorInfo;
+  attest(req: AttestRequest): Promise<AttestResponse>;
+  observe(req: ObserveRequest): Promise<ObserveResponse>;
+  writeResult(req: WriteResultRequest): Promise<WriteResultResponse>;
+}
+
+interface ChainCtx {
+  entry: ChainEntry;
+  clients: ChainClients;
+  set?: { at: number; root: Hex; publicKeys: Hex[]; powers: bigint[]; thresholdNum: bigint; thresholdDen: bigint };
+}
+
+interface LoadedIntent {
+  status: TxStatus;
+  intent: CanonicalIntent;
+  authority: AuthorityReport;
+  txHash: Hex;
+}
+
+/** Map.set that evicts the oldest entry beyond `max` (bounded caches). */
+function setBounded<K, V>(m: Map<K, V>, k: K, v: V, max = 10_000) {
+  if (m.size >= max && !m.has(k)) m.delete(m.keys().next().value as K);
+  m.set(k, v);
+}
+
+const EXECUTED_TOPIC = toEventSelector('Executed(bytes32,uint256,bytes32)');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
+  const { keys, ledger } = opts;
+  const index = keys.index;
+  const sk = hexToBytes(keys.bls.secretKey);
+  const myPk = keys.bls.publicKey.toLowerCase();
+  const store = opts.store ?? createValidatorStore(opts.storeFile);
+  const now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+  const poll = opts.pollIntervalMs ?? 100;
+  const setCacheMs = opts.setCacheMs ?? 5_000;
+  const hasher = opts.hasher ?? createMessageHasher();
+  const blsSign = (sk: Uint8Array, m: Hex) => signWith(hasher, sk, m);
+  const held: HeldKey = { privateKey: keys.ed25519.seed.slice(2), signerUrl: opts.protocol.keyPage };
+  const chains = new Map<string, ChainCtx>();
+  for (const c of opts.chains) {
+    const ctx: ChainCtx = { entry: c, clients: createChainClients({ rpcUrl: c.rpcUrl, chainId: c.chainId, name: c.name, pollingIntervalMs: 50 }) };
+    chains.set(c.name, ctx);
+    chains.set(String(c.chainId), ctx);
+  }
+  const intents = new Map<string, LoadedIntent>();
+  const observations = new Map<string, ObserveResponse>();
+  const writeLocks = new Map<string, Promise<WriteResultResponse>>();
+
+  function chainCtx(name: string): ChainCtx {
+    const c = chains.get(String(name));
+    if (!c) refuse('UNKNOWN_CHAIN', `unknown chain ${name}`);
+    if (!c!.entry.contracts) refuse('UNKNOWN_CHAIN', `chain ${name} has no system contracts configured`);
+    return c!;
+  }
+
+  async function validatorSet(c: ChainCtx) {
+    if (!c.set || Date.now() - c.set.at > setCacheMs) {
+      const s = await readValidatorSet(c.clients, c.entry.contracts!.proofAnchor);
+      c.set = { at: Date.now(), root: s.root, publicKeys: s.publicKeys.map((k) => k.toLowerCase() as Hex), powers: s.powers, thresholdNum: s.thresholdNum, thresholdDen: s.thresholdDen };
+    }
+    if (!c.set.publicKeys.includes(myPk as Hex)) refuse('NOT_IN_SET', `validator ${index} is not in the validator set of ${c.entry.name}`);
+    return c.set;
+  }
+
+  /** Reads the intent transaction, checks execution + authority, parses and recomputes the intent. */
+  async function loadIntent(intentTxId: string): Promise<LoadedIntent> {
+    const cached = intents.get(intentTxId.toLowerCase());
+    if (cached) return cached;
+    let st: TxStatus;
+    try {
+      st = await ledger.getTransaction(intentTxId);
+    } catch (e) {
+      refuse('INTENT_NOT_FOUND', `intent transaction ${intentTxId}: ${(e as Error).message}`);
+    }
+    st = st!;
+    if (st.pending) refuse('INTENT_PENDING', `intent transaction is pending: the signer threshold has not been met (${st.signatures.length} signature(s) so far)`);
+    if (!st.delivered) refuse('INTENT_NOT_EXECUTED', `intent transaction did not execute (status ${st.status}${st.error ? `: ${st.error.message}` : ''})`);
+    const txn = st.transaction;
+    // the hash of the transaction as returned must be the id we asked for
+    try {
+      const h = bytesToHex(new core.Transaction(txn).hash()).slice(2);
+      if (h !== st.txHash) refuse('INTENT_TAMPERED', `ledger transaction body hashes to ${h}, not ${st.txHash}`);
+    } catch (e) {
+      if (e instanceof ValidatorRefusal) throw e;
+      refuse('INTENT_MALFORMED', `cannot hash the intent transaction: ${(e as Error).message}`);
+    }
+    if (st.type !== 'writeData' || txn?.body?.entry?.type !== 'doubleHash') refuse('NOT_AN_INTENT', `transaction is a ${st.type}, not a double-hash WriteData`);
+    if (txn?.header?.memo !== INTENT_MEMO) refuse('NOT_AN_INTENT', `transaction memo is ${JSON.stringify(txn?.header?.memo)}, not ${INTENT_MEMO}`);
+    const parts: string[] = txn.body.entry.data ?? [];
+    let intent: CanonicalIntent;
+    try {
+      intent = parseIntentEntries(parts);
+    } catch (e) {
+      if (e instanceof IntentError) refuse('INTENT_INVALID', `intent does not recompute from its stored bytes: ${e.message}`);
+      throw e;
+    }
+    const principal = String(st.principal);
+    if (!principal.toLowerCase().startsWith(`${intent!.adiUrl.toLowerCase()}/`)) {
+      refuse('INTENT_INVALID', `intent of ${intent!.adiUrl} was written to ${principal}, an account of another identity`);
+    }
+    const authority = await checkAuthority(st, intent!, principal);
+    const loaded: LoadedIntent = { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
+    setBounded(intents, intentTxId.toLowerCase(), loaded);
+    return loaded;
+  }
+
+  async function checkAuthority(st: TxStatus, intent: CanonicalIntent, principal: string): Promise<AuthorityReport> {
+    const book = intent.keyBook.toLowerCase();
+    const account = await ledger.queryAccount(principal);
+    let auths = account.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    // an account created without authorities of its own is governed by its identity's
+    if (!account.authorities.length) {
+      const identity = await ledger.queryAccount(intent.adiUrl);
+      auths = identity.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    }
+    if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
+    const keyHash = (pub: string) => bytesToHex(sha256(hexToBytes(`0x${pub}`))).slice(2);
+    const byPage = new Map<string, Set<string>>();
+    // page of this book -> delegate book -> { the delegate's signing page, its keys that signed }
+    const delegated = new Map<string, Map<string, { page: string; pubs: Set<string> }>>();
+    for (const s of st.signatures) {
+      if (s.vote !== 'accept' || !s.publicKey) continue;
+      const signer = s.signer.toLowerCase();
+      if (!s.delegators.length) {
+        if (!signer.startsWith(`${book}/`)) continue;
+        const set = byPage.get(signer) ?? new Set<string>();
+        set.add(s.publicKey.toLowerCase());
+        byPage.set(signer, set);
+      } else if (s.delegators.length === 1) {
+        const owner = s.delegators[0]!.toLowerCase();
+        if (!owner.startsWith(`${book}/`)) continue;
+        const dbook = signer.replace(/\/\d+$/, '');
+        const m = delegated.get(owner) ?? new Map<string, { page: string; pubs: Set<string> }>();
+        const e = m.get(dbook) ?? { page: signer, pubs: new Set<string>() };
+        if (e.page === signer) e.pubs.add(s.publicKey.toLowerCase());
+        m.set(dbook, e);
+        delegated.set(owner, m);
+        if (!byPage.has(owner)) byPage.set(owner, new Set());
+      }
+      // deeper delegation chains are not counted
+    }
+    if (!byPage.size) refuse('AUTHORITY', `no accepting signature from a key page of ${intent.keyBook}`);
+    const seen: string[] = [];
+    for (const [page, pubs] of byPage) {
+      const kp = await ledger.queryKeyPage(page);
+      const onPage = new Set(kp.keys.map((k) => k.publicKeyHash?.toLowerCase()).filter(Boolean));
+      let n = [...pubs].filter((p) => onPage.has(keyHash(p))).length;
+      let viaDelegates = 0;
+      for (const [dbook, e] of delegated.get(page) ?? []) {
+        // the page must list the delegate book, and the delegate's page must have met its own threshold
+        if (!kp.keys.some((k) => k.delegate?.toLowerCase() === dbook)) continue;
+        const dp = await ledger.queryKeyPage(e.page);
+        const dOn = new Set(dp.keys.map((k) => k.publicKeyHash?.toLowerCase()).filter(Boolean));
+        if ([...e.pubs].filter((p) => dOn.has(keyHash(p))).length >= Math.max(1, dp.acceptThreshold)) viaDelegates++;
+      }
+      n += viaDelegates;
+      if (n >= kp.acceptThreshold && kp.acceptThreshold >= 1) {
+        return { keyBook: intent.keyBook, keyPage: kp.url, keyPageVersion: kp.version, threshold: kp.acceptThreshold, signatures: n, ...(viaDelegates ? { delegated: viaDelegates } : {}) };
+      }
+      seen.push(`${kp.url}: ${n} of ${kp.acceptThreshold}`);
+    }
+    refuse('THRESHOLD_NOT_MET', `no key page met its threshold (${seen.join('; ')})`);
+    throw new Error('unreachable');
+  }
+
+  function planFor(loaded: LoadedIntent, c: ChainCtx): IntentAnchorPlan {
+    const chainId = BigInt(c.entry.chainId);
+    const legs = loaded.intent.legs.filter((l) => l.chainId === chainId);
+    if (!legs.length) refuse('NO_LEGS', `intent has no leg on ${c.entry.name} (chain id ${chainId})`);
+    for (const l of legs) {
+      if (l.chain !== c.entry.name) refuse('CHAIN_MISMATCH', `leg ${l.legId} names chain ${l.chain} but chain id ${chainId} is ${c.entry.name}`);
+    }
+    const contracts = c.entry.contracts!;
+    const account = predictAccountAddress({ accountFactory: contracts.accountFactory, proofAnchor: contracts.proofAnchor, adiUrl: loaded.intent.adiUrl });
+    if (getAddress(account) !== getAddress(loaded.intent.account)) {
+      refuse('ACCOUNT_MISMATCH', `legs come from ${loaded.intent.account}, but the account of ${loaded.intent.adiUrl} is ${account}`);
+    }
+    return planIntentAnchor(loaded.intent, { chainId, proofAnchor: contracts.proofAnchor, ledgerTxHash: loaded.txHash });
+  }
+
+  async function attest(req: AttestRequest): Promise<AttestResponse> {
+    const t0 = performance.now();
+    if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || !req.anchor) refuse('BAD_REQUEST', 'intentTxId, chain and anchor are required');
+    const c = chainCtx(req.chain);
+    const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
+    if (loaded.intent.expiresAt <= now()) refuse('EXPIRED', `intent expired at ${new Date(loaded.intent.expiresAt * 1000).toISOString()}`);
+    const plan = planFor(loaded, c);
+    const a = req.anchor;
+    const cmp = (field: string, got: unknown, want: string) => {
+      if (String(got ?? '').toLowerCase() !== want.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchor.${field} ${String(got)} does not match the intent (recomputed ${want})`);
+    };
+    if (a.proofAnchor !== undefined) cmp('proofAnchor', a.proofAnchor, plan.anchor);
+    cmp('operationId', a.operationId, plan.operationId);
+    cmp('ledgerTxHash', a.ledgerTxHash, plan.ledgerTxHash);
+    cmp('leafCount', a.leafCount, plan.leafCount.toString());
+    cmp('commitmentRoot', a.commitmentRoot, plan.commitmentRoot);
+    cmp('anchorId', a.anchorId, plan.anchorId);
+    const chainId = BigInt(c.entry.chainId);
+    const prior = store.attestedAnchor(chainId, plan.operationId);
+    if (prior && prior !== plan.anchorId.toLowerCase()) {
+      refuse('CONFLICTING_ANCHOR', `already attested anchor ${prior} for operation ${plan.operationId} on ${c.entry.name}`);
+    }
+    // another anchor for this operation already PROVEN on chain (by any quorum) is a conflict too; merely
+    // created ones are not (createAnchor is permissionless, so they prove nothing)
+    const created = await c.clients.public.getContractEvents({
+      address: plan.anchor,
+      abi: proofAnchorAbi,
+      eventName: 'AnchorCreated',
+      args: { operationId: plan.operationId },
+      fromBlock: 0n,
+    });
+    for (const ev of created) {
+      const other = (ev.args as { anchorId?: Hex }).anchorId;
+      if (!other || other.toLowerCase() === plan.anchorId.toLowerCase()) continue;
+      if ((await readAnchorState(c.clients, plan.anchor, other)).status === 'proven') {
+        refuse('CONFLICTING_ANCHOR', `anchor ${other} for operation ${plan.operationId} is already proven on ${c.entry.name}`);
+      }
+    }
+    if (!prior) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
+    const message = anchorMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root });
+    const signature = blsSign(sk, message);
+    return {
+      ok: true,
+      kind: 'attestation',
+      validatorIndex: index,
+      publicKey: keys.bls.publicKey,
+      chainId: chainId.toString(),
+      anchorId: plan.anchorId,
+      operationId: plan.operationId,
+      validatorSetRoot: set.root,
+      message,
+      signature,
+      authority: loaded.authority,
+      legs: plan.legs.map((l) => l.legId),
+      elapsedMs: Math.round(performance.now() - t0),
+    };
+  }
+
+  async function waitFor<T>(what: string, deadline: number, fn: () => Promise<T | undefined>): Promise<T> {
+    for (;;) {
+      const v = await fn();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) refuse('OBSERVE_TIMEOUT', `timed out waiting for ${what}`);
+      await sleep(poll);
+    }
+  }
+
+  async function observe(req: ObserveRequest): Promise<ObserveResponse> {
+    const t0 = performance.now();
+    if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || typeof req.executionTxHash !== 'string') {
+      refuse('BAD_REQUEST', 'intentTxId, chain, anchorId, leafIndex and executionTxHash are required');
+    }
+    const key = `${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
+    const cached = observations.get(key);
+    if (cached) return cached;
+    const c = chainCtx(req.chain);
+    const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
+    const plan = planFor(loaded, c);
+    if (String(req.anchorId).toLowerCase() !== plan.anchorId.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchorId ${req.anchorId} is not the intent's anchor ${plan.anchorId}`);
+    const leafIndex = Number(req.leafIndex);
+    const leg = plan.legs[leafIndex];
+    if (!Number.isSafeInteger(leafIndex) || !leg) refuse('NO_LEGS', `anchor has no leaf ${req.leafIndex}`);
+    const chainId = BigInt(c.entry.chainId);
+    const pub = c.clients.public;
+    const deadline = Date.now() + (opts.observeTimeoutMs ?? 60_000);
+    const txHash = req.executionTxHash.toLowerCase() as Hex;
+    if (!/^0x[0-9a-f]{64}$/.test(txHash)) refuse('BAD_REQUEST', 'executionTxHash must be 32-byte hex');
+
+    const receipt = await waitFor('the execution receipt', deadline, () => pub.getTransactionReceipt({ hash: txHash }).catch(() => undefined));
+    const blockNumber = receipt.blockNumber;
+    let confirmations = 0;
+    await waitFor(`${c.entry.confirmations} confirmations`, deadline, async () => {
+      const latest = await pub.getBlockNumber({ cacheTime: 0 });
+      confirmations = Number(latest - blockNumber);
+      if (opts.finality === 'finalized') {
+        const fin = await pub.getBlock({ blockTag: 'finalized' }).catch(() => undefined);
+        return fin && fin.number !== null && fin.number >= blockNumber ? true : undefined;
+      }
+      return confirmations >= c.entry.confirmations ? true : undefined;
+    });
+    let block;
+    try {
+      block = await fetchVerifiedBlock(pub, { number: blockNumber });
+      if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) refuse('REORG', `block ${blockNumber} is now ${block.hash}, receipt says ${receipt.blockHash}`);
+    } catch (e) {
+      if (e instanceof EffectProofError) refuse('PROOF_FAILED', e.message);
+      throw e;
+    }
+    const account = loaded.intent.account;
+    let proven;
+    let rawTx: Hex;
+    try {
+      const t = await proveTransaction(pub, block!, txHash);
+      rawTx = t.raw;
+      proven = await proveReceipt(pub, block!, t.txIndex);
+    } catch (e) {
+      if (e instanceof EffectProofError) refuse('PROOF_FAILED', e.message);
+      throw e;
+    }
+    if (proven!.status !== 1) refuse('EXECUTION_FAILED', `execution transaction ${txHash} reverted (status 0)`);
+
+    // the executed call is exactly the committed one
+    let callBinding: 'calldata' | 'event' = 'event';
+    const parsed = parseTransaction(rawTx!);
+    if (parsed.to && getAddress(parsed.to) === getAddress(account)) {
+      let d;
+      try {
+        d = decodeFunctionData({ abi: abstractAccountAbi, data: parsed.data ?? '0x' });
+      } catch {
+        refuse('CALL_MISMATCH', 'execution transaction does not call an account function');
+      }
+      if (d!.functionName !== 'executeGovernanceProofDirect') refuse('CALL_MISMATCH', `execution transaction calls ${d!.functionName}`);
+      const [target, value, data, proof] = d!.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint }];
+      if (getAddress(target) !== getAddress(leg!.target) || value !== leg!.value || data.toLowerCase() !== leg!.data.toLowerCase()) {
+        refuse('CALL_MISMATCH', `executed call (${target}, ${value}, ${data.slice(0, 74)}) is not the committed one of leg ${leg!.legId}`);
+      }
+      if (
+        proof.commitmentRoot.toLowerCase() !== plan.commitmentRoot.toLowerCase() ||
+        proof.operationId.toLowerCase() !== plan.operationId.toLowerCase() ||
+        proof.ledgerTxHash.toLowerCase() !== plan.ledgerTxHash.toLowerCase() ||
+        proof.leafCount !== plan.leafCount ||
+        proof.leafIndex !== BigInt(leafIndex)
+      ) {
+        refuse('CALL_MISMATCH', 'execution used a proof for another anchor or leaf');
+      }
+      callBinding = 'calldata';
+    }
+    const logs = proven!.logs;
+    const executed = logs.find(
+      (l) =>
+        getAddress(l.address) === getAddress(account) &&
+        l.topics[0]?.toLowerCase() === EXECUTED_TOPIC &&
+        l.topics[1]?.toLowerCase() === plan.anchorId.toLowerCase() &&
+        (() => {
+          try {
+            const [li, ec] = decodeAbiParameters([{ type: 'uint256' }, { type: 'bytes32' }], l.data);
+            return li === BigInt(leafIndex) && ec.toLowerCase() === leg!.executionCommitment.toLowerCase();
+          } catch {
+            return false;
+          }
+        })(),
+    );
+    if (!executed) refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
+
+    for (const ev of leg!.expectedEvents) {
+      const hit = logs.some(
+        (l) =>
+          getAddress(l.address) === getAddress(ev.contract) &&
+          l.topics[0]?.toLowerCase() === ev.topic0.toLowerCase() &&
+          (ev.topics ?? []).every((t, i) => t === null || l.topics[i + 1]?.toLowerCase() === t.toLowerCase()) &&
+          (!ev.data_hash || keccak256(l.data).toLowerCase() === ev.data_hash.toLowerCase()),
+      );
+      if (!hit) refuse('EVENT_NOT_EMITTED', `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`);
+    }
+    if (leg!.expectedState.length) {
+      const byAccount = new Map<Address, typeof leg.expectedState>();
+      for (const s of leg!.expectedState) byAccount.set(s.account, [...(byAccount.get(s.account) ?? []), s]);
+      for (const [acct, items] of byAccount) {
+        let values: Hex[];
+        try {
+          values = await proveStorage(pub, { account: acct, slots: items.map((s) => s.slot), blockNumber, stateRoot: block!.stateRoot });
+        } catch (e) {
+          if (e instanceof Error) refuse('PROOF_FAILED', `state proof for ${acct}: ${e.message}`);
+          throw e;
+        }
+        items.forEach((s, i) => {
+          if (values![i]!.toLowerCase() !== s.value.toLowerCase()) {
+            refuse('STATE_MISMATCH', `state slot ${s.slot} of ${acct} is ${values![i]} after execution, expected ${s.value}`);
+          }
+        });
+      }
+    }
+
+    const result: ExecutionResult = {
+      chainId,
+      txHash,
+      blockNumber,
+      blockHash: block!.hash,
+      transactionsRoot: block!.transactionsRoot,
+      receiptsRoot: block!.receiptsRoot,
+      stateRoot: block!.stateRoot,
+      status: 1,
+      txIndex: BigInt(proven!.txIndex),
+      gasUsed: proven!.gasUsed,
+      eventsHash: eventsHash(logs),
+      executionCommitment: leg!.executionCommitment,
+    };
+    const rh = resultHash(result);
+    const message = resultMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), resultHash: rh, validatorSetRoot: set.root });
+    const signature = blsSign(sk, message);
+    const res: ObserveResponse = {
+      ok: true,
+      kind: 'observation',
+      validatorIndex: index,
+      publicKey: keys.bls.publicKey,
+      anchorId: plan.anchorId,
+      leafIndex: String(leafIndex),
+      legId: leg!.legId,
+      validatorSetRoot: set.root,
+      resultHash: rh,
+      message,
+      signature,
+      result: {
+        chainId: chainId.toString(),
+        txHash,
+        blockNumber: blockNumber.toString(),
+        blockHash: block!.hash,
+        blockTimestamp: BigInt(block!.timestamp).toString(),
+        transactionsRoot: block!.transactionsRoot,
+        receiptsRoot: block!.receiptsRoot,
+        stateRoot: block!.stateRoot,
+        status: 1,
+        txIndex: String(proven!.txIndex),
+        gasUsed: proven!.gasUsed.toString(),
+        eventsHash: result.eventsHash,
+        eventCount: logs.length,
+        executionCommitment: leg!.executionCommitment,
+      },
+      confirmations,
+      checks: { callBinding, expectedEvents: leg!.expectedEvents.length, expectedState: leg!.expectedState.length },
+      elapsedMs: Math.round(performance.now() - t0),
+    };
+    setBounded(observations, key, res);
+    return res;
+  }
+
+  async function findWrittenResult(resultId: string): Promise<{ txId: string; entryHash: string; record: ProofResultRecord } | undefined> {
+    const acct = opts.protocol.resultsAccount;
+    for (let start = 0; ; start += 100) {
+      const page = await ledger.readDataEntries(acct, { start, count: 100 });
+      for (const e of page) {
+        const r = parseProofResult(e.data, true);
+        if (r && r.result_id.toLowerCase() === resultId.toLowerCase()) {
+          return { txId: e.txHash ? `acc://${e.txHash}@${acct.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash, record: r };
+        }
+      }
+      if (page.length < 100) return undefined;
+    }
+  }
+
+  async function doWriteResult(req: WriteResultRequest, resultId: Hex): Promise<WriteResultResponse> {
+    const obs = await observe(req);
+    const c = chainCtx(req.chain);
+    const set = await validatorSet(c);
+    let bitmap: bigint;
+    try {
+      bitmap = BigInt(req.signerBitmap);
+    } catch {
+      refuse('BAD_REQUEST', 'signerBitmap must be an integer');
+    }
+    if (!meetsThreshold(set, bitmap!)) refuse('NO_QUORUM', `signer bitmap ${bitmap!} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen}`);
+    const signers = set.publicKeys.filter((_, i) => (bitmap! >> BigInt(i)) & 1n);
+    if (!blsVerify(req.aggregateSignature, obs.message, blsAggregatePublicKeys(signers))) {
+      refuse('BAD_AGGREGATE', 'aggregate signature does not verify over this validator\'s own result message');
+    }
+    const existing = store.writtenResult(resultId) ?? (await findWrittenResult(resultId));
+    const loaded = await loadIntent(req.intentTxId);
+    const plan = planFor(loaded, c);
+    const signedPower = set.powers.reduce((a, p, i) => ((bitmap! >> BigInt(i)) & 1n ? a + p : a), 0n);
+    const totalPower = set.powers.reduce((a, p) => a + p, 0n);
+    const record: ProofResultRecord = {
+      entry_type: PROOF_RESULT_ENTRY_TYPE,
+      version: '2.0',
+      format: 'pgw_proof_v2',
+      result_id: resultId,
+      intent_id: loaded.intent.intentId,
+      intent_tx_id: loaded.status.txId,
+      intent_tx_hash: loaded.txHash,
+      operation_id: plan.operationId,
+      anchor_contract: plan.anchor,
+      anchor_id: plan.anchorId,
+      leaf_index: obs.leafIndex,
+      leg_id: obs.legId,
+      execution_commitment: obs.result.executionCommitment,
+      chain_name: c.entry.name,
+      chain_id: obs.result.chainId,
+      tx_hash: obs.result.txHash,
+      block_number: obs.result.blockNumber,
+      block_hash: obs.result.blockHash,
+      block_timestamp: obs.result.blockTimestamp,
+      tx_index: obs.result.txIndex,
+      success: obs.result.status === 1 ? 'true' : 'false',
+      gas_used: obs.result.gasUsed,
+      events_hash: obs.result.eventsHash,
+      event_count: String(obs.result.eventCount),
+      expected_events_verified: String(obs.checks.expectedEvents),
+      expected_state_verified: String(obs.checks.expectedState),
+      transactions_root: obs.result.transactionsRoot,
+      receipts_root: obs.result.receiptsRoot,
+      state_root: obs.result.stateRoot,
+      confirmation_blocks: String(c.entry.confirmations),
+      result_hash: obs.resultHash,
+      attestation_hash: anchorMessage({ chainId: BigInt(c.entry.chainId), anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root }),
+      attestation_message_hash: obs.message,
+      validator_set_root: set.root,
+      validator_bitfield: bitmap!.toString(),
+      validator_count: String(signers.length),
+      signed_power: signedPower.toString(),
+      total_power: totalPower.toString(),
+      threshold_numerator: set.thresholdNum.toString(),
+      threshold_denominator: set.thresholdDen.toString(),
+      threshold_met: 'true',
+      aggregate_signature: req.aggregateSignature.toLowerCase(),
+      written_by: String(index),
+    };
+    if (existing) {
+      const r: ProofResultRecord = 'record' in existing ? (existing as { record: ProofResultRecord }).record : record;
+      return { ok: true, kind: 'result-write', written: false, resultId, resultsAccount: opts.protocol.resultsAccount, txId: existing.txId, entryHash: existing.entryHash, record: r };
+    }
+    const parts = encodeProofResult(record);
+    const sub = await ledger.signAndSubmit(opts.protocol.resultsAccount, ledgerTx.writeData(parts), held, { memo: PROOF_RESULT_MEMO });
+    const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 60_000 });
+    if (!st.delivered) throw new Error(`proof_result write ${sub.txId} ended ${st.status}: ${st.error?.message ?? ''}`);
+    const entryHash = bytesToHex(dataEntryHash(parts)).slice(2);
+    store.recordResult(resultId, { txId: sub.txId, entryHash });
+    return { ok: true, kind: 'result-write', written: true, resultId, resultsAccount: opts.protocol.resultsAccount, txId: sub.txId, entryHash, record };
+  }
+
+  return {
+    index,
+    info: () => ({
+      index,
+      blsPublicKey: keys.bls.publicKey,
+      proofOfPossession: keys.bls.proofOfPossession,
+      ed25519PublicKey: keys.ed25519.publicKey,
+      keyPage: opts.protocol.keyPage,
+      resultsAccount: opts.protocol.resultsAccount,
+      chains: opts.chains.map((c) => ({ name: c.name, chainId: c.chainId })),
+    }),
+    attest,
+    observe,
+    async writeResult(req) {
+      const resultId = resultIdOf(req.anchorId, req.leafIndex);
+      const running = writeLocks.get(resultId);
+      if (running) return running;
+      const p = doWriteResult(req, resultId).finally(() => writeLocks.delete(resultId));
+      writeLocks.set(resultId, p);
+      return p;
+    },
+  };
+}
+
+/** Identity of one result record: one per (anchor, leaf). */
+export function resultIdOf(anchorId: Hex | string, leafIndex: string | number | bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [anchorId as Hex, BigInt(leafIndex)]));
+}
