@@ -17,7 +17,9 @@ import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
+import { ANVIL_DEV_KEY_0 } from './contracts.js';
 import { setupIdentityDevnet } from './identity.js';
+import { startDevnetValidators, validatorSummaryRows } from './validators.js';
 import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
 
 export interface DevnetSummary {
@@ -30,6 +32,8 @@ export interface DevnetSummary {
   database: string;
   /** the bootstrap admin key, only on the start that found an empty database (printed once, never stored raw) */
   adminKey?: string;
+  /** validators, protocol ledger accounts, system contracts */
+  validatorRows: [string, string][];
 }
 
 export interface Devnet {
@@ -95,12 +99,38 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       ledgerUrl = sim.url;
     }
 
-    // Identity provisioning: funded sponsor, system contracts on the local chains, relayer.
-    const identity = await setupIdentityDevnet({ ...base, ledgerUrl }, { logger, localChains: anvils.map((a) => base.chains.find((c) => c.chainId === a.chainId)!.name) });
+    // The validator network: 7 nodes with keys kept under <dataDir>/validators, the system contracts deployed on the
+    // local chains with their BLS keys as the set, their Ed25519 keys on the protocol ADI's key page.
+    const localChains = base.chains.filter((c) => anvils.some((a) => a.chainId === c.chainId));
+    let chains = base.chains;
+    let validatorUrls = base.validatorUrls;
+    let validatorRows: [string, string][] = [];
+    if (localChains.length > 0 && ledgerPort !== undefined) {
+      logger.info('starting validators', { chains: localChains.map((c) => c.name) });
+      const vn = await startDevnetValidators({
+        dataDir: base.dataDir,
+        ledgerUrl,
+        chains: localChains,
+        deployerKey: ANVIL_DEV_KEY_0,
+        log: (msg) => logger.info(msg),
+      });
+      stack.push({ name: 'validators', stop: vn.stop });
+      chains = base.chains.map((c) => (localChains.includes(c) ? { ...c, contracts: vn.contracts } : c));
+      validatorUrls = vn.validators.map((v) => v.url);
+      validatorRows = validatorSummaryRows(vn);
+    }
+
+    // Identity provisioning: funded sponsor, system contracts on the local chains (already there when the validators
+    // deployed them), relayer.
+    const identity = await setupIdentityDevnet(
+      { ...base, ledgerUrl, chains },
+      { logger, localChains: localChains.map((c) => c.name) },
+    );
 
     const config: Config = {
       ...base,
       ledgerUrl,
+      validatorUrls,
       ...identity,
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl },
     };
@@ -142,6 +172,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       chains: config.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl })),
       database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',
       adminKey: bootstrap?.rawKey,
+      validatorRows,
     };
     return { summary, config, stop: stopAll };
   } catch (err) {
@@ -158,6 +189,7 @@ export function formatSummary(s: DevnetSummary): string {
     ['Temporal gRPC', s.temporalAddress],
     ['Ledger (simulator)', `${s.ledgerUrl}/v3`],
     ...s.chains.map((c) => [`Chain ${c.name}`, `${c.rpcUrl} (chain id ${c.chainId})`] as [string, string]),
+    ...s.validatorRows,
     ['Database', s.database],
     ['Portal (sign-up)', `${s.apiUrl}/portal`],
     ['API reference', `${s.apiUrl}/reference`],

@@ -275,7 +275,7 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
 /** Rows for the devnet summary: one per validator, plus the protocol ledger accounts. */
 export function validatorSummaryRows(vn: Pick<DevnetValidators, 'validators' | 'protocol' | 'contracts'>): [string, string][] {
   return [
-    ...vn.validators.map((v) => [`Validator ${v.index}`, `${v.url} (BLS ${v.blsPublicKey.slice(0, 18)}…)`] as [string, string]),
+    ...vn.validators.map((v) => [`Validator ${v.index}`, `${v.url} (BLS key …${v.blsPublicKey.slice(-16)})`] as [string, string]),
     ['Validator key page', vn.protocol.validatorPage],
     ['Execution results', vn.protocol.resultsAccount],
     ['ProofAnchor', vn.contracts.proofAnchor],

@@ -71,6 +71,12 @@ describe('devnet launcher', () => {
     });
     expect((await status.json()).result.oracle.price).toBeGreaterThan(0);
     expect(formatSummary(s)).toContain(`${s.ledgerUrl}/v3`);
+    // the validator network: 7 nodes answering, contracts deployed, rows in the summary
+    const vRows = s.validatorRows.filter(([k]) => k.startsWith('Validator '));
+    expect(vRows).toHaveLength(7 + 1); // seven nodes and the validators' key page
+    expect(devnet.config.validatorUrls).toHaveLength(7);
+    for (const url of devnet.config.validatorUrls) expect((await fetch(`${url}/v1/info`)).status).toBe(200);
+    expect(devnet.config.chains.every((c) => c.contracts?.proofAnchor)).toBe(true);
     // the Temporal server runs with its database file inside our data dir, which marks it in `ps`
     expect(childPids().length).toBeGreaterThan(0);
 
