@@ -6,7 +6,8 @@ export default defineConfig({
     pool: 'forks',
     environment: 'node',
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
+    // generous: integration tests start chains, a ledger and workers on a 2-core machine that may be busy
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     globalSetup: ['test/global-setup.ts'],
   },

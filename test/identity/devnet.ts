@@ -9,15 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { randomBytes } from 'node:crypto';
-import { createActivities } from '../../src/activities/index.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
 import type { Config } from '../../src/config.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { setupIdentityDevnet } from '../../src/devnet/identity.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { createLedgerClient, type LedgerClient } from '../../src/ledger/index.js';
-import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
-import { quietLogger, type DbKind } from '../support/env.js';
+import { startTestWorker, type DbKind } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
 
 export interface IdentityDevnet {
@@ -62,24 +60,8 @@ export async function startIdentityDevnet(opts: { blockIntervalMs?: number } = {
   }
 }
 
-export async function startWorker(config: Config, db: TestApp['db']) {
-  installTemporalRuntime(quietLogger, { shutdownSignals: [] });
-  const { worker, connection } = await createGatewayWorker({
-    address: config.temporal.address,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db, ...identityActivityDeps(config) }),
-    shutdownGraceTime: '1s',
-  });
-  const running = worker.run();
-  return {
-    worker,
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
+export function startWorker(config: Config, db: TestApp['db']) {
+  return startTestWorker(config, { db }, identityActivityDeps(config), { shutdownGraceTime: '1s' });
 }
 
 /** The app on a fresh database with this devnet's config, an organization and a read/write key. */

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { createActivities } from '../../src/activities/index.js';
+import { createActivities, type ActivityDeps } from '../../src/activities/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -47,13 +47,20 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
-export async function startTestWorker(config: Config, database: Database) {
+/** A worker on the config's task queue; `extra` adds activity dependencies (ledger, chains, sponsor, ...). */
+export async function startTestWorker(
+  config: Config,
+  database: Pick<Database, 'db'>,
+  extra: Partial<ActivityDeps> = {},
+  opts: { shutdownGraceTime?: string } = {},
+) {
   installTemporalRuntime(quietLogger, { shutdownSignals: [] });
   const { worker, connection } = await createGatewayWorker({
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db, webhooks: config.webhooks }),
+    activities: createActivities({ db: database.db, webhooks: config.webhooks, ...extra }),
+    shutdownGraceTime: opts.shutdownGraceTime,
   });
   const running = worker.run();
   return {
