@@ -85,27 +85,23 @@ export async function completeIdempotencyKey(
   await db
     .update(idempotencyKeys)
     .set({ state: 'completed', responseStatus: status, responseBody: body as object })
-    .where(
-      and(
-        eq(idempotencyKeys.orgId, orgId),
-        eq(idempotencyKeys.key, key),
-        eq(idempotencyKeys.state, 'in_progress'),
-        eq(idempotencyKeys.createdAt, createdAt),
-      ),
-    );
+    .where(ownClaim(orgId, key, createdAt));
+}
+
+/** The in-progress claim this request made (its creation time tells it apart from a later claim of the same key). */
+function ownClaim(orgId: string, key: string, createdAt: Date) {
+  return and(
+    eq(idempotencyKeys.orgId, orgId),
+    eq(idempotencyKeys.key, key),
+    eq(idempotencyKeys.state, 'in_progress'),
+    eq(idempotencyKeys.createdAt, createdAt),
+  );
 }
 
 /** Forget an in-progress claim (the response is not stored, e.g. a 5xx): the key can be used again. */
 export async function releaseIdempotencyKey(db: Db, orgId: string, key: string, createdAt: Date): Promise<void> {
   await db
     .delete(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.orgId, orgId),
-        eq(idempotencyKeys.key, key),
-        eq(idempotencyKeys.state, 'in_progress'),
-        eq(idempotencyKeys.createdAt, createdAt),
-      ),
-    );
+    .where(ownClaim(orgId, key, createdAt));
 }
 

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readChainId } from '../chain/rpc.js';
 
 export interface ManagedProcess {
   name: string;
@@ -102,12 +103,5 @@ export async function waitUntilReady(
 
 /** Resolves true once a JSON-RPC endpoint answers eth_chainId with `chainId`. */
 export async function rpcAnswersChainId(rpcUrl: string, chainId: number): Promise<boolean> {
-  const res = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-    signal: AbortSignal.timeout(1000),
-  });
-  const body = (await res.json()) as { result?: string };
-  return body.result !== undefined && Number(BigInt(body.result)) === chainId;
+  return (await readChainId(rpcUrl, 1000)) === chainId;
 }

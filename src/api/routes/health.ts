@@ -4,6 +4,7 @@
  * Only dependency names and states are shown, never addresses.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { readChainId } from '../../chain/rpc.js';
 import { createLedgerClient } from '../../ledger/client.js';
 import { pingTemporal } from '../../temporal/client.js';
 import type { AppDeps, AppEnv } from '../deps.js';
@@ -51,15 +52,7 @@ async function timed(fn: () => Promise<void>): Promise<Check> {
 }
 
 async function expectChainId(rpcUrl: string, chainId: number, timeoutMs: number): Promise<void> {
-  const res = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const body = (await res.json()) as { result?: string };
-  if (!body.result) throw new Error('no eth_chainId result');
-  const got = Number(BigInt(body.result));
+  const got = await readChainId(rpcUrl, timeoutMs);
   if (got !== chainId) throw new Error(`chain id ${got}, expected ${chainId}`);
 }
 
