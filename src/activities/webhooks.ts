@@ -13,6 +13,7 @@ import { envelopeOf } from '../webhooks/catalogue.js';
 import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS } from '../webhooks/policy.js';
 import { sendWebhook, type SendResult } from '../webhooks/sender.js';
 import { checkWebhookUrl, UrlRejected } from '../webhooks/url.js';
+import { ADVISORY_LOCKS } from '../db/locks.js';
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryScheduleSeconds: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
@@ -251,6 +252,9 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
     const now = input.now ? new Date(input.now) : new Date();
     const cutoff = new Date(now.getTime() - (input.retentionDays ?? EVENT_RETENTION_DAYS) * 24 * 3600_000).toISOString();
     return db.transaction(async (tx) => {
+      // One purge at a time (the dispatcher's own and an operator's may overlap): two concurrent purges deleting the
+      // same rows in different orders would deadlock. The lock ends with the transaction.
+      await tx.execute(sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.purgeWebhookHistory})`);
       const old = sql`select d.id from ${webhookDeliveries} d join ${events} e on e.id = d.event_id
         where e.created_at < ${cutoff}::timestamptz and d.status <> 'pending'`;
       await tx.execute(sql`delete from ${webhookAttempts} where delivery_id in (${old})`);

@@ -7,6 +7,7 @@ import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { createOrganization, type Organization } from './organizations.js';
 import { apiKeys, organizations } from './schema.js';
+import { ADVISORY_LOCKS } from './locks.js';
 
 export const KEY_PREFIX = 'ck_live_';
 const BODY_LENGTH = 43; // 43 × log2(62) ≈ 256 bits
@@ -167,7 +168,7 @@ export async function bootstrapAdminKey(
   opts: { orgName?: string; rateLimitRpm?: number } = {},
 ): Promise<{ org: Organization; keyId: string; rawKey: string } | undefined> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(7233006)`);
+    await tx.execute(sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.bootstrapAdminKey})`);
     const [existing] = await tx.select({ id: organizations.id }).from(organizations).limit(1);
     if (existing) return undefined;
     const org = await createOrganization(tx as unknown as Db, { name: opts.orgName ?? 'operator' });

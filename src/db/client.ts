@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.js';
+import { ADVISORY_LOCKS } from './locks.js';
 
 export type Schema = typeof schema;
 /** The drizzle database both drivers produce; queries are written once against this type. */
@@ -47,7 +48,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
     migrate: async () => {
       const single = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
       try {
-        await single`select pg_advisory_lock(7233001)`;
+        await single`select pg_advisory_lock(${ADVISORY_LOCKS.migrate})`;
         await migrate(drizzle(single, { schema }), { migrationsFolder: MIGRATIONS_DIR });
       } finally {
         await single.end({ timeout: 5 });

@@ -1,0 +1,11 @@
+/**
+ * Keys of the Postgres advisory locks the gateway takes, in one place so no two uses collide.
+ */
+export const ADVISORY_LOCKS = {
+  /** session lock: one process migrates at a time */
+  migrate: 7233001,
+  /** transaction lock: one bootstrap of the operator organization */
+  bootstrapAdminKey: 7233006,
+  /** transaction lock: one webhook-history purge at a time (concurrent purges would deadlock) */
+  purgeWebhookHistory: 7233010,
+} as const;
