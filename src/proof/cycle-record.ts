@@ -1,0 +1,65 @@
+/**
+ * What the proof cycle of one intent leaves behind: the identifiers and quorum outputs the intent workflow
+ * records step by step (stored on the intent row), from which the proof bundle is assembled (src/proof/bundle.ts)
+ * by reading the ledger and the chains. Plain JSON (strings for integers), so it travels through Temporal.
+ */
+import type { Address, Hex } from 'viem';
+import type { AuthorityReport } from '../validator/node.js';
+
+/** One quorum round's aggregate (pre- or post-execution). */
+export interface QuorumRecord {
+  /** the 32-byte message every signer signed (formulas.anchorMessage / resultMessage) */
+  message: Hex;
+  /** EIP-2537 G1 aggregate signature (128 bytes) */
+  aggregateSignature: Hex;
+  /** decimal string */
+  signerBitmap: string;
+  signers: number[];
+  /** per validator: signed, refused (with code and reason), failed, timed-out */
+  outcomes: { index: number; status: string; code?: string; reason?: string }[];
+}
+
+export interface LegCycleRecord {
+  legId: string;
+  /** leaf of this leg in its chain's anchor */
+  leafIndex: number;
+  /** executeGovernanceProofDirect transaction */
+  executionTx?: Hex;
+  /** post-execution quorum over formulas.resultMessage */
+  observation?: QuorumRecord & {
+    resultHash: Hex;
+    confirmations: number;
+    checks: { callBinding: string; expectedEvents: number; expectedState: number };
+  };
+  /** the proof_result v2 record on the ledger */
+  result?: { resultId: Hex; resultsAccount: string; txId: string; writtenBy: number };
+  /** set when this leg failed: why */
+  error?: string;
+}
+
+export interface ChainCycleRecord {
+  chain: string;
+  /** decimal string */
+  chainId: string;
+  proofAnchor: Address;
+  anchorId?: Hex;
+  commitmentRoot?: Hex;
+  /** decimal string */
+  leafCount?: string;
+  validatorSetRoot?: Hex;
+  /** pre-execution quorum over formulas.anchorMessage */
+  attestation?: QuorumRecord & { authority: AuthorityReport };
+  createAnchorTx?: Hex;
+  proveTx?: Hex;
+  legs: LegCycleRecord[];
+}
+
+export interface CycleRecord {
+  intentId: string;
+  adiUrl: string;
+  dataAccountUrl: string;
+  /** the WriteData transaction that stored the intent */
+  ledgerTxId?: string;
+  ledgerTxHash?: string;
+  chains: ChainCycleRecord[];
+}
