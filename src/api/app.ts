@@ -12,6 +12,7 @@ import { registerEventRoutes } from './routes/events.js';
 import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
+import { registerTransactionRoutes } from './routes/transaction.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -47,6 +48,7 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   registerHealthRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerTransactionRoutes(app, deps);
   registerChainRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);

@@ -3,3 +3,5 @@ export { maintenanceWorkflow } from './maintenance.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
 export { identityWorkflow } from './identity.js';
+export { intentWorkflow } from './intent.js';
+export { intentChainWorkflow } from './intent-chain.js';
