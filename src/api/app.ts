@@ -13,6 +13,7 @@ import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerTransactionRoutes } from './routes/transaction.js';
+import { registerProofRoutes } from './routes/proof.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   registerAdminApiKeyRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerTransactionRoutes(app, deps);
+  registerProofRoutes(app, deps);
   registerChainRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);

@@ -18,7 +18,7 @@ CREATE TABLE "proofs" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "intents" ALTER COLUMN "proof_id" SET DATA TYPE uuid;--> statement-breakpoint
+ALTER TABLE "intents" ALTER COLUMN "proof_id" SET DATA TYPE uuid USING "proof_id"::uuid;--> statement-breakpoint
 ALTER TABLE "intents" ADD COLUMN "intent_type" text DEFAULT 'multi_leg' NOT NULL;--> statement-breakpoint
 ALTER TABLE "intents" ADD COLUMN "prepared" jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "intents" ADD COLUMN "signer_public_key" text NOT NULL;--> statement-breakpoint
