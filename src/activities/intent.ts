@@ -11,7 +11,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { BaseError, type Address, type Hex } from 'viem';
+import { BaseError, decodeErrorResult, type Address, type Hex } from 'viem';
 import { accountAbiWithAnchorErrors, isLegExecuted, proofForLeg } from '../chain/account.js';
 import { proofAnchorAbi } from '../chain/abi/index.js';
 import { createAnchor, executeComprehensiveProof, readValidatorSet, revertErrorName } from '../chain/anchor.js';
@@ -94,6 +94,35 @@ async function heartbeating<T>(p: Promise<T>): Promise<T> {
   } finally {
     clearInterval(t);
   }
+}
+
+/** What the account's and the anchor's errors mean for a leg. */
+const REVERT_MEANING: Record<string, string> = {
+  InvalidMerkleProof: 'the runtime (chain id, target, value, calldata) does not match the anchored execution commitment',
+  LeafAlreadyUsed: 'the proof was already used',
+  AnchorNotProven: 'the anchor is not proven',
+  AnchorNotFound: 'no such anchor',
+};
+
+function revertData(e: unknown): Hex | undefined {
+  const found = e instanceof BaseError ? e.walk((x) => typeof (x as { data?: unknown }).data === 'string') : undefined;
+  const d = (found as { data?: unknown } | undefined)?.data;
+  return typeof d === 'string' && d.startsWith('0x') && d.length >= 10 ? (d as Hex) : undefined;
+}
+
+/** The decoded custom error of a revert with its meaning, or the revert reason as viem reports it. */
+function explainRevert(e: unknown): string {
+  let name = revertErrorName(e);
+  const data = revertData(e);
+  if (!name && data) {
+    try {
+      name = decodeErrorResult({ abi: accountAbiWithAnchorErrors, data }).errorName;
+    } catch {
+      /* an error of the target contract, not ours */
+    }
+  }
+  if (name) return REVERT_MEANING[name] ? `${name}: ${REVERT_MEANING[name]}` : name;
+  return e instanceof BaseError ? e.shortMessage : String(e);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -384,8 +413,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         // a concurrent or earlier attempt consumed the leaf between the check and the send
         const again = await found();
         if (again) return record(again, false);
-        const name = revertErrorName(e);
-        if (name) throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account reverted the call (${name})`, 'ExecutionReverted');
+        if (revertErrorName(e) || revertData(e)) throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account reverted the call (${explainRevert(e)})`, 'ExecutionReverted');
         throw e instanceof BaseError ? new Error(e.shortMessage) : e;
       }
       beat({ txHash: hash });
@@ -393,12 +421,11 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       if (receipt.status !== 'success') {
         const again = await found();
         if (again) return record(again, false);
-        let why = 'reverted';
-        try {
-          await w.public.call({ to: receipt.to ?? undefined, data: (await w.public.getTransaction({ hash })).input, account: w.account, blockNumber: receipt.blockNumber - 1n });
-        } catch (e) {
-          why = revertErrorName(e) ?? (e instanceof BaseError ? e.shortMessage : 'reverted');
-        }
+        // replay the mined call on the state before its block to learn why it reverted
+        const sent = await w.public.getTransaction({ hash });
+        const why = await w.public
+          .call({ to: sent.to ?? undefined, data: sent.input, value: sent.value, account: sent.from, blockNumber: receipt.blockNumber - 1n })
+          .then(() => 'reverted', (e: unknown) => explainRevert(e));
         throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed`, 'ExecutionReverted');
       }
       return record(hash, true);

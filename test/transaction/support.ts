@@ -9,7 +9,7 @@ import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js'
 import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
-import type { ActivityDeps } from '../../src/activities/index.js';
+import type { Activities, ActivityDeps } from '../../src/activities/index.js';
 import { dbKinds, startTestWorker } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 
@@ -62,8 +62,8 @@ export async function startCycleBench(opts: { worker?: boolean; deps?: Partial<A
 
 /** An active identity on both chains with 1 ETH in its account on each. */
 /** A worker for the bench's app, optionally with other activity deps (a tampering executor). */
-export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}) {
-  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s' });
+export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}, wrap?: (a: Activities) => Activities) {
+  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s', wrap });
 }
 
 export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>, credits = 1000) {
