@@ -219,7 +219,8 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const h = c.req.valid('param').tx_hash.toLowerCase().replace(/^0x/, '');
       if (!/^[0-9a-f]{64}$/.test(h)) throw new ApiError(400, 'VALIDATION_ERROR', 'tx_hash: must be 32 bytes of hex', { field: 'tx_hash' });
       try {
-        const st = await ledger.getTransaction(h);
+        // the v3 API finds a message by hash alone with the principal `unknown`
+        const st = await ledger.getTransaction(h, 'acc://unknown');
         if (!st.delivered) throw new ApiError(404, 'NOT_DELIVERED', `Transaction is ${st.status}; only delivered transactions have a receipt`, { status: st.status });
         const r = await ledger.getReceipt(st.principal, h);
         return c.json(

@@ -38,8 +38,6 @@ import { requireAuth } from '../middleware/auth.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
-/** An unsigned intent (and its ledger transaction) expires this long after prepare. */
-export const INTENT_TTL_SECONDS = 60 * 60;
 const NATIVE_SYMBOLS: Record<string, readonly string[]> = { 'polygon-amoy': ['POL', 'MATIC'] };
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
@@ -242,7 +240,7 @@ export function registerTransactionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       });
       const intentId = randomUUID();
       const createdAt = Math.floor(Date.now() / 1000);
-      const expiresAt = createdAt + INTENT_TTL_SECONDS;
+      const expiresAt = createdAt + deps.config.intentTtlSeconds;
       let built;
       let intentType: string;
       try {
