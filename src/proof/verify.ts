@@ -164,6 +164,19 @@ function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: strin
   return { parts, memo: t.header?.memo, principal };
 }
 
+/** Aggregate public keys, memoized (decoding and subgroup-checking G2 keys dominates a verification). */
+const aggregates = new Map<string, Hex>();
+function aggregateKey(keys: readonly Hex[]): Hex {
+  const k = keys.map((x) => x.toLowerCase()).join(',');
+  let agg = aggregates.get(k);
+  if (!agg) {
+    agg = blsAggregatePublicKeys(keys);
+    if (aggregates.size >= 256) aggregates.delete(aggregates.keys().next().value as string);
+    aggregates.set(k, agg);
+  }
+  return agg;
+}
+
 function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
   const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
@@ -176,7 +189,7 @@ function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggre
     ensure(k, `${what}: signer ${i} is not in the validator set`);
     return k;
   });
-  ensure(blsVerify(q.aggregate_signature, q.message, blsAggregatePublicKeys(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
+  ensure(blsVerify(q.aggregate_signature, q.message, aggregateKey(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
   const signed = powers.reduce((a, p, i) => ((bitmap >> BigInt(i)) & 1n ? a + p : a), 0n);
   const total = powers.reduce((a, p) => a + p, 0n);
   return `${signers.length} signers, power ${signed}/${total} meets ${s.thresholdNum}/${s.thresholdDen}; aggregate verifies`;
