@@ -177,6 +177,17 @@ function aggregateKey(keys: readonly Hex[]): Hex {
   return agg;
 }
 
+/** blsVerify with successful verifications memoized (a pure function; re-verifying a bundle repeats the pairings). */
+const verifiedSigs = new Set<string>();
+function blsVerified(signature: Hex, message: Hex, publicKey: Hex): boolean {
+  const k = `${signature}|${message}|${publicKey}`.toLowerCase();
+  if (verifiedSigs.has(k)) return true;
+  if (!blsVerify(signature, message, publicKey)) return false;
+  if (verifiedSigs.size >= 1024) verifiedSigs.delete(verifiedSigs.values().next().value as string);
+  verifiedSigs.add(k);
+  return true;
+}
+
 function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
   const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
@@ -189,7 +200,7 @@ function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggre
     ensure(k, `${what}: signer ${i} is not in the validator set`);
     return k;
   });
-  ensure(blsVerify(q.aggregate_signature, q.message, aggregateKey(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
+  ensure(blsVerified(q.aggregate_signature, q.message, aggregateKey(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
   const signed = powers.reduce((a, p, i) => ((bitmap >> BigInt(i)) & 1n ? a + p : a), 0n);
   const total = powers.reduce((a, p) => a + p, 0n);
   return `${signers.length} signers, power ${signed}/${total} meets ${s.thresholdNum}/${s.thresholdDen}; aggregate verifies`;
