@@ -39,7 +39,7 @@ import { readAnchorState } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../chain/bls.js';
 import { createChainClients } from '../chain/clients.js';
 import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
-import { unwrapSignature, verifySignature } from '../ledger/signing.js';
+import { transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
 import { decodeReceipt, headerHash, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
@@ -145,7 +145,7 @@ function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: Hex, account: string
 function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: string): { parts: string[]; memo: unknown; principal: string } {
   let h: Hex;
   try {
-    h = bytesToHex(new core.Transaction(txJson as core.TransactionArgs).hash());
+    h = bytesToHex(transactionHash(new core.Transaction(txJson as core.TransactionArgs)));
   } catch (e) {
     throw new CheckFailed(`${what}: accumulate.js cannot hash the transaction: ${(e as Error).message}`);
   }
