@@ -41,7 +41,7 @@ import { createChainClients } from '../chain/clients.js';
 import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
 import { transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
-import { decodeReceipt, headerHash, type RawBlock } from '../validator/evm-proofs.js';
+import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
 import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
 import { PROOF_RESULT_MEMO, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
@@ -458,6 +458,31 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       ensure(findExecutedEvent(facts.logs, { account: intent.account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg.executionCommitment }), `no Executed(${plan.anchorId}, ${leafIndex}, ${leg.executionCommitment}) event from ${intent.account} in the proven receipt`);
       for (const ev of leg.expectedEvents) ensure(expectedEventEmitted(facts.logs, ev), `expected event ${ev.topic0} from ${ev.contract} not in the proven logs`);
       return `Executed event and ${leg.expectedEvents.length} expected event(s) in ${facts.logs.length} proven log(s); gas used ${facts.gasUsed}`;
+    });
+    check(`${Q}.expected_state`, () => {
+      const plan = planOf();
+      ensure(plan && facts, 'not checked: the anchor or the execution inclusion failed');
+      const leg = plan.legs[leafIndex]!;
+      ensure(l.effects && Array.isArray(l.effects.state), 'effects.state missing');
+      const proven = new Map<string, Hex>();
+      for (const a of l.effects.state) {
+        const values = verifyStorageProof(l.execution.block.stateRoot, {
+          account: getAddress(a.account),
+          accountProof: a.account_proof,
+          slots: a.slots.map((x) => ({ slot: x.slot, proof: x.proof })),
+        });
+        a.slots.forEach((x, i) => {
+          eq(values[i], x.value, `state ${a.account} slot ${x.slot}: proven value`);
+          proven.set(`${lc(getAddress(a.account))}|${lc(x.slot)}`, values[i]!);
+        });
+      }
+      ensure(proven.size === leg.expectedState.length, `${proven.size} proven slot(s) for ${leg.expectedState.length} expected`);
+      for (const e of leg.expectedState) {
+        const v = proven.get(`${lc(getAddress(e.account))}|${lc(e.slot)}`);
+        ensure(v !== undefined, `expected state ${e.account} slot ${e.slot} is not proven`);
+        eq(v, e.value, `state ${e.account} slot ${e.slot} after execution (expected)`);
+      }
+      return `${leg.expectedState.length} expected slot(s) proven against stateRoot ${l.execution.block.stateRoot}`;
     });
     let record: ProofResultRecord | undefined;
     check(`${Q}.proof_result`, () => {

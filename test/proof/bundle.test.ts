@@ -165,6 +165,8 @@ describe('proof bundle', () => {
     expect(c.attestation.signers).toEqual(['0', '1', '2', '3', '4', '5', '6']);
     expect(c.legs[0]!.observation.checks).toEqual({ call_binding: 'calldata', expected_events: '1', expected_state: '1' });
     expect(c.legs[0]!.result.parts[0]).toBe('entry_type=pgw:proof_result:v2');
+    expect(c.legs[0]!.effects.state).toHaveLength(1);
+    expect(c.legs[0]!.effects.state[0]!.slots[0]!.value).toBe(arg('bundle-single'));
     // every integer a decimal string, every hash 0x-hex
     expect(c.legs[0]!.execution.block.number).toMatch(/^[1-9][0-9]*$/);
     expect(c.anchor.leaf_count).toBe('1');
@@ -192,6 +194,7 @@ describe('proof bundle', () => {
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].execution_inclusion`,
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].execution_call`,
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].effects`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].expected_state`,
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].proof_result`,
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].result_signature`,
         `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].result_ledger_entry`,
@@ -268,6 +271,7 @@ describe('proof bundle', () => {
       receiptProofNode: posIn(text, leg.execution.receipt_proof[0]!, 40),
       recordField: posIn(text, leg.result.parts.find((p) => p.startsWith('gas_used='))!, 'gas_used='.length),
       aggregateSignature: posIn(text, c.attestation.aggregate_signature, 100),
+      storageProofNode: posIn(text, leg.effects.state[0]!.slots[0]!.proof[0]!, 50),
       intentPart: posIn(text, 'intent_id', 3),
       bundleHash: posIn(text, single.bundle_hash, 30),
     };
@@ -318,6 +322,9 @@ describe('proof bundle', () => {
       ['merkle proof of the leg', (b) => b.chains[0]!.legs[0]!.merkle_proof.push(`0x${'00'.repeat(32)}`), `chain[${CHAIN.name}].anchor`],
       ['block header field', (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed = String(BigInt(b.chains[0]!.legs[0]!.execution.block.gasUsed) + 1n)), `${L}.execution_inclusion`],
       ['record result parts vs its ledger tx', (b) => b.chains[0]!.legs[0]!.result.parts.push('extra=1'), `${L}.result_ledger_entry`],
+      ['proven state value', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.value = arg('something-else')), `${L}.expected_state`],
+      ['state proof node byte', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0] = flipHex(b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0]!, 90)), `${L}.expected_state`],
+      ['state proof dropped', (b) => (b.chains[0]!.legs[0]!.effects.state = []), `${L}.expected_state`],
       ['createAnchor tx swapped for the prove tx', (b) => (b.chains[0]!.create_anchor = b.chains[0]!.prove), `chain[${CHAIN.name}].create_anchor`],
     ];
     for (const [what, mutate, check] of cases) {
