@@ -334,11 +334,16 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   check('ledger.receipt', () => checkLedgerReceipt(L.receipt, L.tx_hash, b.intent.data_account, 'intent receipt'));
 
   // ---------------------------------------------------------------------------------------- chains
-  const haveChains = check('chains', () => {
+  check('chains', () => {
     ensure(Array.isArray(b.chains) && b.chains.length > 0, 'no chains');
-    return b.chains.map((c) => c.chain).join(', ');
+    const names = b.chains.map((c) => c.chain);
+    ensure(new Set(names).size === names.length, `a chain is listed twice: ${names.join(', ')}`);
+    const legIds = b.chains.flatMap((c) => (Array.isArray(c.legs) ? c.legs.map((l) => l.leg_id) : []));
+    ensure(new Set(legIds).size === legIds.length, 'a leg is listed twice');
+    const of = intent ? ` of ${intent.legs.length} in the intent` : '';
+    return `${names.join(', ')}: ${legIds.length} leg(s)${of} proven (${legIds.join(', ')})`;
   });
-  if (haveChains) for (const c of b.chains) verifyChain(c);
+  if (Array.isArray(b.chains)) for (const c of b.chains) if (c && typeof c === 'object') verifyChain(c);
 
   function verifyChain(c: BundleChain) {
     const P = `chain[${c.chain}]`;

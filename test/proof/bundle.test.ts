@@ -146,10 +146,12 @@ function runCli(args: string[]): Promise<{ code: number | null; out: string; err
 
 describe('proof bundle', () => {
   let single: ProofBundle;
+  let singleRecord: CycleRecord;
 
   it('contract-call leg with expectedEvents and expectedState: bundle assembled from the ledger and the chain verifies offline', async () => {
     const intent = intentFor(id, [recordLeg(d, id, arg('bundle-single'))]);
     const record = await runCycle(intent);
+    singleRecord = record;
     const t0 = performance.now();
     single = await assembleBundle(deps(), record);
     const assembleMs = performance.now() - t0;
@@ -227,7 +229,15 @@ describe('proof bundle', () => {
     swapped.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
     const sv = await verifyBundle(serializeBundle(sealBundle(swapped)));
     expect(sv.valid).toBe(false);
-    expect(failed(sv)).toContain(`chain[${CHAIN_B.name}].anchor`);
+    expect(failed(sv)).toEqual(expect.arrayContaining(['chains', `chain[${CHAIN_B.name}].anchor`]));
+    // and dropping the duplicate (the leg moved, not copied) still fails the anchor of chain B
+    const moved = clone(b);
+    moved.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
+    moved.chains[0]!.legs.pop();
+    const mv = await verifyBundle(serializeBundle(sealBundle(moved)));
+    expect(mv.valid).toBe(false);
+    expect(failed(mv)).toContain(`chain[${CHAIN_B.name}].anchor`);
+    expect(failed(mv)).not.toContain('chains');
     // byte flips over the whole file
     const bytes = new TextEncoder().encode(serializeBundle(b));
     let rejected = 0;
@@ -236,6 +246,17 @@ describe('proof bundle', () => {
       if (!(await verifyBundle(flip(bytes, p))).valid) rejected++;
     }
     expect(rejected).toBe(100);
+  });
+
+  it('assembly refuses an incomplete or inconsistent cycle record, naming what is wrong', async () => {
+    const r = JSON.parse(JSON.stringify(singleRecord)) as CycleRecord;
+    await expect(assembleBundle(deps(), { ...r, ledgerTxId: undefined })).rejects.toThrow(/ledgerTxId is missing/);
+    await expect(assembleBundle(deps(), { ...r, intentId: 'another' })).rejects.toThrow(/holds intent .* not another/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, createAnchorTx: undefined }] })).rejects.toThrow(/createAnchorTx is missing/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, executionTx: undefined }] }] })).rejects.toThrow(/executionTx is missing/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, leafIndex: 1 }] }] })).rejects.toThrow(/leaf 1 of the anchor is absent/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, anchorId: `0x${'ab'.repeat(32)}` }] })).rejects.toThrow(/not the intent's anchor/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, chain: CHAIN_B.name }] })).rejects.toThrow(/chain id 80002, the record says 11155111/);
   });
 
   it('JSON round trip (bytes and object) stays valid; with --rpc the public chain data agrees', async () => {
