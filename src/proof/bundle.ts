@@ -13,6 +13,10 @@
  * Every EVM transaction in the bundle (createAnchor, executeComprehensiveProof, each leg's execution) is a
  * ProvenEvmTx: block header (re-hashes to the block hash), raw transaction + transactions-trie proof, receipt
  * (consensus encoding) + receipts-trie proof, and the previous receipt when the index is > 0 (gas used).
+ * A leg's expected state is proven with eth_getProof at the execution block (the RPC must still serve that block's
+ * state: assemble soon after execution, or against an archive node).
+ *
+ * Top level: { version, intent, ledger, chains[], bundle_hash }; see ProofBundle.
  */
 import { hexToBigInt, sha256, stringToBytes, type Address, type Hex } from 'viem';
 import { readValidatorSet } from '../chain/anchor.js';

@@ -15,11 +15,21 @@
  *   per leg        the execution transaction calls executeGovernanceProofDirect(target, value, data, proof) on
  *                  the identity's account with exactly the committed leg; header hash, transactions-trie and
  *                  receipts-trie proofs; status 1; the Executed event and the expected events in the proven logs;
+ *                  the expected state by storage proofs against the execution block's stateRoot;
  *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
  *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
  *
- * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: each block exists with that
- * hash at that number, the anchor is proven on chain, each leg's leaf is used.
+ * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: the chain id, each block exists
+ * with that hash at that number, the anchor is proven on chain, each leg's leaf is used.
+ *
+ * Offline, the bundle is checked for internal consistency down to its trust roots: the validator set (BLS keys)
+ * and the block hashes. Whether those blocks are on the canonical chain is what the RPC cross-check adds (a
+ * proven executeComprehensiveProof in a canonical block means the contract accepted the aggregate under its set).
+ * Membership of the ledger signers' keys in their key page is attested by the validators, not re-checked here
+ * (the page's key list at signing time is not part of the bundle).
+ *
+ * Successful BLS verifications and aggregate keys are memoized per process (pure functions; re-verifying a
+ * bundle would repeat the pairings).
  */
 import { core } from 'accumulate.js';
 import {
