@@ -216,6 +216,14 @@ export interface ProofBundle {
       signatures: string;
       delegated: string;
     };
+    /** the key page as read from the ledger when the bundle was assembled (its keys, for signer membership) */
+    key_page: {
+      url: string;
+      version: string;
+      accept_threshold: string;
+      key_hashes: Hex[];
+      delegates: string[];
+    };
   };
   chains: BundleChain[];
   bundle_hash: Hex;
@@ -434,6 +442,7 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
   const receipt = await deps.ledger.getReceipt(record.dataAccountUrl, st.txHash);
   if (!record.chains.length) throw new BundleError('cannot assemble the bundle: the cycle record has no chains');
   const authority = need(record.chains[0]!.attestation?.authority, 'chains[0].attestation.authority');
+  const page = await deps.ledger.queryKeyPage(authority.keyPage);
   const chains: BundleChain[] = [];
   for (const c of record.chains) chains.push(await chainOf(deps, c, intent, ledgerTxHash));
   return sealBundle({
@@ -458,6 +467,13 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
         threshold: String(authority.threshold),
         signatures: String(authority.signatures),
         delegated: String(authority.delegated ?? 0),
+      },
+      key_page: {
+        url: page.url,
+        version: String(page.version),
+        accept_threshold: String(page.acceptThreshold),
+        key_hashes: page.keys.filter((k) => k.publicKeyHash).map((k) => hex0x(k.publicKeyHash!)),
+        delegates: page.keys.filter((k) => k.delegate).map((k) => k.delegate!),
       },
     },
     chains,

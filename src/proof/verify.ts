@@ -49,7 +49,7 @@ import { readAnchorState } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../chain/bls.js';
 import { createChainClients } from '../chain/clients.js';
 import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
-import { transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
+import { publicKeyHash, transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
 import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
@@ -340,6 +340,32 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     ensure(BigInt(counted) >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
     ensure(uint(a.signatures, 'authority.signatures') >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
+  });
+  check('ledger.key_page', () => {
+    const a = L.authority;
+    const p = L.key_page;
+    ensure(a && p && Array.isArray(p.key_hashes) && Array.isArray(p.delegates), 'not checked: authority or key_page missing');
+    ensure(same(p.url, a.key_page), `key page ${p.url} is not the authority's ${a.key_page}`);
+    const version = uint(a.key_page_version, 'authority.key_page_version');
+    const now = uint(p.version, 'key_page.version');
+    // the page as read at assembly; if it changed after the signatures, its key list is not the one they met
+    if (now !== version) return `page is at version ${now}, the signatures were counted at version ${version}: membership not checked offline`;
+    ensure(uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'), `page threshold ${p.accept_threshold} != stated ${a.threshold}`);
+    const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
+    let direct = 0;
+    let delegated = 0;
+    for (const k of validKeys.filter((x) => accept(x.vote))) {
+      if (!k.delegators.length && same(k.signer, a.key_page)) {
+        const h = bytesToHex(publicKeyHash(hexToBytes(k.publicKey as Hex)));
+        ensure(p.key_hashes.some((x) => same(x, h)), `signer key ${k.publicKey} (hash ${h}) is not a key of ${p.url} v${now}`);
+        direct++;
+      } else if (k.delegators.length === 1 && same(k.delegators[0], a.key_page)) {
+        const book = lc(k.signer).replace(/\/\d+$/, '');
+        ensure(p.delegates.some((x) => lc(x) === book), `delegate book ${book} is not listed on ${p.url} v${now}`);
+        delegated++;
+      }
+    }
+    return `${direct} signer key(s)${delegated ? ` and ${delegated} delegated signature(s)` : ''} on ${p.url} v${now} (threshold ${p.accept_threshold})`;
   });
   check('ledger.receipt', () => checkLedgerReceipt(L.receipt, L.tx_hash, b.intent.data_account, 'intent receipt'));
 
