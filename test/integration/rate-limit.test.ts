@@ -7,7 +7,7 @@ import { createApp } from '../../src/api/app.js';
 import { listen, type RunningServer } from '../../src/api/server.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { PROJECT_ROOT } from '../../src/devnet/temporal.js';
-import { createScratchDatabase } from '../support/postgres.js';
+import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { dbKinds, quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
 

@@ -8,7 +8,7 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
 import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
-import { createScratchDatabase } from './postgres.js';
+import { createScratchDatabase } from '../../src/devnet/postgres.js';
 
 export type DbKind = 'pglite' | 'postgres';
 

@@ -1,13 +1,14 @@
 /**
- * A throwaway PostgreSQL cluster for the test run (initdb into a temp dir, loopback only), unless
- * TEST_DATABASE_URL points at one already (.ci/run starts one). Each test file gets its own database.
+ * A throwaway PostgreSQL cluster from the Debian binaries (initdb into a temp dir, loopback only, no fsync): the
+ * test run's server (unless TEST_DATABASE_URL points at one; .ci/run starts one), the chaos suite's restartable
+ * one, and the benchmarks'. createScratchDatabase gives each user a database of its own.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/devnet/ports.js';
-import { waitUntilReady } from '../../src/devnet/process.js';
+import { freePort } from './ports.js';
+import { waitUntilReady } from './process.js';
 
 function pgBinDir(): string | undefined {
   const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
@@ -18,14 +19,14 @@ function pgBinDir(): string | undefined {
   return versions.map((v) => join(root, v, 'bin')).find((d) => existsSync(join(d, 'initdb')));
 }
 
-export interface TestPostgres {
+export interface LocalPostgres {
   url: string;
   /** fast shutdown and start again on the same port and data (chaos tests) */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startTestPostgres(): Promise<TestPostgres | undefined> {
+export async function startLocalPostgres(): Promise<LocalPostgres | undefined> {
   const bin = pgBinDir();
   if (!bin) return undefined;
   const asRoot = process.getuid?.() === 0;

@@ -1,0 +1,213 @@
+/**
+ * API throughput and memory: autocannon against `POST /v1/transaction` (prepare: validation, calldata and
+ * commitments, two ledger queries, the intent row, a Temporal workflow start) and `GET /v1/transaction/{id}`, and in
+ * the same run against a bare Hono handler that does one Postgres insert (and one select) — the ratio is the
+ * figure. The API and the worker run as their own processes (`npm run api`, `npm run worker`) on a Postgres cluster
+ * made here (or DATABASE_URL), so their memory (RSS, sampled every 200 ms) is measured under that load.
+ *
+ *   npx tsx bench/api-throughput.ts [seconds=10] [connections=10]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import autocannon from 'autocannon';
+import { loadConfig } from '../src/config.js';
+import { createApiKey } from '../src/db/api-keys.js';
+import { openDatabase } from '../src/db/client.js';
+import { createOrganization } from '../src/db/organizations.js';
+import { startAnvil } from '../src/devnet/anvil.js';
+import { setupIdentityDevnet } from '../src/devnet/identity.js';
+import { freePort } from '../src/devnet/ports.js';
+import { createScratchDatabase, startLocalPostgres } from '../src/devnet/postgres.js';
+import { startTemporalDevServer } from '../src/devnet/temporal.js';
+import { startLedgerSim } from '../src/ledger-sim/index.js';
+import { createLogger } from '../src/log.js';
+import { loadTemporalProfile } from '../src/temporal/profile.js';
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const CONNECTIONS = Number(process.argv[3] ?? 10);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const logger = createLogger('error');
+
+function spawnProcess(script: string, env: Record<string, string>, ready: string, flags: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      if (out.length < 100_000) out += d.toString();
+      if (out.includes(ready)) {
+        // from here on the output is only drained (its log lines are not the bench's business)
+        child.stdout!.off('data', onData);
+        child.stderr!.off('data', onData);
+        child.stdout!.resume();
+        child.stderr!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}):\n${out.slice(-3000)}`)));
+  });
+}
+
+/** Peak and last RSS (MB) of a process, sampled from /proc while `during` runs. */
+async function sampleRss<T>(pids: Record<string, number>, during: () => Promise<T>): Promise<{ result: T; rss: Record<string, { peak_mb: number; end_mb: number }> }> {
+  const peak: Record<string, number> = {};
+  const last: Record<string, number> = {};
+  const read = () => {
+    for (const [name, pid] of Object.entries(pids)) {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      const mb = m ? Number(m[1]) / 1024 : 0;
+      last[name] = mb;
+      peak[name] = Math.max(peak[name] ?? 0, mb);
+    }
+  };
+  read();
+  const t = setInterval(read, 200);
+  try {
+    const result = await during();
+    read();
+    return { result, rss: Object.fromEntries(Object.keys(pids).map((k) => [k, { peak_mb: Math.round(peak[k]!), end_mb: Math.round(last[k]!) }])) };
+  } finally {
+    clearInterval(t);
+  }
+}
+
+interface CannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+async function cannon(name: string, opts: Parameters<typeof autocannon>[0]) {
+  const r = (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult;
+  return { name, rps: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, requests: r.requests.total, failed: r.non2xx + r.errors + r.timeouts };
+}
+
+async function main() {
+  const base = loadConfig();
+  const dataDir = mkdtempSync(join(tmpdir(), 'pgw-bench-api-'));
+  const stops: (() => Promise<void>)[] = [];
+  const children: ChildProcess[] = [];
+  try {
+    let serverUrl = base.databaseUrl;
+    if (!serverUrl) {
+      const pg = await startLocalPostgres();
+      if (!pg) throw new Error('needs PostgreSQL: set DATABASE_URL or install the postgresql package');
+      stops.push(pg.stop);
+      serverUrl = pg.url;
+    }
+    const scratch = await createScratchDatabase(serverUrl);
+    stops.push(scratch.drop);
+    const profile = { ...loadTemporalProfile(), port: await freePort(), dbFilename: null, logLevel: 'error' as const };
+    const temporal = await startTemporalDevServer(profile, { cliPath: base.temporal.cliPath, headless: true, logger });
+    stops.push(temporal.stop);
+    const sim = await startLedgerSim({ port: 0, blockIntervalMs: 20 });
+    stops.push(sim.stop);
+    const anvils = await Promise.all([startAnvil({ chainId: 11155111 }), startAnvil({ chainId: 80002 })]);
+    for (const a of anvils) stops.push(a.stop);
+    const chains = [
+      { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvils[0]!.rpcUrl, confirmations: 2 },
+      { name: 'polygon-amoy', chainId: 80002, rpcUrl: anvils[1]!.rpcUrl, confirmations: 2 },
+    ];
+    const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
+    const apiPort = await freePort();
+    const barePort = await freePort();
+    const env = {
+      DATABASE_URL: scratch.url,
+      DATA_DIR: dataDir,
+      LEDGER_URL: sim.url,
+      CHAINS: JSON.stringify(parts.chains),
+      SPONSOR_KEY: parts.sponsorKey,
+      RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      TEMPORAL_TASK_QUEUE: `bench-${randomBytes(4).toString('hex')}`,
+      API_PORT: String(apiPort),
+      LOG_LEVEL: 'info',
+      BARE_PORT: String(barePort),
+    };
+    const database = await openDatabase({ databaseUrl: scratch.url }); // migrates before the processes start
+    stops.push(() => database.close());
+    const worker = await spawnProcess('src/bin/worker.ts', env, '"worker running"');
+    // BENCH_CPU_PROFILE=<dir>: the api process writes a V8 CPU profile there on exit
+    const profileDir = process.env.BENCH_CPU_PROFILE;
+    const api = await spawnProcess('src/bin/api.ts', env, '"api listening"', profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+    const bare = await spawnProcess('bench/support/bare-insert-server.ts', env, 'bare listening');
+    children.push(worker, api, bare);
+
+    const org = await createOrganization(database.db, { name: 'bench', identityQuota: 1000, creditGrant: 10_000_000n });
+    const { rawKey } = await createApiKey(database.db, { orgId: org.id, name: 'bench', rateLimitRpm: 100_000_000 });
+    const gw = `http://127.0.0.1:${apiPort}`;
+    const headers = { 'X-API-Key': rawKey, 'content-type': 'application/json' };
+    const secret = Uint8Array.from(randomBytes(32));
+    const created = (await (
+      await fetch(`${gw}/v1/identity`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `bench-${randomBytes(6).toString('hex')}`, public_key: Buffer.from(ed25519.getPublicKey(secret)).toString('hex'), chains: ['ethereum-sepolia'], credits: 1000 }),
+      })
+    ).json()) as { identity: { id: string } };
+    let identity: { status: string; adi_url: string; chain_accounts: { address: string }[] };
+    for (;;) {
+      identity = (await (await fetch(`${gw}/v1/identity/${created.identity.id}`, { headers })).json()) as typeof identity;
+      if (identity.status === 'active') break;
+      if (identity.status !== 'creating') throw new Error(`identity ${identity.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const account = identity.chain_accounts[0]!.address;
+    const prepareBody = JSON.stringify({
+      identity_id: created.identity.id,
+      intent: {
+        adiUrl: identity.adi_url,
+        legs: [
+          {
+            legId: 'l1',
+            chain: 'ethereum-sepolia',
+            chainId: 11155111,
+            fromAddress: account,
+            toAddress: '0x000000000000000000000000000000000000bEEF',
+            amount: '0',
+            contractCall: { target: '0x000000000000000000000000000000000000bEEF', value: '0', functionSignature: 'record(bytes32)', args: [`0x${'ab'.repeat(32)}`] },
+          },
+        ],
+      },
+    });
+    const one = (await (await fetch(`${gw}/v1/transaction`, { method: 'POST', headers, body: prepareBody })).json()) as { intent_id: string };
+    const bareOne = (await (await fetch(`http://127.0.0.1:${barePort}/insert`, { method: 'POST', headers, body: prepareBody })).json()) as { id: string };
+
+    const { result, rss } = await sampleRss({ api: api.pid!, worker: worker.pid! }, async () => [
+      await cannon('POST /v1/transaction (prepare)', { url: `${gw}/v1/transaction`, method: 'POST', headers, body: prepareBody }),
+      await cannon('bare Hono: one Postgres insert', { url: `http://127.0.0.1:${barePort}/insert`, method: 'POST', headers, body: prepareBody }),
+      await cannon('GET /v1/transaction/{id}', { url: `${gw}/v1/transaction/${one.intent_id}`, headers }),
+      await cannon('bare Hono: one Postgres select', { url: `http://127.0.0.1:${barePort}/row/${bareOne.id}`, headers }),
+    ]);
+    const [prep, bareIns, get, bareSel] = result;
+    console.log(`\nAPI throughput, ${SECONDS} s per run, ${CONNECTIONS} connections (api and worker as their own processes, Postgres)\n`);
+    console.table(result);
+    console.table(Object.entries(rss).map(([process, m]) => ({ process, ...m })));
+    const ratios = { prepare_vs_bare_insert: +(prep!.rps / bareIns!.rps).toFixed(3), get_vs_bare_select: +(get!.rps / bareSel!.rps).toFixed(3) };
+    console.log(`ratios (gateway rps / bare rps): prepare ${ratios.prepare_vs_bare_insert}, get ${ratios.get_vs_bare_select}`);
+    console.log(JSON.stringify({ bench: 'api-throughput', seconds: SECONDS, connections: CONNECTIONS, results: result, ratios, memory: rss }));
+    if (result.some((r) => r.failed > 0)) throw new Error(`failed requests: ${result.map((r) => `${r.name} ${r.failed}`).join(', ')}`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    for (const s of stops.reverse()) await s().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
