@@ -35,7 +35,7 @@ import { LedgerInputError, LedgerSubmitError, LedgerTransportError, tx, type Led
 import type { Logger } from '../log.js';
 import { assembleBundle, serializeBundle } from '../proof/bundle.js';
 import { custodyTrail } from '../proof/custody-trail.js';
-import type { ChainCycleRecord, CycleRecord, QuorumRecord } from '../proof/cycle-record.js';
+import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../proof/cycle-record.js';
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
 import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient, type QuorumResult } from '../validator/quorum.js';
 import type { ChainAccess } from './chain-access.js';
@@ -126,16 +126,6 @@ function explainRevert(e: unknown): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
-  return {
-    message: q.message,
-    aggregateSignature: q.aggregateSignature,
-    signerBitmap: q.signerBitmap.toString(),
-    signers: q.signers,
-    outcomes: q.outcomes.map((o) => ({ index: o.index, status: o.status, ...(o.code ? { code: o.code } : {}), ...(o.reason ? { reason: o.reason } : {}) })),
-  };
-}
 
 function describeOutcomes(e: QuorumUnreachableError): string {
   const refused = e.outcomes.filter((o) => o.status === 'refused');

@@ -5,6 +5,7 @@
  */
 import type { Address, Hex } from 'viem';
 import type { AuthorityReport } from '../validator/node.js';
+import type { QuorumResult } from '../validator/quorum.js';
 
 /** One quorum round's aggregate (pre- or post-execution). */
 export interface QuorumRecord {
@@ -62,4 +63,15 @@ export interface CycleRecord {
   ledgerTxId?: string;
   ledgerTxHash?: string;
   chains: ChainCycleRecord[];
+}
+
+/** The stored form of a quorum round's result. */
+export function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
+  return {
+    message: q.message,
+    aggregateSignature: q.aggregateSignature,
+    signerBitmap: q.signerBitmap.toString(),
+    signers: q.signers,
+    outcomes: q.outcomes.map((o) => ({ index: o.index, status: o.status, ...(o.code ? { code: o.code } : {}), ...(o.reason ? { reason: o.reason } : {}) })),
+  };
 }

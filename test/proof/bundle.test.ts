@@ -16,10 +16,10 @@ import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../..
 import type { ChainWriter } from '../../src/chain/clients.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
 import { assembleBundle, bundleHash, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
-import type { ChainCycleRecord, CycleRecord, QuorumRecord } from '../../src/proof/cycle-record.js';
+import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/proof/cycle-record.js';
 import { planIntentAnchor, type CanonicalIntent } from '../../src/proof/intent.js';
 import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
-import { attestRequestFor, observeRequestFor, type QuorumResult } from '../../src/validator/quorum.js';
+import { attestRequestFor, observeRequestFor } from '../../src/validator/quorum.js';
 import { CHAIN, CHAIN_B, createIdentity, intentFor, recordLeg, startTestDevnet, writeIntent, type Identity, type TestDevnet } from '../validator/devnet.js';
 
 let d: TestDevnet;
@@ -41,16 +41,6 @@ afterAll(async () => {
 });
 
 const arg = (s: string) => keccak256(stringToHex(s));
-
-function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
-  return {
-    message: q.message,
-    aggregateSignature: q.aggregateSignature,
-    signerBitmap: q.signerBitmap.toString(),
-    signers: q.signers,
-    outcomes: q.outcomes.map((o) => ({ index: o.index, status: o.status, code: o.code, reason: o.reason })),
-  };
-}
 
 const chains = () => [
   { ...CHAIN, w: d.w },
