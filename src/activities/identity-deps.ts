@@ -7,22 +7,8 @@ import type { Hex } from 'viem';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry.js';
 import type { Config } from '../config.js';
 import { createSponsor, type Sponsor } from '../identity/sponsor.js';
-import { createLedgerClient, type FetchLike, type LedgerClient } from '../ledger/index.js';
-
-/**
- * fetch that retries a request once when the connection was reset before an answer arrived (a keep-alive socket
- * closed by the server just as it was reused). Safe for every ledger call: queries are reads, and resubmitting
- * an identical envelope is idempotent on the ledger (same transaction hash).
- */
-export const resetTolerantFetch: FetchLike = async (input, init) => {
-  try {
-    return await fetch(input, init);
-  } catch (e) {
-    const code = ((e as { cause?: { code?: string } }).cause?.code ?? '') as string;
-    if (!['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'].includes(code) || init.signal?.aborted) throw e;
-    return fetch(input, init);
-  }
-};
+import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
+import { resetTolerantFetch } from '../net/fetch.js';
 
 export interface IdentityActivityDeps {
   ledger: LedgerClient;

@@ -182,6 +182,8 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       thresholdNum: set.thresholdNum,
       thresholdDen: set.thresholdDen,
       settle: 'quorum',
+      // a loaded validator answers late rather than never: a timed-out round is retried whole, which only adds load
+      attestTimeoutMs: 30_000,
       ...deps.quorumTimeouts,
     });
     const out = { client, root: set.root, checkedAt: Date.now() };
