@@ -75,7 +75,7 @@ async function main() {
       await ready;
       const t0 = performance.now();
       await submitIntent(dn, who, p);
-      const done = await waitCompleted(dn, p.intent_id, pollMs);
+      const done = await waitCompleted(dn, p.intent_id, pollMs, 300_000);
       const clientMs = performance.now() - t0;
       return { clientMs, serverMs: Date.parse(done.completed_at) - Date.parse(done.submitted_at), intent: done };
     };
@@ -97,6 +97,7 @@ async function main() {
 
     const gas = await gasOf(dn, sequential);
     const stages = await stageSplit(dn, sequential);
+    const stagesConcurrent = await stageSplit(dn, concurrent);
     const bare = await bareBaseline(dn, one, target!);
 
     const row = (run: string, xs: number[]) => ({ run, n: xs.length, p50_ms: Math.round(pct(xs, 0.5)), p95_ms: Math.round(pct(xs, 0.95)), max_ms: Math.round(Math.max(...xs)) });
@@ -120,8 +121,10 @@ async function main() {
     console.table(rows);
     console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
     console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.gas[call as keyof typeof bare.gas] })));
-    console.log('Where the time goes (sequential, median ms per stage, from intents.submitted_at and intent_chains.step_times):');
+    console.log('Where the time goes (sequential; median ms per stage, from intents.submitted_at and intent_chains.step_times):');
     console.table(stages);
+    console.log(`Where the time goes (${COUNT} concurrent):`);
+    console.table(stagesConcurrent);
     console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
     console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
     console.log(`gateway p50 / bare p50: ${bareRatio.toFixed(2)}`);
@@ -134,6 +137,7 @@ async function main() {
         gas: gas.gateway,
         bare_gas: bare.gas,
         stages_ms: stages,
+        stages_concurrent_ms: stagesConcurrent,
         concurrent_wall_ms: Math.round(concurrentWall),
         concurrency_ratio: Number(concurrencyRatio.toFixed(2)),
         gateway_over_bare_p50: Number(bareRatio.toFixed(2)),
