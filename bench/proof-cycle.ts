@@ -6,8 +6,8 @@
  * Gateway: single-leg TestTarget.record(bytes32) calls with expectedEvents + expectedState on ethereum-sepolia,
  * timed from POST /v1/transaction/{id}/signature until GET /v1/transaction/{id} shows `completed`:
  *   - sequential: COUNT cycles one after another (one identity; GET every 25 ms);
- *   - concurrent: COUNT cycles submitted at once (COUNT identities, one intent each, as COUNT independent
- *     clients would; GET every 100 ms each).
+ *   - concurrent: COUNT cycles submitted at once (COUNT identities and COUNT TestTargets, one intent each, as COUNT
+ *     independent clients would; GET every 100 ms each).
  * Server-side figures (intents.submitted_at → completed_at) and the per-stage split (intent_chains.step_times)
  * are printed too. Gas per proof-gated call is read from the receipts of the legs' three transactions.
  *
@@ -70,8 +70,8 @@ async function main() {
     await fundAccount(wallets, one.account);
 
     let n = 0;
-    const cycle = async (who: BenchIdentity, pollMs: number, ready?: Promise<void>): Promise<Cycle> => {
-      const p = await prepareIntent(dn, who, [recordLeg(CHAIN, who.account, target!, arg(`bench-${++n}-${Date.now()}`))]);
+    const cycle = async (who: BenchIdentity, pollMs: number, ready?: Promise<void>, to: Hex = target!): Promise<Cycle> => {
+      const p = await prepareIntent(dn, who, [recordLeg(CHAIN, who.account, to, arg(`bench-${++n}-${Date.now()}`))]);
       await ready;
       const t0 = performance.now();
       await submitIntent(dn, who, p);
@@ -86,9 +86,13 @@ async function main() {
 
     // COUNT independent clients (a key's ledger timestamps must increase, so one identity each)
     const clients = await Promise.all(Array.from({ length: COUNT }, () => createBenchIdentity(dn, 1000, 200)));
+    // and a TestTarget each: expectedState is checked at the end of the execution's block, where several
+    // concurrent record() calls on one contract would overwrite each other's lastArg
+    const targets: Hex[] = [];
+    for (let i = 0; i < COUNT; i++) targets.push((await deployTestTargets(wallets.slice(0, 1)))[0]!);
     let go!: () => void;
     const ready = new Promise<void>((r) => (go = r));
-    const pending = clients.map((c) => cycle(c, 100, ready));
+    const pending = clients.map((c, i) => cycle(c, 100, ready, targets[i]));
     await new Promise((r) => setTimeout(r, 2000)); // let every prepare finish
     const tc = performance.now();
     go();
@@ -99,6 +103,11 @@ async function main() {
     const stages = await stageSplit(dn, sequential);
     const stagesConcurrent = await stageSplit(dn, concurrent);
     const bare = await bareBaseline(dn, one, target!);
+    const slowest = (cs: Cycle[]) => cs.reduce((a, b) => (b.clientMs > a.clientMs ? b : a));
+    const timelines = {
+      sequential: await timeline(dn, slowest(sequential)),
+      concurrent: await timeline(dn, slowest(concurrent)),
+    };
 
     const row = (run: string, xs: number[]) => ({ run, n: xs.length, p50_ms: Math.round(pct(xs, 0.5)), p95_ms: Math.round(pct(xs, 0.95)), max_ms: Math.round(Math.max(...xs)) });
     const rows = [
@@ -125,6 +134,10 @@ async function main() {
     console.table(stages);
     console.log(`Where the time goes (${COUNT} concurrent):`);
     console.table(stagesConcurrent);
+    for (const [run, t] of Object.entries(timelines)) {
+      console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks`);
+      console.table(t.activities);
+    }
     console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
     console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
     console.log(`gateway p50 / bare p50: ${bareRatio.toFixed(2)}`);
@@ -138,6 +151,7 @@ async function main() {
         bare_gas: bare.gas,
         stages_ms: stages,
         stages_concurrent_ms: stagesConcurrent,
+        slowest: timelines,
         concurrent_wall_ms: Math.round(concurrentWall),
         concurrency_ratio: Number(concurrencyRatio.toFixed(2)),
         gateway_over_bare_p50: Number(bareRatio.toFixed(2)),
@@ -187,6 +201,42 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
     for (let i = 0; i < names.length; i++) deltas[i]!.push(ts[i + 1]! - ts[i]!);
   }
   return names.map((stage, i) => ({ stage, median_ms: Math.round(median(deltas[i]!)), max_ms: Math.round(Math.max(...deltas[i]!)) }));
+}
+
+/**
+ * From the workflow histories of a cycle (intent-<id> and intent-<id>-<chain>): per activity the time it waited in
+ * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
+ * spent in workflow tasks (scheduled → completed).
+ */
+async function timeline(dn: BenchDevnet, c: Cycle) {
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  const activities: { workflow: string; activity: string; attempts: number; queued_ms: number; ran_ms: number }[] = [];
+  let workflowTaskMs = 0;
+  let workflowTasks = 0;
+  const workflowId = `intent-${c.intent.intent_id}`;
+  for (const id of [workflowId, `${workflowId}-${CHAIN.name}`]) {
+    const history = await dn.client.workflow.getHandle(id).fetchHistory();
+    const scheduled = new Map<number, { name: string; at: number; startedAt?: number; attempt?: number }>();
+    let wftScheduled = 0;
+    for (const e of history.events ?? []) {
+      const at = ms(e.eventTime);
+      if (e.workflowTaskScheduledEventAttributes) wftScheduled = at;
+      if (e.workflowTaskCompletedEventAttributes) {
+        workflowTaskMs += at - wftScheduled;
+        workflowTasks++;
+      }
+      const sch = e.activityTaskScheduledEventAttributes;
+      if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
+      const st = e.activityTaskStartedEventAttributes;
+      if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1 });
+      const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+      if (done) {
+        const a = scheduled.get(Number(done.scheduledEventId))!;
+        activities.push({ workflow: id === workflowId ? 'intent' : 'chain', activity: a.name, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)) });
+      }
+    }
+  }
+  return { workflowId, workflowTaskMs: Math.round(workflowTaskMs), workflowTasks, activities };
 }
 
 /**
