@@ -206,17 +206,18 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
 /**
  * From the workflow histories of a cycle (intent-<id> and intent-<id>-<chain>): per activity the time it waited in
  * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
- * spent in workflow tasks (scheduled → completed).
+ * spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
+ * backoff (the history records only the last attempt's start), and last_failure says why the previous attempt failed.
  */
 async function timeline(dn: BenchDevnet, c: Cycle) {
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
-  const activities: { workflow: string; activity: string; attempts: number; queued_ms: number; ran_ms: number }[] = [];
+  const activities: { workflow: string; activity: string; attempts: number; queued_ms: number; ran_ms: number; last_failure?: string }[] = [];
   let workflowTaskMs = 0;
   let workflowTasks = 0;
   const workflowId = `intent-${c.intent.intent_id}`;
   for (const id of [workflowId, `${workflowId}-${CHAIN.name}`]) {
     const history = await dn.client.workflow.getHandle(id).fetchHistory();
-    const scheduled = new Map<number, { name: string; at: number; startedAt?: number; attempt?: number }>();
+    const scheduled = new Map<number, { name: string; at: number; startedAt?: number; attempt?: number; lastFailure?: string }>();
     let wftScheduled = 0;
     for (const e of history.events ?? []) {
       const at = ms(e.eventTime);
@@ -228,11 +229,11 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
       const sch = e.activityTaskScheduledEventAttributes;
       if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
       const st = e.activityTaskStartedEventAttributes;
-      if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1 });
+      if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1, lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined });
       const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
       if (done) {
         const a = scheduled.get(Number(done.scheduledEventId))!;
-        activities.push({ workflow: id === workflowId ? 'intent' : 'chain', activity: a.name, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)) });
+        activities.push({ workflow: id === workflowId ? 'intent' : 'chain', activity: a.name, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)), ...(a.lastFailure ? { last_failure: a.lastFailure } : {}) });
       }
     }
   }
