@@ -17,7 +17,7 @@
  *
  * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
- *   npx tsx bench/proof-cycle.ts [count=20]
+ *   npx tsx bench/proof-cycle.ts [count=20] [in-process|processes]   (where the 7 validators run; default in-process)
  *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)
  */
 import { inArray } from 'drizzle-orm';
@@ -49,6 +49,8 @@ import {
 } from './lib/devnet.js';
 
 const COUNT = Number(process.argv[2] ?? 20);
+/** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
+const VALIDATORS = process.argv[3] === 'processes' ? 'processes' : 'in-process';
 const CHAIN = CHAINS[0];
 const TARGET = { p50: 1500, p95: 3000, concurrency: 2 };
 const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
@@ -62,7 +64,7 @@ interface Cycle {
 const median = (xs: number[]) => pct(xs, 0.5);
 
 async function main() {
-  const dn = await startBenchDevnet({ name: 'bench-cycle', validators: true });
+  const dn = await startBenchDevnet({ name: 'bench-cycle', validators: VALIDATORS === 'processes' ? 'processes' : true });
   try {
     const wallets = benchWallets(dn);
     const [target] = await deployTestTargets(wallets);
@@ -126,7 +128,7 @@ async function main() {
       concurrency: concurrencyRatio <= TARGET.concurrency,
     };
 
-    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5), ledger block 20 ms\n`);
+    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), ledger block 20 ms\n`);
     console.table(rows);
     console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
     console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.gas[call as keyof typeof bare.gas] })));
@@ -146,6 +148,7 @@ async function main() {
       JSON.stringify({
         bench: 'proof-cycle',
         count: COUNT,
+        validators: VALIDATORS,
         results: rows,
         gas: gas.gateway,
         bare_gas: bare.gas,

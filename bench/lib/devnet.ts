@@ -24,7 +24,8 @@ import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
 import { setupIdentityDevnet } from '../../src/devnet/identity.js';
 import { freePort } from '../../src/devnet/ports.js';
-import { startTemporalDevServer } from '../../src/devnet/temporal.js';
+import { spawnManaged, waitUntilReady } from '../../src/devnet/process.js';
+import { PROJECT_ROOT, startTemporalDevServer } from '../../src/devnet/temporal.js';
 import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { createLogger } from '../../src/log.js';
@@ -66,10 +67,11 @@ export function pct(xs: number[], p: number): number {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * `validators: true` starts the 7 validator nodes and deploys the system contracts with their BLS keys as the set
- * (what the proof cycle needs); otherwise the contracts get a throwaway set.
+ * `validators: true` starts the 7 validator nodes in this process and deploys the system contracts with their BLS
+ * keys as the set (what the proof cycle needs); `'processes'` then moves each node to its own process
+ * (src/bin/validator.ts, same keys, state and port), as deployed; otherwise the contracts get a throwaway set.
  */
-export async function startBenchDevnet(opts: { name: string; validators?: boolean; blockIntervalMs?: number; logLevel?: 'error' | 'warn' | 'info' }): Promise<BenchDevnet> {
+export async function startBenchDevnet(opts: { name: string; validators?: boolean | 'processes'; blockIntervalMs?: number; logLevel?: 'error' | 'warn' | 'info' }): Promise<BenchDevnet> {
   const base = loadConfig();
   const logger = createLogger(opts.logLevel ?? 'error');
   const dataDir = mkdtempSync(join(tmpdir(), `pgw-${opts.name}-`));
@@ -95,6 +97,23 @@ export async function startBenchDevnet(opts: { name: string; validators?: boolea
       validators = vn;
       stops.push(vn.stop);
       chains = chains.map((c) => ({ ...c, contracts: vn.contracts }));
+      if (opts.validators === 'processes') {
+        await vn.stop();
+        const env = { ...process.env, DATA_DIR: dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(chains), LOG_LEVEL: 'error' };
+        const children = vn.validators.map((v) =>
+          spawnManaged(`validator ${v.index}`, process.execPath, [
+            '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/validator.ts'),
+            '--index', String(v.index), '--port', new URL(v.url).port,
+            '--proof-anchor', vn.contracts.proofAnchor, '--account-factory', vn.contracts.accountFactory, '--protocol-adi', vn.protocol.adiUrl,
+          ], { cwd: PROJECT_ROOT, env }),
+        );
+        stops.push(async () => void (await Promise.all(children.map((c) => c.stop()))));
+        await Promise.all(
+          vn.validators.map((v, i) =>
+            waitUntilReady(`validator ${v.index}`, async () => (await fetch(`${v.url}/v1/health`)).ok, { timeoutMs: 60_000, process: children[i] }),
+          ),
+        );
+      }
     }
     const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
     const config: Config = {
