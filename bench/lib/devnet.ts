@@ -259,7 +259,20 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
     const r = await dn.call('GET', `/v1/transaction/${intentId}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
-    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}`);
+    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; pending: ${await pendingActivities(dn, intentId)}`);
     await sleep(pollMs);
   }
+}
+
+/** What the intent's workflows are waiting on: each pending activity with its attempt and last failure. */
+async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<string> {
+  const out: string[] = [];
+  for (const c of [null, ...CHAINS.map((x) => x.name)]) {
+    const id = c ? `intent-${intentId}-${c}` : `intent-${intentId}`;
+    const d = await dn.client.workflow.getHandle(id).describe().catch(() => undefined);
+    for (const a of d?.raw.pendingActivities ?? []) {
+      out.push(`${id} ${a.activityType?.name} attempt ${a.attempt} state ${a.state} last failure: ${a.lastFailure?.message ?? 'none'}`);
+    }
+  }
+  return out.join(' | ') || 'none';
 }
