@@ -1,0 +1,278 @@
+/**
+ * The local devnet the benches and scripts/record-histories.ts make in-process (nothing from test/): Temporal dev
+ * server (in memory), ledger simulator, two anvils with the system contracts (optionally deployed with the 7
+ * validators' set and the validators running), in-memory PGlite (or DATABASE_URL), one worker, the API app (called
+ * in-process with app.request) with an organization and a key; plus helpers to make an active identity, deploy
+ * TestTarget, and prepare, sign, submit and follow an intent through the API.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
+import { createActivities } from '../../src/activities/index.js';
+import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { createApp } from '../../src/api/app.js';
+import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
+import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
+import { loadConfig, type ChainConfig, type Config } from '../../src/config.js';
+import { createApiKey } from '../../src/db/api-keys.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { createOrganization } from '../../src/db/organizations.js';
+import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
+import { setupIdentityDevnet } from '../../src/devnet/identity.js';
+import { freePort } from '../../src/devnet/ports.js';
+import { spawnManaged, waitUntilReady } from '../../src/devnet/process.js';
+import { PROJECT_ROOT, startTemporalDevServer } from '../../src/devnet/temporal.js';
+import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
+import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
+import { createLogger } from '../../src/log.js';
+import { connectTemporalClient } from '../../src/temporal/client.js';
+import { loadTemporalProfile } from '../../src/temporal/profile.js';
+import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
+
+/** anvil's second and third development accounts: not the relayer (account 0) */
+export const ANVIL_KEY_1: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+export const ANVIL_KEY_2: Hex = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
+
+export const CHAINS = [
+  { name: 'ethereum-sepolia', chainId: 11155111 },
+  { name: 'polygon-amoy', chainId: 80002 },
+] as const;
+
+export type Json = any;
+
+export interface BenchDevnet {
+  config: Config;
+  database: Database;
+  client: Awaited<ReturnType<typeof connectTemporalClient>>;
+  app: ReturnType<typeof createApp>;
+  sim: LedgerSimHandle;
+  anvils: AnvilHandle[];
+  validators?: DevnetValidators;
+  /** the organization's API key headers */
+  headers: Record<string, string>;
+  /** in-process API call; the body parsed as JSON (text when it is not JSON) */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }>;
+  stop(): Promise<void>;
+}
+
+export function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]!;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `validators: true` starts the 7 validator nodes in this process and deploys the system contracts with their BLS
+ * keys as the set (what the proof cycle needs); `'processes'` then moves each node to its own process
+ * (src/bin/validator.ts, same keys, state and port), as deployed; otherwise the contracts get a throwaway set.
+ */
+export async function startBenchDevnet(opts: { name: string; validators?: boolean | 'processes'; blockIntervalMs?: number; logLevel?: 'error' | 'warn' | 'info' }): Promise<BenchDevnet> {
+  const base = loadConfig();
+  const logger = createLogger(opts.logLevel ?? 'error');
+  const dataDir = mkdtempSync(join(tmpdir(), `pgw-${opts.name}-`));
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+    stops.length = 0;
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    installTemporalRuntime(logger, { shutdownSignals: [] });
+    const profile = { ...loadTemporalProfile(), port: await freePort(), dbFilename: null, logLevel: 'error' as const };
+    const temporal = await startTemporalDevServer(profile, { cliPath: base.temporal.cliPath, headless: true, logger });
+    stops.push(temporal.stop);
+    const sim = await startLedgerSim({ port: 0, blockIntervalMs: opts.blockIntervalMs ?? 20 });
+    stops.push(sim.stop);
+    const anvils = await Promise.all(CHAINS.map((c) => startAnvil({ chainId: c.chainId })));
+    for (const a of anvils) stops.push(a.stop);
+    let chains: ChainConfig[] = CHAINS.map((c, i) => ({ ...c, rpcUrl: anvils[i]!.rpcUrl, confirmations: 2 }));
+    let validators: DevnetValidators | undefined;
+    if (opts.validators) {
+      const vn = await startDevnetValidators({ dataDir, ledgerUrl: sim.url, chains, deployerKey: ANVIL_DEV_KEY_0, observeTimeoutMs: 30_000 });
+      validators = vn;
+      stops.push(vn.stop);
+      chains = chains.map((c) => ({ ...c, contracts: vn.contracts }));
+      if (opts.validators === 'processes') {
+        await vn.stop();
+        const env = { ...process.env, DATA_DIR: dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(chains), LOG_LEVEL: 'error' };
+        const children = vn.validators.map((v) =>
+          spawnManaged(`validator ${v.index}`, process.execPath, [
+            '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/validator.ts'),
+            '--index', String(v.index), '--port', new URL(v.url).port,
+            '--proof-anchor', vn.contracts.proofAnchor, '--account-factory', vn.contracts.accountFactory, '--protocol-adi', vn.protocol.adiUrl,
+          ], { cwd: PROJECT_ROOT, env }),
+        );
+        stops.push(async () => void (await Promise.all(children.map((c) => c.stop()))));
+        await Promise.all(
+          vn.validators.map((v, i) =>
+            waitUntilReady(`validator ${v.index}`, async () => (await fetch(`${v.url}/v1/health`)).ok, { timeoutMs: 60_000, process: children[i] }),
+          ),
+        );
+      }
+    }
+    const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
+    const config: Config = {
+      ...base,
+      dataDir,
+      ledgerUrl: sim.url,
+      validatorUrls: validators?.validators.map((v) => v.url) ?? [],
+      ...parts,
+      temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, taskQueue: `${opts.name}-${randomBytes(4).toString('hex')}` },
+    };
+    // DATABASE_URL (Postgres) when set, else in-memory PGlite
+    const database = await openDatabase(base.databaseUrl ? { databaseUrl: base.databaseUrl } : { pgliteDir: 'memory' });
+    stops.push(() => database.close());
+    const { worker, connection } = await createGatewayWorker({
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      activities: createActivities({ db: database.db, webhooks: config.webhooks, ...identityActivityDeps(config) }),
+      shutdownGraceTime: '1s',
+    });
+    const running = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    });
+    const client = await connectTemporalClient(config.temporal);
+    stops.push(() => client.connection.close());
+    const app = createApp({ config, database, temporal: client, logger });
+    const org = await createOrganization(database.db, { name: opts.name, identityQuota: 10_000, creditGrant: 100_000_000n });
+    const { rawKey } = await createApiKey(database.db, { orgId: org.id, name: opts.name, rateLimitRpm: 1_000_000 });
+    const headers = { 'X-API-Key': rawKey, 'content-type': 'application/json' };
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await app.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      let json: Json = text;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, body: json };
+    };
+    return { config, database, client, app, sim, anvils, validators, headers, call, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** A funded wallet per chain that is not the relayer. */
+export function benchWallets(dn: BenchDevnet, privateKey: Hex = ANVIL_KEY_1): ChainWriter[] {
+  return CHAINS.map((c, i) => createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey, pollingIntervalMs: 25 }));
+}
+
+/** TestTarget on every chain (same address on both: same deployer, same nonce is not assumed). */
+export async function deployTestTargets(wallets: ChainWriter[]): Promise<Address[]> {
+  const out: Address[] = [];
+  for (const w of wallets) {
+    const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
+    out.push((await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address);
+  }
+  return out;
+}
+
+export interface BenchIdentity {
+  id: string;
+  adiUrl: string;
+  keyPageUrl: string;
+  dataAccountUrl: string;
+  account: Address;
+  secretKey: Uint8Array;
+  publicKey: string;
+}
+
+/** POST /v1/identity on both chains and wait until active. */
+export async function createBenchIdentity(dn: BenchDevnet, credits = 1000, pollMs = 50): Promise<BenchIdentity> {
+  const secretKey = Uint8Array.from(randomBytes(32));
+  const publicKey = Buffer.from(ed25519.getPublicKey(secretKey)).toString('hex');
+  const r = await dn.call('POST', '/v1/identity', { name: `bench-${randomBytes(6).toString('hex')}`, public_key: publicKey, chains: CHAINS.map((c) => c.name), credits });
+  if (r.status !== 202) throw new Error(`identity: ${r.status} ${JSON.stringify(r.body)}`);
+  const id = r.body.identity.id as string;
+  for (;;) {
+    const g = await dn.call('GET', `/v1/identity/${id}`);
+    if (g.body.status === 'active') {
+      return { id, adiUrl: g.body.adi_url, keyPageUrl: g.body.key_page_url, dataAccountUrl: g.body.data_account_url, account: g.body.chain_accounts[0].address, secretKey, publicKey };
+    }
+    if (g.body.status !== 'creating') throw new Error(`identity ${id} ${g.body.status}: ${g.body.error_message}`);
+    await sleep(pollMs);
+  }
+}
+
+/** 1 ETH into the identity's account on every chain. */
+export async function fundAccount(wallets: ChainWriter[], account: Address): Promise<void> {
+  for (const w of wallets) {
+    const h = await w.wallet.sendTransaction({ to: account, value: parseEther('1') });
+    await w.public.waitForTransactionReceipt({ hash: h });
+  }
+}
+
+export const arg = (s: string): Hex => keccak256(stringToHex(s));
+export const CALLED_EVENT = 'Called(address,uint256,bytes32)';
+
+/** A TestTarget.record(a) leg with the Called event (from the account) and the lastArg slot (3) expected. */
+export function recordLeg(chain: { name: string; chainId: number }, account: Address, target: Address, a: Hex) {
+  return {
+    legId: `rec-${chain.name}-${a.slice(2, 8)}`,
+    chain: chain.name,
+    chainId: chain.chainId,
+    fromAddress: account,
+    toAddress: target,
+    amount: '0',
+    contractCall: {
+      target,
+      value: '0',
+      functionSignature: 'record(bytes32)',
+      args: [a],
+      expectedEvents: [{ contract: target, event: CALLED_EVENT, topics: [`0x${account.slice(2).toLowerCase().padStart(64, '0')}` as Hex] }],
+      expectedState: [{ account: target, slot: `0x${'0'.repeat(63)}3` as Hex, value: a }],
+    },
+  };
+}
+
+/** POST /v1/transaction → the prepared intent (201 body). */
+export async function prepareIntent(dn: BenchDevnet, who: BenchIdentity, legs: Json[]): Promise<Json> {
+  const r = await dn.call('POST', '/v1/transaction', { identity_id: who.id, intent: { adiUrl: who.adiUrl, legs } });
+  if (r.status !== 201) throw new Error(`prepare: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Sign hash_to_sign and POST /v1/transaction/{id}/signature. */
+export async function submitIntent(dn: BenchDevnet, who: BenchIdentity, prepared: Json): Promise<Json> {
+  const signature = Buffer.from(ed25519.sign(Buffer.from(prepared.signing_data.hash_to_sign, 'hex'), who.secretKey)).toString('hex');
+  const r = await dn.call('POST', `/v1/transaction/${prepared.intent_id}/signature`, { signature, public_key: who.publicKey });
+  if (r.status !== 200) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** GET /v1/transaction/{id} every pollMs until completed; throws on failed/expired. */
+export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: number, timeoutMs = 120_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await dn.call('GET', `/v1/transaction/${intentId}`);
+    if (r.body.status === 'completed') return r.body;
+    if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
+    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; pending: ${await pendingActivities(dn, intentId)}`);
+    await sleep(pollMs);
+  }
+}
+
+/** What the intent's workflows are waiting on: each pending activity with its attempt and last failure. */
+async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<string> {
+  const out: string[] = [];
+  for (const c of [null, ...CHAINS.map((x) => x.name)]) {
+    const id = c ? `intent-${intentId}-${c}` : `intent-${intentId}`;
+    const d = await dn.client.workflow.getHandle(id).describe().catch(() => undefined);
+    for (const a of d?.raw.pendingActivities ?? []) {
+      out.push(`${id} ${a.activityType?.name} attempt ${a.attempt} state ${a.state} last failure: ${a.lastFailure?.message ?? 'none'}`);
+    }
+  }
+  return out.join(' | ') || 'none';
+}

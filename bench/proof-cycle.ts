@@ -1,0 +1,290 @@
+/**
+ * Proof cycle latency and gas (issue 8 "done when", issue 11): on a local devnet made here (bench/lib/devnet.ts:
+ * Temporal dev server, ledger simulator with 20 ms blocks, two anvils with the system contracts deployed with the
+ * 7 validators' set, the 7 validators, in-memory PGlite (or DATABASE_URL), in-process worker and API).
+ *
+ * Gateway: single-leg TestTarget.record(bytes32) calls with expectedEvents + expectedState on ethereum-sepolia,
+ * timed from POST /v1/transaction/{id}/signature until GET /v1/transaction/{id} shows `completed`:
+ *   - sequential: COUNT cycles one after another (one identity; GET every 25 ms);
+ *   - concurrent: COUNT cycles submitted at once (COUNT identities and COUNT TestTargets, one intent each, as COUNT
+ *     independent clients would; GET every 100 ms each).
+ * Server-side figures (intents.submitted_at → completed_at) and the per-stage split (intent_chains.step_times)
+ * are printed too. Gas per proof-gated call is read from the receipts of the legs' three transactions.
+ *
+ * Baseline in the same run: a bare viem script (src/chain/anchor.ts + account.ts, its own funded key) sending the
+ * same three transactions — createAnchor, executeComprehensiveProof, executeGovernanceProofDirect — for COUNT
+ * intents written to the ledger and attested by the validators beforehand (not timed). Figure: gateway p50 / bare p50.
+ *
+ * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
+ *
+ *   npx tsx bench/proof-cycle.ts [count=20] [in-process|processes]   (where the 7 validators run; default in-process)
+ *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)
+ */
+import { inArray } from 'drizzle-orm';
+import type { Hex } from 'viem';
+import { executeGovernanceProofDirect, proofForLeg } from '../src/chain/account.js';
+import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../src/chain/anchor.js';
+import { anchorMessage } from '../src/chain/formulas.js';
+import { intentChains } from '../src/db/schema.js';
+import { createLedgerClient, tx } from '../src/ledger/index.js';
+import { buildIntent, INTENT_MEMO, planIntentAnchor } from '../src/proof/intent.js';
+import { attestRequestFor, createQuorumClient } from '../src/validator/quorum.js';
+import {
+  ANVIL_KEY_2,
+  arg,
+  benchWallets,
+  CHAINS,
+  createBenchIdentity,
+  deployTestTargets,
+  fundAccount,
+  pct,
+  prepareIntent,
+  recordLeg,
+  startBenchDevnet,
+  submitIntent,
+  waitCompleted,
+  type BenchDevnet,
+  type BenchIdentity,
+  type Json,
+} from './lib/devnet.js';
+
+const COUNT = Number(process.argv[2] ?? 20);
+/** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
+const VALIDATORS = process.argv[3] === 'processes' ? 'processes' : 'in-process';
+const CHAIN = CHAINS[0];
+const TARGET = { p50: 1500, p95: 3000, concurrency: 2 };
+const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
+
+interface Cycle {
+  clientMs: number;
+  serverMs: number;
+  intent: Json;
+}
+
+const median = (xs: number[]) => pct(xs, 0.5);
+
+async function main() {
+  const dn = await startBenchDevnet({ name: 'bench-cycle', validators: VALIDATORS === 'processes' ? 'processes' : true });
+  try {
+    const wallets = benchWallets(dn);
+    const [target] = await deployTestTargets(wallets);
+    const one = await createBenchIdentity(dn);
+    await fundAccount(wallets, one.account);
+
+    let n = 0;
+    const cycle = async (who: BenchIdentity, pollMs: number, ready?: Promise<void>, to: Hex = target!): Promise<Cycle> => {
+      const p = await prepareIntent(dn, who, [recordLeg(CHAIN, who.account, to, arg(`bench-${++n}-${Date.now()}`))]);
+      await ready;
+      const t0 = performance.now();
+      await submitIntent(dn, who, p);
+      const done = await waitCompleted(dn, p.intent_id, pollMs, 300_000);
+      const clientMs = performance.now() - t0;
+      return { clientMs, serverMs: Date.parse(done.completed_at) - Date.parse(done.submitted_at), intent: done };
+    };
+
+    await cycle(one, 25); // warm-up: workflow cache, connections, viem clients, validator hash memo
+    const sequential: Cycle[] = [];
+    for (let i = 0; i < COUNT; i++) sequential.push(await cycle(one, 25));
+
+    // COUNT independent clients (a key's ledger timestamps must increase, so one identity each)
+    const clients = await Promise.all(Array.from({ length: COUNT }, () => createBenchIdentity(dn, 1000, 200)));
+    // and a TestTarget each: expectedState is checked at the end of the execution's block, where several
+    // concurrent record() calls on one contract would overwrite each other's lastArg
+    const targets: Hex[] = [];
+    for (let i = 0; i < COUNT; i++) targets.push((await deployTestTargets(wallets.slice(0, 1)))[0]!);
+    let go!: () => void;
+    const ready = new Promise<void>((r) => (go = r));
+    const pending = clients.map((c, i) => cycle(c, 100, ready, targets[i]));
+    await new Promise((r) => setTimeout(r, 2000)); // let every prepare finish
+    const tc = performance.now();
+    go();
+    const concurrent = await Promise.all(pending);
+    const concurrentWall = performance.now() - tc;
+
+    const gas = await gasOf(dn, sequential);
+    const stages = await stageSplit(dn, sequential);
+    const stagesConcurrent = await stageSplit(dn, concurrent);
+    const bare = await bareBaseline(dn, one, target!);
+    const slowest = (cs: Cycle[]) => cs.reduce((a, b) => (b.clientMs > a.clientMs ? b : a));
+    const timelines = {
+      sequential: await timeline(dn, slowest(sequential)),
+      concurrent: await timeline(dn, slowest(concurrent)),
+    };
+
+    const row = (run: string, xs: number[]) => ({ run, n: xs.length, p50_ms: Math.round(pct(xs, 0.5)), p95_ms: Math.round(pct(xs, 0.95)), max_ms: Math.round(Math.max(...xs)) });
+    const rows = [
+      row('gateway sequential (client: POST signature → GET completed)', sequential.map((c) => c.clientMs)),
+      row('gateway sequential (server: submitted_at → completed_at)', sequential.map((c) => c.serverMs)),
+      row(`gateway ${COUNT} concurrent (client)`, concurrent.map((c) => c.clientMs)),
+      row(`gateway ${COUNT} concurrent (server)`, concurrent.map((c) => c.serverMs)),
+      row('bare viem: createAnchor + executeComprehensiveProof + executeGovernanceProofDirect', bare.ms),
+    ];
+    const seqP50 = rows[0]!.p50_ms;
+    const concurrencyRatio = rows[2]!.p50_ms / seqP50;
+    const bareRatio = seqP50 / rows[4]!.p50_ms;
+    const checks = {
+      p50: seqP50 <= TARGET.p50,
+      p95: rows[0]!.p95_ms <= TARGET.p95,
+      concurrency: concurrencyRatio <= TARGET.concurrency,
+    };
+
+    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), ledger block 20 ms\n`);
+    console.table(rows);
+    console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
+    console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.gas[call as keyof typeof bare.gas] })));
+    console.log('Where the time goes (sequential; median ms per stage, from intents.submitted_at and intent_chains.step_times):');
+    console.table(stages);
+    console.log(`Where the time goes (${COUNT} concurrent):`);
+    console.table(stagesConcurrent);
+    for (const [run, t] of Object.entries(timelines)) {
+      console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks`);
+      console.table(t.activities);
+    }
+    console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
+    console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
+    console.log(`gateway p50 / bare p50: ${bareRatio.toFixed(2)}`);
+    console.log(`p50 ${seqP50} ms, target ≤ ${TARGET.p50}: ${checks.p50 ? 'holds' : 'MISSED'}; p95 ${rows[0]!.p95_ms} ms, target ≤ ${TARGET.p95}: ${checks.p95 ? 'holds' : 'MISSED'}`);
+    console.log(
+      JSON.stringify({
+        bench: 'proof-cycle',
+        count: COUNT,
+        validators: VALIDATORS,
+        results: rows,
+        gas: gas.gateway,
+        bare_gas: bare.gas,
+        stages_ms: stages,
+        stages_concurrent_ms: stagesConcurrent,
+        slowest: timelines,
+        concurrent_wall_ms: Math.round(concurrentWall),
+        concurrency_ratio: Number(concurrencyRatio.toFixed(2)),
+        gateway_over_bare_p50: Number(bareRatio.toFixed(2)),
+        targets: { p50_ms: TARGET.p50, p95_ms: TARGET.p95, concurrency_ratio: TARGET.concurrency },
+        holds: checks,
+        pass: checks.p50 && checks.p95 && checks.concurrency,
+      }),
+    );
+  } finally {
+    await dn.stop();
+  }
+}
+
+/** gasUsed of each leg's three transactions (median over the cycles) and their total. */
+async function gasOf(dn: BenchDevnet, cycles: Cycle[]) {
+  const pub = benchWallets(dn)[0]!.public;
+  const per = { createAnchor: [] as number[], executeComprehensiveProof: [] as number[], executeGovernanceProofDirect: [] as number[], total: [] as number[] };
+  for (const c of cycles) {
+    const t = c.intent.legs[0].transactions;
+    const [a, p, e] = await Promise.all(
+      [t.create_anchor, t.execute_comprehensive_proof, t.execute_governance_proof_direct].map(async (h: Hex) => {
+        const r = await pub.getTransactionReceipt({ hash: h });
+        if (r.status !== 'success') throw new Error(`${h} reverted`);
+        return Number(r.gasUsed);
+      }),
+    );
+    per.createAnchor.push(a!);
+    per.executeComprehensiveProof.push(p!);
+    per.executeGovernanceProofDirect.push(e!);
+    per.total.push(a! + p! + e!);
+  }
+  return { gateway: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, median(v)])) as Record<keyof typeof per, number> };
+}
+
+/** Median ms of each step of the chain cycle: submitted → attested → anchored (created + proven) → executed → observed → recorded → completed. */
+async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
+  const rows = await dn.database.db
+    .select({ intentId: intentChains.intentId, stepTimes: intentChains.stepTimes })
+    .from(intentChains)
+    .where(inArray(intentChains.intentId, cycles.map((c) => c.intent.intent_id)));
+  const byId = new Map(rows.map((r) => [r.intentId, r.stepTimes]));
+  const names = ['submitted → attested', 'attested → anchored (createAnchor + executeComprehensiveProof)', 'anchored → executed (executeGovernanceProofDirect)', 'executed → observed (finality + observe quorum)', 'observed → recorded (proof_result on the ledger)', 'recorded → completed (intent finalised)'];
+  const deltas: number[][] = names.map(() => []);
+  for (const c of cycles) {
+    const st = byId.get(c.intent.intent_id) ?? {};
+    const ts = [Date.parse(c.intent.submitted_at), ...STAGES.map((s) => Date.parse(st[s]!)), Date.parse(c.intent.completed_at)];
+    for (let i = 0; i < names.length; i++) deltas[i]!.push(ts[i + 1]! - ts[i]!);
+  }
+  return names.map((stage, i) => ({ stage, median_ms: Math.round(median(deltas[i]!)), max_ms: Math.round(Math.max(...deltas[i]!)) }));
+}
+
+/**
+ * From the workflow histories of a cycle (intent-<id> and intent-<id>-<chain>): per activity the time it waited in
+ * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
+ * spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
+ * backoff (the history records only the last attempt's start), and last_failure says why the previous attempt failed.
+ */
+async function timeline(dn: BenchDevnet, c: Cycle) {
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  const activities: { workflow: string; activity: string; attempts: number; queued_ms: number; ran_ms: number; last_failure?: string }[] = [];
+  let workflowTaskMs = 0;
+  let workflowTasks = 0;
+  const workflowId = `intent-${c.intent.intent_id}`;
+  for (const id of [workflowId, `${workflowId}-${CHAIN.name}`]) {
+    const history = await dn.client.workflow.getHandle(id).fetchHistory();
+    const scheduled = new Map<number, { name: string; at: number; startedAt?: number; attempt?: number; lastFailure?: string }>();
+    let wftScheduled = 0;
+    for (const e of history.events ?? []) {
+      const at = ms(e.eventTime);
+      if (e.workflowTaskScheduledEventAttributes) wftScheduled = at;
+      if (e.workflowTaskCompletedEventAttributes) {
+        workflowTaskMs += at - wftScheduled;
+        workflowTasks++;
+      }
+      const sch = e.activityTaskScheduledEventAttributes;
+      if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
+      const st = e.activityTaskStartedEventAttributes;
+      if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1, lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined });
+      const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+      if (done) {
+        const a = scheduled.get(Number(done.scheduledEventId))!;
+        activities.push({ workflow: id === workflowId ? 'intent' : 'chain', activity: a.name, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)), ...(a.lastFailure ? { last_failure: a.lastFailure } : {}) });
+      }
+    }
+  }
+  return { workflowId, workflowTaskMs: Math.round(workflowTaskMs), workflowTasks, activities };
+}
+
+/**
+ * The bare baseline: COUNT intents written to the identity's data account and attested by the quorum (untimed),
+ * then the three transactions sent straight from viem with anvil account 2, one intent after another (timed).
+ */
+async function bareBaseline(dn: BenchDevnet, who: BenchIdentity, target: Hex) {
+  const w = benchWallets(dn, ANVIL_KEY_2)[0]!;
+  const proofAnchor = dn.validators!.contracts.proofAnchor as Hex;
+  const ledger = createLedgerClient({ url: dn.config.ledgerUrl, pollIntervalMs: 20 });
+  const quorum = createQuorumClient({ validators: dn.validators!.quorum, attestTimeoutMs: 10_000 });
+  const setRoot = (await readValidatorSet(w, proofAnchor)).root;
+  const ms: number[] = [];
+  const gas = { createAnchor: [] as number[], executeComprehensiveProof: [] as number[], executeGovernanceProofDirect: [] as number[], total: [] as number[] };
+  for (let i = 0; i <= COUNT; i++) {
+    const intent = buildIntent({ intentId: `bare-${Date.now()}-${i}`, adiUrl: who.adiUrl, legs: [recordLeg(CHAIN, who.account, target, arg(`bare-${i}-${Date.now()}`))] });
+    const sub = await ledger.signAndSubmit(who.dataAccountUrl, tx.writeData(intent.parts), { privateKey: who.secretKey, signerUrl: who.keyPageUrl }, { memo: INTENT_MEMO });
+    const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 30_000 });
+    if (!st.delivered) throw new Error(`bare: intent write ${st.status}`);
+    const plan = planIntentAnchor(intent, { chainId: BigInt(CHAIN.chainId), proofAnchor, ledgerTxHash: st.txHash });
+    const agg = await quorum.attest(attestRequestFor(st.txId, CHAIN.name, plan), {
+      message: anchorMessage({ chainId: BigInt(CHAIN.chainId), anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: setRoot }),
+    });
+    const l = plan.legs[0]!;
+    const t0 = performance.now();
+    const a = await createAnchor(w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+    const p = await executeComprehensiveProof(w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: agg.signerBitmap, signature: agg.aggregateSignature });
+    const e = await executeGovernanceProofDirect(w, who.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) });
+    const elapsed = performance.now() - t0;
+    if (!a.tx || !p.tx || e.status !== 'success') throw new Error('bare: a transaction was skipped or reverted');
+    if (i === 0) continue; // warm-up
+    ms.push(elapsed);
+    gas.createAnchor.push(Number(a.tx.gasUsed));
+    gas.executeComprehensiveProof.push(Number(p.tx.gasUsed));
+    gas.executeGovernanceProofDirect.push(Number(e.gasUsed));
+    gas.total.push(Number(a.tx.gasUsed + p.tx.gasUsed + e.gasUsed));
+  }
+  return { ms, gas: Object.fromEntries(Object.entries(gas).map(([k, v]) => [k, median(v)])) as Record<keyof typeof gas, number> };
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,110 @@
+/**
+ * Records one real history of every workflow type into test/replay/histories/<workflowType>-<version>.json
+ * (version from package.json), for test/replay/replay.test.ts. Runs the devnet in-process (bench/lib/devnet.ts,
+ * with the 7 validators) and drives, through the API and the Temporal client:
+ *   identityWorkflow (POST /v1/identity), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
+ *   expectedEvents + expectedState, signed and submitted), webhookDispatcherWorkflow (started as at worker start-up;
+ *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
+ *   a local receiver), maintenanceWorkflow (started as the hourly schedule does).
+ * Files of other versions are left as they are; this version's files are overwritten.
+ *
+ *   npm run record:histories
+ */
+import { createServer } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { ensureWebhookDispatcher } from '../src/temporal/webhooks.js';
+import { dispatcherWorkflowId } from '../src/workflows/webhook-dispatcher.js';
+import {
+  arg,
+  benchWallets,
+  CHAINS,
+  createBenchIdentity,
+  deployTestTargets,
+  fundAccount,
+  prepareIntent,
+  recordLeg,
+  sleep,
+  startBenchDevnet,
+  submitIntent,
+  waitCompleted,
+  type BenchDevnet,
+} from '../bench/lib/devnet.js';
+
+const HISTORIES_DIR = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+async function save(dn: BenchDevnet, workflowType: string, workflowId: string) {
+  const handle = dn.client.workflow.getHandle(workflowId);
+  const desc = await handle.describe();
+  if (desc.type !== workflowType) throw new Error(`${workflowId} is a ${desc.type}, not a ${workflowType}`);
+  const history = JSON.parse(historyToJSON(await handle.fetchHistory()));
+  const file = `${HISTORIES_DIR}${workflowType}-${VERSION}.json`;
+  writeFileSync(file, `${JSON.stringify({ workflowType, workflowId, appVersion: VERSION, status: desc.status.name, history }, null, 1)}\n`);
+  console.log(`${workflowType}: ${workflowId} (${desc.status.name}, ${history.events.length} events) → ${file}`);
+}
+
+async function firstClosed(dn: BenchDevnet, workflowType: string, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for await (const w of dn.client.workflow.list({ query: `WorkflowType = '${workflowType}' AND ExecutionStatus = 'Completed'` })) return w.workflowId;
+    if (Date.now() > deadline) throw new Error(`no ${workflowType} completed`);
+    await sleep(200);
+  }
+}
+
+async function main() {
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  const received: string[] = [];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.push(String(req.headers['webhook-id']));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const port = (receiver.address() as { port: number }).port;
+  const dn = await startBenchDevnet({ name: 'record', validators: true });
+  try {
+    const taskQueue = dn.config.temporal.taskQueue;
+    await ensureWebhookDispatcher(dn.client, taskQueue);
+    const ep = await dn.call('POST', '/v1/webhooks/endpoints', { url: `http://127.0.0.1:${port}/hook`, skip_verification: true });
+    if (ep.status !== 201) throw new Error(`webhook endpoint: ${ep.status} ${JSON.stringify(ep.body)}`);
+
+    const who = await createBenchIdentity(dn);
+    await save(dn, 'identityWorkflow', `identity-${who.id}`);
+
+    const wallets = benchWallets(dn);
+    const [target] = await deployTestTargets(wallets);
+    await fundAccount(wallets, who.account);
+    const p = await prepareIntent(dn, who, [recordLeg(CHAINS[0], who.account, target!, arg(`record-${randomBytes(4).toString('hex')}`))]);
+    await submitIntent(dn, who, p);
+    await waitCompleted(dn, p.intent_id, 50);
+    await dn.client.workflow.getHandle(`intent-${p.intent_id}`).result();
+    await save(dn, 'intentWorkflow', `intent-${p.intent_id}`);
+    await save(dn, 'intentChainWorkflow', `intent-${p.intent_id}-${CHAINS[0].name}`);
+
+    await save(dn, 'webhookDeliveryWorkflow', await firstClosed(dn, 'webhookDeliveryWorkflow'));
+    if (received.length === 0) throw new Error('the receiver got no delivery');
+
+    const maintenanceId = `maintenance-record-${randomBytes(4).toString('hex')}`;
+    await dn.client.workflow.execute('maintenanceWorkflow', { taskQueue, workflowId: maintenanceId, args: [{}] });
+    await save(dn, 'maintenanceWorkflow', maintenanceId);
+
+    await save(dn, 'webhookDispatcherWorkflow', dispatcherWorkflowId(taskQueue));
+  } finally {
+    await dn.stop();
+    receiver.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
