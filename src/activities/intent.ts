@@ -20,6 +20,7 @@ import { anchorMessage } from '../chain/formulas.js';
 import type { Db } from '../db/client.js';
 import {
   completeIntent,
+  CYCLE_STAGES,
   ensureIntentChain,
   getIntent,
   getIntentChains,
@@ -151,14 +152,30 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     return { row, intent };
   }
 
-  async function loadChain(intentId: string, chain: string) {
+  /**
+   * The intent, its cycle on `chain` (created on first use: anchor plan and leaves) and the anchor plan. `stage`
+   * moves the cycle forward to that stage (never back) before the caller's step runs, so GET shows it at once.
+   */
+  async function loadChain(intentId: string, chain: string, stage?: CycleStage) {
     const { row, intent } = await loadIntent(intentId);
-    const rows = await getIntentChains(db, intentId);
-    const c = rows.find((r) => r.chain === chain);
-    if (!c) throw ApplicationFailure.nonRetryable(`intent ${intentId} has no cycle on ${chain}`, 'IntentNotFound');
     if (!row.txHash || !row.ledgerTxId) throw ApplicationFailure.nonRetryable(`intent ${intentId} was never submitted`, 'IntentNotFound');
     const e = access.entry(chain);
     const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
+    let c = (await getIntentChains(db, intentId)).find((r) => r.chain === chain);
+    if (!c) {
+      c = await ensureIntentChain(db, intentId, chain, {
+        chain,
+        chainId: String(e.chainId),
+        proofAnchor: e.contracts.proofAnchor,
+        anchorId: plan.anchorId,
+        commitmentRoot: plan.commitmentRoot,
+        leafCount: plan.leafCount.toString(),
+        legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
+      });
+    }
+    if (stage && CYCLE_STAGES.indexOf(c.stage as CycleStage) < CYCLE_STAGES.indexOf(stage)) {
+      await updateIntentChain(db, intentId, chain, { stage });
+    }
     return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
   }
 
@@ -291,32 +308,9 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       }
     },
 
-    /** Creates the chain's cycle record (anchor plan, leaves) unless it exists. */
-    async beginChainCycle(i: IntentStepInput): Promise<{ legIds: string[] }> {
-      const { intent, row } = await loadIntent(i.intentId);
-      const e = access.entry(i.chain);
-      if (!row.txHash) throw ApplicationFailure.nonRetryable(`intent ${i.intentId} was never submitted`, 'IntentNotFound');
-      const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
-      const record: ChainCycleRecord = {
-        chain: i.chain,
-        chainId: String(e.chainId),
-        proofAnchor: e.contracts.proofAnchor,
-        anchorId: plan.anchorId,
-        commitmentRoot: plan.commitmentRoot,
-        leafCount: plan.leafCount.toString(),
-        legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
-      };
-      await ensureIntentChain(db, i.intentId, i.chain, record);
-      return { legIds: plan.legs.map((l) => l.legId) };
-    },
-
-    async setChainStage(i: IntentStepInput & { stage: CycleStage }): Promise<void> {
-      await updateIntentChain(db, i.intentId, i.chain, { stage: i.stage });
-    },
-
     /** Pre-execution quorum: every validator reads the intent from the ledger itself and BLS-signs the anchor. */
     async attestChain(i: IntentStepInput): Promise<{ signers: number[] }> {
-      const c = await loadChain(i.intentId, i.chain);
+      const c = await loadChain(i.intentId, i.chain, 'attesting');
       if (c.record.attestation) return { signers: c.record.attestation.signers };
       const r = access.reader(i.chain);
       const { client, root } = await quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
@@ -340,7 +334,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
     /** createAnchor, once: an existing anchor is found with its transaction. */
     async createChainAnchor(i: IntentStepInput): Promise<{ txHash: Hex; sent: boolean }> {
-      const c = await loadChain(i.intentId, i.chain);
+      const c = await loadChain(i.intentId, i.chain, 'anchoring');
       if (c.record.createAnchorTx) return { txHash: c.record.createAnchorTx, sent: false };
       const w = access.writer(i.chain);
       const res = await heartbeating(
@@ -373,7 +367,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
      * account must hold the value a native leg sends; a call that reverts fails the leg with the decoded reason.
      */
     async executeChainLeg(i: LegStepInput): Promise<{ txHash: Hex; sent: boolean }> {
-      const c = await loadChain(i.intentId, i.chain);
+      const c = await loadChain(i.intentId, i.chain, 'executing');
       const { leg, index } = legOf(c.plan, i.legId);
       const done = c.record.legs.find((l) => l.legId === i.legId)?.executionTx;
       if (done) return { txHash: done, sent: false };
@@ -425,7 +419,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
     /** Post-execution quorum: validators read the receipt and block themselves and verify the committed effects. */
     async observeChainLeg(i: LegStepInput): Promise<{ resultHash: Hex }> {
-      const c = await loadChain(i.intentId, i.chain);
+      const c = await loadChain(i.intentId, i.chain, 'observing');
       const { index } = legOf(c.plan, i.legId);
       const l = c.record.legs.find((x) => x.legId === i.legId)!;
       if (l.observation) return { resultHash: l.observation.resultHash };
@@ -461,7 +455,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
     /** The proof_result v2 record, written to the ledger by one of the signers (once; they check the ledger). */
     async recordChainLegResult(i: LegStepInput): Promise<{ resultId: Hex }> {
-      const c = await loadChain(i.intentId, i.chain);
+      const c = await loadChain(i.intentId, i.chain, 'recording');
       const { index } = legOf(c.plan, i.legId);
       const l = c.record.legs.find((x) => x.legId === i.legId)!;
       if (l.result) return { resultId: l.result.resultId };
@@ -496,6 +490,10 @@ export function createIntentActivities(deps: IntentActivityDeps) {
      */
     async finalizeIntent(i: { intentId: string }): Promise<{ status: 'completed' | 'failed'; proofId?: string; error?: string }> {
       const { row } = await loadIntent(i.intentId);
+      for (const c of await getIntentChains(db, i.intentId)) {
+        const stage: CycleStage = c.record.legs.every((l) => l.result) ? 'completed' : 'failed';
+        if (c.stage !== stage) await updateIntentChain(db, i.intentId, c.chain, { stage });
+      }
       const chains = await getIntentChains(db, i.intentId);
       const legs = chains.flatMap((c) => c.record.legs.map((l) => ({ chain: c.chain, chainId: c.record.chainId, ...l })));
       const done = legs.filter((l) => l.result && l.executionTx);
@@ -548,8 +546,6 @@ export type IntentActivities = ReturnType<typeof createIntentActivities>;
 export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'submitIntentSignature',
   'followIntentTransaction',
-  'beginChainCycle',
-  'setChainStage',
   'attestChain',
   'createChainAnchor',
   'proveChainAnchor',

@@ -253,6 +253,27 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   const intents = new Map<string, LoadedIntent>();
   const observations = new Map<string, ObserveResponse>();
   const writeLocks = new Map<string, Promise<WriteResultResponse>>();
+  // BLS signatures are deterministic, so a message signed once is served from here (a retried round costs nothing)
+  const signatures = new Map<string, Hex>();
+  const signOnce = (message: Hex): Hex => {
+    let sig = signatures.get(message);
+    if (!sig) {
+      sig = blsSign(sk, message);
+      setBounded(signatures, message, sig);
+    }
+    return sig;
+  };
+  // identical requests arriving while one is being answered share its answer (a gateway retrying a slow round)
+  const inflight = new Map<string, Promise<unknown>>();
+  const shared = <Q, R>(kind: string, fn: (req: Q) => Promise<R>) => (req: Q): Promise<R> => {
+    const key = `${kind}:${JSON.stringify(req)}`;
+    let p = inflight.get(key) as Promise<R> | undefined;
+    if (!p) {
+      p = fn(req).finally(() => inflight.delete(key));
+      inflight.set(key, p);
+    }
+    return p;
+  };
 
   function chainCtx(name: string): ChainCtx {
     const c = chains.get(String(name));
@@ -426,7 +447,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     if (!prior) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
     const message = anchorMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root });
-    const signature = blsSign(sk, message);
+    const signature = signOnce(message);
     return {
       ok: true,
       kind: 'attestation',
@@ -575,7 +596,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     };
     const rh = resultHash(result);
     const message = resultMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), resultHash: rh, validatorSetRoot: set.root });
-    const signature = blsSign(sk, message);
+    const signature = signOnce(message);
     const res: ObserveResponse = {
       ok: true,
       kind: 'observation',
@@ -715,8 +736,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       resultsAccount: opts.protocol.resultsAccount,
       chains: opts.chains.map((c) => ({ name: c.name, chainId: c.chainId })),
     }),
-    attest,
-    observe,
+    attest: shared('attest', attest),
+    observe: shared('observe', observe),
     async writeResult(req) {
       const resultId = resultIdOf(req.anchorId, req.leafIndex);
       const running = writeLocks.get(resultId);

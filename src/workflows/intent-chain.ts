@@ -30,10 +30,8 @@ const acts = proxyActivities<IntentActivities>({
 
 export async function intentChainWorkflow(input: IntentChainInput): Promise<{ completed: string[]; failed: string[] }> {
   const base = { intentId: input.intentId, chain: input.chain };
-  const stage = async (s: CycleStage) => {
-    upsertSearchAttributes([{ key: StageKey, value: s }]);
-    await acts.setChainStage({ ...base, stage: s });
-  };
+  // each step activity moves the stored stage itself (GET /v1/transaction/{id}); this is the Temporal UI's view
+  const stage = (s: CycleStage) => upsertSearchAttributes([{ key: StageKey, value: s }]);
   const failed = new Map<string, string>();
   const fail = async (legIds: string[], err: unknown) => {
     const message = innermostFailure(err).message;
@@ -42,20 +40,19 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
   };
   const live = () => input.legIds.filter((id) => !failed.has(id));
 
-  await acts.beginChainCycle(base);
   try {
-    await stage('attesting');
+    stage('attesting');
     await acts.attestChain(base);
-    await stage('anchoring');
+    stage('anchoring');
     await acts.createChainAnchor(base);
     await acts.proveChainAnchor(base);
   } catch (err) {
     await fail(input.legIds, err);
-    await stage('failed');
+    stage('failed');
     return { completed: [], failed: input.legIds };
   }
 
-  await stage('executing');
+  stage('executing');
   // one relayer per chain: legs go out one after the other (each waits for its receipt)
   for (const legId of input.legIds) {
     try {
@@ -65,13 +62,13 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
     }
   }
   if (live().length) {
-    await stage('observing');
+    stage('observing');
     await Promise.all(live().map((legId) => acts.observeChainLeg({ ...base, legId }).catch((err) => fail([legId], err))));
   }
   if (live().length) {
-    await stage('recording');
+    stage('recording');
     await Promise.all(live().map((legId) => acts.recordChainLegResult({ ...base, legId }).catch((err) => fail([legId], err))));
   }
-  await stage(live().length === input.legIds.length ? 'completed' : 'failed');
+  stage(live().length === input.legIds.length ? 'completed' : 'failed');
   return { completed: live(), failed: [...failed.keys()] };
 }

@@ -1,7 +1,7 @@
 /**
  * The proof cycle under faults, on a devnet made here:
- * - the worker dies right after each step's effect and before Temporal hears of it (10 points: signature
- *   submission, ledger follow, cycle start, attestation, createAnchor, executeComprehensiveProof, execution,
+ * - the worker dies right after each step's effect and before Temporal hears of it (9 points: signature
+ *   submission, ledger follow, attestation, createAnchor, executeComprehensiveProof, execution,
  *   observation, result record, finalization); new workers finish the intent and every on-chain effect
  *   happened exactly once;
  * - an executor that changes the target, the value or one calldata byte gets a revert from the account, nothing
@@ -30,7 +30,6 @@ afterAll(async () => {
 const POINTS = [
   'submitIntentSignature',
   'followIntentTransaction',
-  'beginChainCycle',
   'attestChain',
   'createChainAnchor',
   'proveChainAnchor',
