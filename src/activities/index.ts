@@ -7,8 +7,10 @@ import type { ChainRegistry } from '../chain/registry.js';
 import type { Sponsor } from '../identity/sponsor.js';
 import type { LedgerClient } from '../ledger/index.js';
 import { createChainActivities } from './chain.js';
+import { createGovernanceActivities } from './governance.js';
 import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
+import { createPendingActivities } from './pending.js';
 import { createStoreActivities } from './store.js';
 import { createWebhookActivities } from './webhooks.js';
 
@@ -29,12 +31,21 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
+  const cosign = deps.ledger ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) } : undefined;
   const chain = deps.chains ? createChainActivities({ db: deps.db, chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   return {
     ...createStoreActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
     ...createIdentityStoreActivities(deps.db),
     ...(ledger ?? missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', ['ensureAdi', 'ensureCredits', 'ensureDataAccount', 'ensureClientKey', 'readCreditBalance'])),
+    ...(cosign ??
+      missing<ReturnType<typeof createGovernanceActivities> & ReturnType<typeof createPendingActivities>>('ledger', [
+        'submitGovernanceSignature',
+        'expireGovernanceOp',
+        'refreshGovernanceOp',
+        'organizationsToScan',
+        'scanOrgPending',
+      ])),
     ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
   };
 }

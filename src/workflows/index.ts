@@ -3,3 +3,5 @@ export { maintenanceWorkflow } from './maintenance.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
 export { identityWorkflow } from './identity.js';
+export { governanceWorkflow } from './governance.js';
+export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
