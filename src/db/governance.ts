@@ -5,7 +5,7 @@
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
-import { governanceOps, pendingActions, pendingScans, signRequests } from './schema.js';
+import { governanceOps, identities, pendingActions, pendingScans, signRequests } from './schema.js';
 
 export type GovernanceOpRow = typeof governanceOps.$inferSelect;
 export type PendingActionRow = typeof pendingActions.$inferSelect;
@@ -164,8 +164,9 @@ export async function listPendingActions(db: Db, orgId: string, f: PendingListFi
   const urgentBefore = new Date(f.now.getTime() + URGENT_WITHIN_MS);
   const [rows, [total], [stats]] = await Promise.all([
     db
-      .select()
+      .select({ action: pendingActions, identityUrl: identities.adiUrl })
       .from(pendingActions)
+      .innerJoin(identities, eq(identities.id, pendingActions.identityId))
       .where(and(...filtered))
       .orderBy(asc(pendingActions.discoveredAt), asc(pendingActions.id))
       .limit(f.limit)

@@ -9,6 +9,7 @@ import {
   waitForSignature,
   type LedgerClient,
   type SigningProgress,
+  type SubmitResult,
   type StoredPreparedSignature,
   type TxStatus,
 } from '../ledger/index.js';
@@ -36,13 +37,19 @@ export function outcomeOf(st: TxStatus, progress: SigningProgress): SubmissionOu
   };
 }
 
-/**
- * Submit `signature` over the stored prepared signature (verified against its public key first: LedgerInputError
- * when it does not verify), wait until the ledger has recorded it, and read the progress as seen from `page`.
- */
-export async function submitPreparedSignature(ledger: LedgerClient, stored: StoredPreparedSignature, signature: string, page: string): Promise<SubmissionOutcome> {
-  const prepared = revivePreparedSignature(stored);
-  const r = await ledger.submitExternalSignature(prepared, signature);
-  const st = await waitForSignature(ledger, r.txId, prepared.publicKey);
+/** Submit `signature` over the stored prepared signature (verified first: LedgerInputError when it does not verify). */
+export async function submitPrepared(ledger: LedgerClient, stored: StoredPreparedSignature, signature: string): Promise<SubmitResult> {
+  return ledger.submitExternalSignature(revivePreparedSignature(stored), signature);
+}
+
+/** After a submission: wait until the ledger has recorded the signature, then read the progress as seen from `page`. */
+export async function progressAfterSubmission(ledger: LedgerClient, stored: Pick<StoredPreparedSignature, 'txId' | 'publicKey'>, page: string): Promise<SubmissionOutcome> {
+  const st = await waitForSignature(ledger, stored.txId, stored.publicKey);
   return outcomeOf(st, await signingProgress(ledger, st, page));
+}
+
+/** Both steps: submit, then read where the transaction stands. */
+export async function submitPreparedSignature(ledger: LedgerClient, stored: StoredPreparedSignature, signature: string, page: string): Promise<SubmissionOutcome> {
+  await submitPrepared(ledger, stored, signature);
+  return progressAfterSubmission(ledger, stored, page);
 }
