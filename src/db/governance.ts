@@ -175,7 +175,7 @@ export async function listPendingActions(db: Db, orgId: string, f: PendingListFi
     db
       .select({
         total: count(),
-        urgent: sql<number>`count(*) filter (where ${pendingActions.expiresAt} is not null and ${pendingActions.expiresAt} < ${urgentBefore})`,
+        urgent: sql<number>`count(*) filter (where ${pendingActions.expiresAt} is not null and ${pendingActions.expiresAt} < ${urgentBefore.toISOString()}::timestamptz)`,
         governance: sql<number>`count(*) filter (where ${pendingActions.category} = 'governance')`,
         transactions: sql<number>`count(*) filter (where ${pendingActions.category} = 'transactions')`,
         awaitingOthers: sql<number>`count(*) filter (where ${pendingActions.status} = 'awaiting_others')`,

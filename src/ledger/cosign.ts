@@ -4,6 +4,7 @@
  * a delegate book's key signs through. Used by governance, co-signing and pending discovery alike.
  */
 import type { LedgerClient, TxStatus } from './client.js';
+import { isNotFound } from './errors.js';
 import type { Vote } from './signing.js';
 import { keyPageUrl, normUrl, parentUrl } from './urls.js';
 
@@ -104,9 +105,15 @@ export async function waitForSignature(ledger: LedgerClient, txId: string, publi
   const deadline = Date.now() + timeoutMs;
   const pk = publicKey.toLowerCase();
   for (;;) {
-    const st = await ledger.getTransaction(txId);
-    if (st.delivered || st.failed || st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk)) return st;
-    if (Date.now() > deadline) return st;
+    let st: TxStatus | undefined;
+    try {
+      st = await ledger.getTransaction(txId);
+    } catch (e) {
+      // a new transaction is unknown until the block that takes it
+      if (!isNotFound(e) || Date.now() > deadline) throw e;
+    }
+    if (st && (st.delivered || st.failed || st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk))) return st;
+    if (st && Date.now() > deadline) return st;
     await new Promise((r) => setTimeout(r, 25));
   }
 }
