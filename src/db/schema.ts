@@ -304,17 +304,23 @@ export const webhookAttempts = pgTable(
 // ---------------------------------------------------------------------------------------------------------------
 // Governance, the pending inbox and co-signing (issue 9).
 
+/** The owning organization / identity of a row (required foreign keys). */
+const orgRef = () =>
+  uuid('org_id')
+    .notNull()
+    .references(() => organizations.id);
+const identityRef = () =>
+  uuid('identity_id')
+    .notNull()
+    .references(() => identities.id);
+
 /** A governance operation: one prepared UpdateKeyPage / UpdateAccountAuth / CreateKeyPage, signed through `governance-<id>`. */
 export const governanceOps = pgTable(
   'governance_ops',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    orgId: uuid('org_id')
-      .notNull()
-      .references(() => organizations.id),
-    identityId: uuid('identity_id')
-      .notNull()
-      .references(() => identities.id),
+    orgId: orgRef(),
+    identityId: identityRef(),
     /** key_page | authority | create_key_page */
     kind: text('kind').notNull(),
     /** the operations as requested (API shape) */
@@ -343,12 +349,8 @@ export const pendingActions = pgTable(
   'pending_actions',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    orgId: uuid('org_id')
-      .notNull()
-      .references(() => organizations.id),
-    identityId: uuid('identity_id')
-      .notNull()
-      .references(() => identities.id),
+    orgId: orgRef(),
+    identityId: identityRef(),
     txHash: text('tx_hash').notNull(),
     txId: text('tx_id').notNull(),
     principal: text('principal').notNull(),
@@ -390,9 +392,7 @@ export const signRequests = pgTable(
   'sign_requests',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    orgId: uuid('org_id')
-      .notNull()
-      .references(() => organizations.id),
+    orgId: orgRef(),
     identityId: uuid('identity_id').references(() => identities.id),
     pendingActionId: uuid('pending_action_id'),
     txHash: text('tx_hash').notNull(),

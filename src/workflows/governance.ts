@@ -136,8 +136,12 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
     changed = false;
     await condition(() => changed || TERMINAL.includes(status), delayMs);
     if (TERMINAL.includes(status)) break;
-    const p = await acts.refreshGovernanceOp(input.opId);
-    if (p.status !== status) stage(p.status);
+    try {
+      const p = await acts.refreshGovernanceOp(input.opId);
+      if (p.status !== status) stage(p.status);
+    } catch {
+      // the ledger refused the read (e.g. not found yet): look again on the next round; transient faults were retried
+    }
     delayMs = changed ? 250 : Math.min(delayMs * 2, 5 * 60_000);
   }
   await condition(() => !submitting);

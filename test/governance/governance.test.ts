@@ -165,6 +165,19 @@ describe('governance and co-signing on the devnet', () => {
     expect((await badField.json()).error).toMatch(/^operations\[0\]\.public_key_hash:/);
   });
 
+  it('POST /v1/governance honours Idempotency-Key', async () => {
+    const key = randomUUID();
+    const body = JSON.stringify({ identity: A.adi_url, operations: [{ type: 'set_threshold', threshold: 1 }] });
+    const first = await app.call('/v1/governance', { method: 'POST', key: app.key.key, body, headers: { 'Idempotency-Key': key } });
+    expect(first.status).toBe(201);
+    const one = await first.json();
+    const replay = await app.call('/v1/governance', { method: 'POST', key: app.key.key, body, headers: { 'Idempotency-Key': key } });
+    expect(replay.status).toBe(201);
+    const two = await replay.json();
+    expect(two.governance_op_id).toBe(one.governance_op_id);
+    expect(two.idempotent).toBe(true);
+  });
+
   let op2: any;
   it('on the 2-of-2 page the first signature leaves the operation pending_signatures (1 of 2, not ready); the same key again is a 409', async () => {
     op2 = await prepare(A.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(c.publicKey) }]);
@@ -202,6 +215,9 @@ describe('governance and co-signing on the devnet', () => {
     });
     expect(body.stats).toMatchObject({ total: body.pagination.total, governance: expect.any(Number), awaiting_others: expect.any(Number) });
     expect(body.pagination).toMatchObject({ limit: 100, offset: 0 });
+    const paged = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(A.adi_url)}&category=governance&limit=1&offset=${body.pagination.total}`)).json();
+    expect(paged.actions).toEqual([]);
+    expect(paged.pagination).toMatchObject({ limit: 1, offset: body.pagination.total, has_more: false });
     expect(body.scan.degraded).toBe(false);
     await scan();
     const evs = await app.db
@@ -296,6 +312,20 @@ describe('governance and co-signing on the devnet', () => {
     const done = await pollGov(op.governance_op_id, (x) => x.status === 'executed');
     expect(done.awaiting_authorities).toEqual([]);
     expect((await dn.ledger.queryKeyPage(E.key_page_url)).keys.some((k) => k.delegate === D.book_url)).toBe(true);
+  });
+
+  it('a key of the delegate book co-signs through the delegating page (2-of-2: own key + delegate)', async () => {
+    const t = await prepare(E.adi_url, [{ type: 'set_threshold', threshold: 2 }]);
+    expect((await govSign(t, e)).status).toBe(200);
+    await pollGov(t.governance_op_id, (x) => x.status === 'executed');
+    const op = await prepare(E.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(c.publicKey) }]);
+    expect((await govSign(op, e)).body).toMatchObject({ status: 'pending_signatures', is_ready: false });
+    const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: D.adi_url, public_key: d.publicKey });
+    expect(req.signing_data).toMatchObject({ signer_url: D.key_page_url, delegators: [E.key_page_url] });
+    const r = await submitSign(req, d);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    await pollGov(op.governance_op_id, (x) => x.status === 'executed');
+    expect((await dn.ledger.queryKeyPage(E.key_page_url)).keys).toHaveLength(3);
   });
 
   it('a ledger outage at the governance signature is a 502 and leaves the operation signing_required; the same signature then succeeds', async () => {
