@@ -35,11 +35,11 @@ export function requireValidSignature(hashToSign: string, signature: string, pub
 
 const FIELD_NAMES: Record<string, string> = { publicKey: 'public_key', signerUrl: 'signer_url', txId: 'target_id', pendingTx: 'target_id', principal: 'identity' };
 
-/** A ledger error as the API error it stands for. */
-export function ledgerApiError(e: unknown, context: string): ApiError | unknown {
+/** A ledger error as the API error it stands for; `fieldNames` renames the ledger's input names to the route's fields. */
+export function ledgerApiError(e: unknown, context: string, fieldNames: Record<string, string> = {}): ApiError | unknown {
   if (e instanceof ApiError) return e;
   if (e instanceof LedgerInputError) {
-    const field = FIELD_NAMES[e.field] ?? e.field;
+    const field = fieldNames[e.field] ?? FIELD_NAMES[e.field] ?? e.field;
     return new ApiError(400, 'VALIDATION_ERROR', `${field}: ${e.message.replace(/^[A-Za-z]+: /, '')}`, { field });
   }
   if (isTransientLedgerError(e)) return new ApiError(502, 'LEDGER_UNAVAILABLE', `${context}: the ledger network did not answer (${(e as Error).message}); retry`);

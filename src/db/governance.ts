@@ -151,6 +151,7 @@ export const URGENT_WITHIN_MS = 24 * 3600 * 1000;
 export interface PendingListFilter {
   identityIds?: string[];
   category?: string;
+  status?: string;
   limit: number;
   offset: number;
   now: Date;
@@ -160,7 +161,9 @@ export interface PendingListFilter {
 export async function listPendingActions(db: Db, orgId: string, f: PendingListFilter) {
   const base = [eq(pendingActions.orgId, orgId), isNull(pendingActions.resolvedAt)];
   if (f.identityIds) base.push(inArray(pendingActions.identityId, f.identityIds.length ? f.identityIds : ['00000000-0000-0000-0000-000000000000']));
-  const filtered = f.category ? [...base, eq(pendingActions.category, f.category)] : base;
+  const filtered = [...base];
+  if (f.category) filtered.push(eq(pendingActions.category, f.category));
+  if (f.status) filtered.push(eq(pendingActions.status, f.status));
   const urgentBefore = new Date(f.now.getTime() + URGENT_WITHIN_MS);
   const [rows, [total], [stats]] = await Promise.all([
     db

@@ -160,6 +160,9 @@ describe('governance and co-signing on the devnet', () => {
     });
     expect(mixed.status).toBe(400);
     expect((await mixed.json()).error).toMatch(/key_page, authority/);
+    const stranger = await call('POST', '/v1/governance', { identity: A.adi_url, operations: [{ type: 'set_threshold', threshold: 1 }], signer_public_key: c.publicKey });
+    expect(stranger.status).toBe(400);
+    expect((await stranger.json()).error).toMatch(/^signer_public_key: not a key of/);
     const badField = await call('POST', '/v1/governance', { identity: A.adi_url, operations: [{ type: 'add_key', public_key_hash: 'zz' }] });
     expect(badField.status).toBe(400);
     expect((await badField.json()).error).toMatch(/^operations\[0\]\.public_key_hash:/);

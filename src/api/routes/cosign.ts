@@ -164,6 +164,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         query: z.object({
           identity: z.string().max(500).optional().openapi({ description: 'ADI URL (or id) of one identity' }),
           category: z.enum(['governance', 'transactions']).optional(),
+          status: z.enum(['eligible', 'awaiting_others']).optional(),
           limit: z.coerce.number().int().min(1).max(500).optional().openapi({ description: 'Page size, default 100, at most 500' }),
           offset: z.coerce.number().int().min(0).optional(),
         }),
@@ -188,7 +189,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const offset = q.offset ?? 0;
       const identityIds = q.identity ? [(await findOrgIdentity(db, auth.orgId, q.identity)).id] : undefined;
       const [page, scan] = await Promise.all([
-        listPendingActions(db, auth.orgId, { identityIds, category: q.category, limit, offset, now: now() }),
+        listPendingActions(db, auth.orgId, { identityIds, category: q.category, status: q.status, limit, offset, now: now() }),
         getPendingScan(db, auth.orgId),
       ]);
       return c.json(

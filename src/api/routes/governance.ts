@@ -49,9 +49,10 @@ const OperationSchema = z
 const CreateBody = z
   .object({
     identity: z.string().openapi({ description: 'ADI URL of the identity (its id also works)', example: 'acc://alice-corp.acme' }),
-    operations: z.array(OperationSchema).openapi({ description: 'Several operations of one kind (key page, authority, create_key_page); kinds cannot be mixed' }),
+    operations: z.array(OperationSchema).max(32).openapi({ description: 'Several operations of one kind (key page, authority, create_key_page); kinds cannot be mixed' }),
     force: z.boolean().optional().openapi({ description: 'Skip the quorum-reachability check (an operation that would leave the page unable to reach its threshold)' }),
-    public_key: z.string().optional().openapi({ description: "The seat that initiates (any key of the identity's key page), 64 hex; default the identity's key" }),
+    signer_public_key: z.string().optional().openapi({ description: "The key that will sign (any current key of signer_key_page), 64 hex; default the identity's key. hash_to_sign is bound to it" }),
+    signer_key_page: z.string().optional().openapi({ description: "The key page that signs (a page of the identity's book); default the identity's key page. The ledger enforces page priority" }),
     key_page_url: z.string().optional().openapi({ description: "Key page operations: the page to change (a page of the identity's book); default the identity's key page" }),
     account_url: z.string().optional().openapi({ description: "Authority operations: the account whose authorities change (within the identity's ADI); default the ADI" }),
   })
@@ -178,10 +179,10 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       const identity = await findOrgIdentity(db, auth.orgId, body.identity);
       requireActive(identity);
       let publicKey: string;
-      if (body.public_key !== undefined) {
-        const p = ed25519PublicKeyProblem(body.public_key);
-        if (p) throw new ApiError(400, 'VALIDATION_ERROR', `public_key: ${p}`, { field: 'public_key' });
-        publicKey = body.public_key.toLowerCase();
+      if (body.signer_public_key !== undefined) {
+        const p = ed25519PublicKeyProblem(body.signer_public_key);
+        if (p) throw new ApiError(400, 'VALIDATION_ERROR', `signer_public_key: ${p}`, { field: 'signer_public_key' });
+        publicKey = body.signer_public_key.toLowerCase();
       } else publicKey = requireSigningKey(identity);
 
       const ops = body.operations as GovernanceOperation[];
@@ -211,6 +212,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
           : kind === 'authority'
             ? target(body.account_url, adi, identity.adiUrl, 'account_url')
             : identity.bookUrl;
+      const signerUrl = target(body.signer_key_page, normUrl(identity.bookUrl), identity.keyPageUrl, 'signer_key_page');
 
       let prepared;
       try {
@@ -225,9 +227,9 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
             throw new ApiError(400, 'QUORUM_UNREACHABLE', `operations: ${problem}; send force: true to do it anyway`, { field: 'operations' });
           }
         }
-        prepared = await ledger.prepareExternalSignature({ principal, body: txBody, signerUrl: identity.keyPageUrl, publicKey });
+        prepared = await ledger.prepareExternalSignature({ principal, body: txBody, signerUrl, publicKey });
       } catch (e) {
-        throw ledgerApiError(e, 'governance');
+        throw ledgerApiError(e, 'governance', { publicKey: 'signer_public_key', signerUrl: 'signer_key_page', principal: 'key_page_url' });
       }
 
       const id = randomUUID();
@@ -285,7 +287,6 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       const op = await getOrgGovernanceOp(db, auth.orgId, c.req.valid('param').id);
       if (!op) throw new ApiError(404, 'GOVERNANCE_NOT_FOUND', 'Governance operation not found');
       const { signature, publicKey } = parseSignatureBody(c.req.valid('json'));
-      if (op.signedKeys.includes(publicKey)) throw new ApiError(409, 'ALREADY_SIGNED', 'This key has already signed the operation (treat as success and read the operation)');
       const prepared = op.prepared as unknown as StoredPreparedSignature;
       if (publicKey !== prepared.publicKey) throw new ApiError(400, 'WRONG_SIGNER', 'public_key: the signing data was prepared for another key', { field: 'public_key' });
       requireValidSignature(prepared.hashToSign, signature, publicKey);
