@@ -243,11 +243,18 @@ describe('governance and co-signing on the devnet', () => {
     expect((await number.json()).error).toMatch(/^vote:/);
     const req = await prepareSign({ type: 'pending_action', target_id: action.id, public_key: b.publicKey });
     expect(req.signing_data).toMatchObject({ transaction_hash: op2.tx_hash, signer_url: A.key_page_url, vote: 'approve', delegators: [] });
-    const r = await submitSign(req, b);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ status: 'submitted', tx_hash: op2.tx_hash });
+    const wrong = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, c), public_key: b.publicKey });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).code).toBe('INVALID_SIGNATURE');
+    // two submissions race: the claim lets exactly one through
+    const [r, racer] = await Promise.all([submitSign(req, b), submitSign(req, b)]);
+    const [ok, lost] = r.status === 200 ? [r, racer] : [racer, r];
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect([404, 409]).toContain(lost.status);
+    expect(ok.body).toMatchObject({ status: 'submitted', tx_hash: op2.tx_hash });
     const spent = await submitSign(req, b);
     expect(spent.status).toBe(404);
+    expect(spent.body.code).toBe('SIGN_REQUEST_SPENT');
     const done = await pollGov(op2.governance_op_id, (x) => x.status === 'executed');
     expect(done).toMatchObject({ is_ready: true });
     const page = await dn.ledger.queryKeyPage(A.key_page_url);
@@ -365,5 +372,17 @@ describe('governance and co-signing on the devnet', () => {
     const after = await (await call('GET', '/v1/pending')).json();
     expect(after.scan.degraded).toBe(true);
     expect(after.actions.map((x: any) => x.id).sort()).toEqual(before.actions.map((x: any) => x.id).sort());
+  });
+
+  it('the scheduled discovery runs one pending-scan-<orgId> child per organization with an active identity', async () => {
+    const run: any = await app.deps.temporal.workflow.execute('pendingDiscoveryWorkflow', {
+      workflowId: `pending-discovery-test-${randomUUID()}`,
+      taskQueue: app.config.temporal.taskQueue,
+      args: [],
+    });
+    expect(run).toEqual({ organizations: 1, scanned: 1 });
+    const child = await app.deps.temporal.workflow.getHandle(`pending-scan-${app.key.orgId}`).result();
+    expect(child).toMatchObject({ orgId: app.key.orgId, identities: 3, degraded: false });
+    expect((await (await call('GET', '/v1/pending')).json()).scan.degraded).toBe(false);
   });
 });
