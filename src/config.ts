@@ -76,6 +76,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** ADI URLs are acc://<name>.<suffix> */
   ADI_SUFFIX: z.string().regex(/^[a-z0-9-]+$/, 'lowercase letters, digits and dashes').default('acme'),
+  INTENT_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   /** Ed25519 secret seed (64 hex) of the sponsor that creates and funds ADIs; the devnet generates one */
   SPONSOR_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(),
   /** secp256k1 private key (0x + 64 hex) paying gas for deployments and proof transactions on every chain */
@@ -128,6 +129,8 @@ export interface Config {
   adiSuffix: string;
   /** seconds between pending-discovery scans (the Temporal Schedule's interval) */
   pendingScanIntervalSeconds: number;
+  /** an unsigned intent (and its ledger transaction) expires this long after prepare */
+  intentTtlSeconds: number;
   /** secrets: never logged, never returned */
   sponsorKey?: string;
   relayerPrivateKey?: `0x${string}`;
@@ -199,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     adiSuffix: e.ADI_SUFFIX,
     pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,
+    intentTtlSeconds: e.INTENT_TTL_SECONDS,
     sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
     platform: {

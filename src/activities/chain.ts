@@ -11,21 +11,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Address, Hex } from 'viem';
 import { accountFactoryAbi } from '../chain/abi/index.js';
 import { getAccountAddress } from '../chain/account.js';
-import { createChainClients, type ChainClients, type ChainWriter } from '../chain/clients.js';
+import type { ChainClients } from '../chain/clients.js';
 import { adiHash } from '../chain/formulas.js';
-import type { ChainRegistry } from '../chain/registry.js';
 import type { Db } from '../db/client.js';
 import { upsertChainAccount } from '../db/identities.js';
+import { createChainAccess, type ChainAccess, type ChainAccessDeps } from './chain-access.js';
 
 export const NON_RETRYABLE_CHAIN_ERRORS = ['ChainNotConfigured'];
 
-export interface ChainActivityDeps {
+export interface ChainActivityDeps extends ChainAccessDeps {
   db: Db;
-  chains: ChainRegistry;
-  /** secp256k1 key paying gas (RELAYER_PRIVATE_KEY) */
-  relayerPrivateKey?: Hex;
-  /** receipt poll interval, default 50 ms */
-  pollMs?: number;
+  /** shared writers (one nonce manager per chain and process); built from the other deps when absent */
+  access?: ChainAccess;
   /** give up waiting for one receipt after this long (the activity is retried), default 120 s */
   receiptTimeoutMs?: number;
 }
@@ -57,35 +54,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createChainActivities(deps: ChainActivityDeps) {
   const pollMs = deps.pollMs ?? 50;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 120_000;
-  // one writer per chain for the worker's lifetime: viem's nonce manager then orders concurrent deployments
-  const writers = new Map<string, ChainWriter>();
-  const readers = new Map<string, ChainClients>();
-
-  function entry(name: string) {
-    const e = deps.chains.find(name);
-    if (!e) throw ApplicationFailure.nonRetryable(`unknown chain ${name}`, 'ChainNotConfigured');
-    if (!e.contracts) throw ApplicationFailure.nonRetryable(`chain ${name} has no system contracts configured (accountFactory)`, 'ChainNotConfigured');
-    return { ...e, contracts: e.contracts };
-  }
-  function writer(name: string): ChainWriter {
-    const e = entry(name);
-    if (!deps.relayerPrivateKey) throw ApplicationFailure.nonRetryable('no relayer key configured (RELAYER_PRIVATE_KEY)', 'ChainNotConfigured');
-    let w = writers.get(name);
-    if (!w) {
-      w = createChainClients({ rpcUrl: e.rpcUrl, chainId: e.chainId, name, privateKey: deps.relayerPrivateKey, pollingIntervalMs: pollMs });
-      writers.set(name, w);
-    }
-    return w;
-  }
-  function reader(name: string): ChainClients {
-    const e = entry(name);
-    let r = readers.get(name);
-    if (!r) {
-      r = createChainClients({ rpcUrl: e.rpcUrl, chainId: e.chainId, name, pollingIntervalMs: pollMs });
-      readers.set(name, r);
-    }
-    return r;
-  }
+  const { entry, writer, reader } = deps.access ?? createChainAccess(deps);
 
   async function deployedCode(c: ChainClients, address: Address): Promise<boolean> {
     const code = await c.public.getCode({ address, blockTag: 'latest' });

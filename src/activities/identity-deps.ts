@@ -1,6 +1,6 @@
 /**
- * The identity-provisioning dependencies of a worker, built from config: the ledger client, the sponsor key, the
- * chain registry (with the system contract addresses) and the relayer key. Used by src/bin/worker.ts, the devnet
+ * The ledger and chain dependencies of a worker, built from config: the ledger client, the sponsor key, the
+ * chain registry (with the system contract addresses), the relayer key and the validators' URLs. Used by src/bin/worker.ts, the devnet
  * and the tests, so all three wire provisioning the same way.
  */
 import type { Hex } from 'viem';
@@ -29,6 +29,8 @@ export interface IdentityActivityDeps {
   sponsor?: Sponsor;
   chains: ChainRegistry;
   relayerPrivateKey?: Hex;
+  /** validator i of the on-chain set at validatorUrls[i] (the proof cycle's quorum rounds) */
+  validatorUrls: string[];
 }
 
 export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: number } = {}): IdentityActivityDeps {
@@ -45,5 +47,6 @@ export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: numb
       })),
     ),
     relayerPrivateKey: config.relayerPrivateKey,
+    validatorUrls: config.validatorUrls,
   };
 }

@@ -6,8 +6,10 @@ import type { Hex } from 'viem';
 import type { ChainRegistry } from '../chain/registry.js';
 import type { Sponsor } from '../identity/sponsor.js';
 import type { LedgerClient } from '../ledger/index.js';
+import { createChainAccess } from './chain-access.js';
 import { createChainActivities } from './chain.js';
 import { createGovernanceActivities } from './governance.js';
+import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
 import { createPendingActivities } from './pending.js';
@@ -27,12 +29,21 @@ export interface ActivityDeps {
   chains?: ChainRegistry;
   /** secp256k1 key paying gas on every chain */
   relayerPrivateKey?: Hex;
+  /** validator i of the on-chain set at validatorUrls[i] (proof cycle) */
+  validatorUrls?: string[];
+  /** how a leg's executeGovernanceProofDirect is sent (tests inject a tampering executor) */
+  sendExecution?: SendExecution;
 }
 
 export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
   const cosign = deps.ledger ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) } : undefined;
-  const chain = deps.chains ? createChainActivities({ db: deps.db, chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
+  const access = deps.chains ? createChainAccess({ chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
+  const chain = deps.chains && access ? createChainActivities({ db: deps.db, chains: deps.chains, access }) : undefined;
+  const intent =
+    deps.ledger && access
+      ? createIntentActivities({ db: deps.db, ledger: deps.ledger, access, validatorUrls: deps.validatorUrls ?? [], sendExecution: deps.sendExecution, logger: deps.logger })
+      : undefined;
   return {
     ...createStoreActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
@@ -47,6 +58,7 @@ export function createActivities(deps: ActivityDeps) {
         'scanOrgPending',
       ])),
     ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
+    ...(intent ?? missing<IntentActivities>('ledger and chains', INTENT_ACTIVITY_NAMES)),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -14,6 +14,8 @@ import { registerGovernanceRoutes } from './routes/governance.js';
 import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
+import { registerTransactionRoutes } from './routes/transaction.js';
+import { registerProofRoutes } from './routes/proof.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -49,6 +51,8 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   registerHealthRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerTransactionRoutes(app, deps);
+  registerProofRoutes(app, deps);
   registerChainRoutes(app, deps);
   registerGovernanceRoutes(app, deps);
   registerCosignRoutes(app, deps);

@@ -93,6 +93,8 @@ export interface SignatureInfo {
   vote: Vote;
   delegators: string[];
   id?: string;
+  /** the signature JSON exactly as the node returned it (with delegation wrappers and the signature bytes) */
+  raw: any;
 }
 export interface AuthorityVoteInfo {
   authority: string;
@@ -262,6 +264,7 @@ function parseSignature(sig: any, id?: string): SignatureInfo | undefined {
     vote: VOTES[String(s.vote ?? 'accept')] ?? 'accept',
     delegators,
     id,
+    raw: sig,
   };
 }
 

@@ -33,10 +33,10 @@ import { readAnchorState, readValidatorSet } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify } from '../chain/bls.js';
 import { createMessageHasher, signWith, type MessageHasher } from './signer.js';
 import { createChainClients, type ChainClients } from '../chain/clients.js';
-import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult } from '../chain/formulas.js';
+import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult, type ResultLog } from '../chain/formulas.js';
 import type { ChainEntry } from '../chain/registry.js';
 import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
-import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
+import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
 import { EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
 import type { ValidatorKeys } from './keys.js';
 import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
@@ -534,31 +534,11 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       callBinding = 'calldata';
     }
     const logs = proven!.logs;
-    const executed = logs.find(
-      (l) =>
-        getAddress(l.address) === getAddress(account) &&
-        l.topics[0]?.toLowerCase() === EXECUTED_TOPIC &&
-        l.topics[1]?.toLowerCase() === plan.anchorId.toLowerCase() &&
-        (() => {
-          try {
-            const [li, ec] = decodeAbiParameters([{ type: 'uint256' }, { type: 'bytes32' }], l.data);
-            return li === BigInt(leafIndex) && ec.toLowerCase() === leg!.executionCommitment.toLowerCase();
-          } catch {
-            return false;
-          }
-        })(),
-    );
+    const executed = findExecutedEvent(logs, { account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg!.executionCommitment });
     if (!executed) refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
 
     for (const ev of leg!.expectedEvents) {
-      const hit = logs.some(
-        (l) =>
-          getAddress(l.address) === getAddress(ev.contract) &&
-          l.topics[0]?.toLowerCase() === ev.topic0.toLowerCase() &&
-          (ev.topics ?? []).every((t, i) => t === null || l.topics[i + 1]?.toLowerCase() === t.toLowerCase()) &&
-          (!ev.data_hash || keccak256(l.data).toLowerCase() === ev.data_hash.toLowerCase()),
-      );
-      if (!hit) refuse('EVENT_NOT_EMITTED', `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`);
+      if (!expectedEventEmitted(logs, ev)) refuse('EVENT_NOT_EMITTED', `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`);
     }
     if (leg!.expectedState.length) {
       const byAccount = new Map<Address, typeof leg.expectedState>();
@@ -746,6 +726,38 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       return p;
     },
   };
+}
+
+/** The account's Executed(anchorId, leafIndex, executionCommitment) log among `logs` (a proven receipt's), if any. */
+export function findExecutedEvent(
+  logs: readonly ResultLog[],
+  p: { account: Address; anchorId: Hex; leafIndex: bigint; executionCommitment: Hex },
+): ResultLog | undefined {
+  return logs.find(
+    (l) =>
+      getAddress(l.address) === getAddress(p.account) &&
+      l.topics[0]?.toLowerCase() === EXECUTED_TOPIC &&
+      l.topics[1]?.toLowerCase() === p.anchorId.toLowerCase() &&
+      (() => {
+        try {
+          const [li, ec] = decodeAbiParameters([{ type: 'uint256' }, { type: 'bytes32' }], l.data);
+          return li === p.leafIndex && ec.toLowerCase() === p.executionCommitment.toLowerCase();
+        } catch {
+          return false;
+        }
+      })(),
+  );
+}
+
+/** Whether an intent's expected event (contract, topic0, indexed topics, data hash) is among `logs`. */
+export function expectedEventEmitted(logs: readonly ResultLog[], ev: ExpectedEvent): boolean {
+  return logs.some(
+    (l) =>
+      getAddress(l.address) === getAddress(ev.contract) &&
+      l.topics[0]?.toLowerCase() === ev.topic0.toLowerCase() &&
+      (ev.topics ?? []).every((t, i) => t === null || l.topics[i + 1]?.toLowerCase() === t.toLowerCase()) &&
+      (!ev.data_hash || keccak256(l.data).toLowerCase() === ev.data_hash.toLowerCase()),
+  );
 }
 
 /** Identity of one result record: one per (anchor, leaf). */

@@ -14,10 +14,11 @@
  * the reason, and the workflow fails so it stands out in the Temporal UI. The current step is the Stage search
  * attribute and the row's `stage`; a query `progress` answers the same from the workflow itself.
  */
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChainActivities } from '../activities/chain.js';
 import type { IdentityStoreActivities } from '../activities/identity-store.js';
 import type { LedgerActivities, LedgerStepInput } from '../activities/ledger.js';
+import { innermostFailure } from './failure.js';
 import { StageKey } from './search-attributes.js';
 
 export interface IdentityWorkflowInput {
@@ -71,14 +72,6 @@ const store = proxyActivities<IdentityStoreActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { ...retry, maximumInterval: '5 seconds' },
 });
-
-/** The message of the innermost failure (the activity's own error). */
-function reason(err: unknown): string {
-  let e: unknown = err;
-  while ((e instanceof ActivityFailure || (e instanceof ApplicationFailure && e.cause)) && (e as { cause?: unknown }).cause) e = (e as { cause?: unknown }).cause;
-  const msg = e instanceof Error ? e.message : String(e);
-  return msg || 'provisioning failed';
-}
 
 export async function identityWorkflow(input: IdentityWorkflowInput): Promise<IdentityWorkflowResult> {
   const progress: IdentityProgress = { stage: 'queued', completed: [], chainAccounts: [] };
@@ -143,7 +136,7 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
       .map((a) => ({ chain: a.chain, chainId: a.chainId, address: a.address, deploymentTx: a.deploymentTx }));
     return { identityId: input.identityId, status: 'active', creditBalance, chainAccounts };
   } catch (err) {
-    const message = reason(err);
+    const message = innermostFailure(err).message || 'provisioning failed';
     step('failed');
     await store.markIdentityFailed(input.identityId, message, !creditsBought);
     throw ApplicationFailure.nonRetryable(`identity provisioning failed: ${message}`, 'ProvisioningFailed');

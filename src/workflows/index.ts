@@ -5,3 +5,5 @@ export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
 export { identityWorkflow } from './identity.js';
 export { governanceWorkflow } from './governance.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
+export { intentWorkflow } from './intent.js';
+export { intentChainWorkflow } from './intent-chain.js';

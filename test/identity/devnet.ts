@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { randomBytes } from 'node:crypto';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
-import type { Config } from '../../src/config.js';
+import type { ChainConfig, Config } from '../../src/config.js';
+import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
+import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { setupIdentityDevnet } from '../../src/devnet/identity.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
@@ -22,39 +24,54 @@ export interface IdentityDevnet {
   sim: LedgerSimHandle;
   anvils: AnvilHandle[];
   ledger: LedgerClient;
+  /** the 7 validators (with `validators: true`) */
+  validators?: DevnetValidators;
   /** environment of this devnet (merge into testConfig / a child process env) */
   env: Record<string, string>;
   stop(): Promise<void>;
 }
 
-export async function startIdentityDevnet(opts: { blockIntervalMs?: number } = {}): Promise<IdentityDevnet> {
+/**
+ * `validators: true` also starts the 7 validator nodes and deploys the system contracts with their BLS keys as
+ * the set (what the proof cycle needs); otherwise the contracts get a throwaway set.
+ */
+export async function startIdentityDevnet(opts: { blockIntervalMs?: number; validators?: boolean } = {}): Promise<IdentityDevnet> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pgw-identity-'));
   const sim = await startLedgerSim({ port: 0, blockIntervalMs: opts.blockIntervalMs ?? 20 });
   const anvils = await Promise.all([startAnvil({ chainId: 11155111 }), startAnvil({ chainId: 80002 })]);
+  let validators: DevnetValidators | undefined;
   try {
-    const chains = [
+    let chains: ChainConfig[] = [
       { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvils[0]!.rpcUrl, confirmations: 2 },
       { name: 'polygon-amoy', chainId: 80002, rpcUrl: anvils[1]!.rpcUrl, confirmations: 2 },
     ];
+    if (opts.validators) {
+      validators = await startDevnetValidators({ dataDir, ledgerUrl: sim.url, chains, deployerKey: ANVIL_DEV_KEY_0, observeTimeoutMs: 30_000 });
+      chains = chains.map((c) => ({ ...c, contracts: validators!.contracts }));
+    }
     const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
-    const env = {
+    const env: Record<string, string> = {
       LEDGER_URL: sim.url,
       CHAINS: JSON.stringify(parts.chains),
       SPONSOR_KEY: parts.sponsorKey,
       RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
       DATA_DIR: dataDir,
+      ...(validators ? { VALIDATOR_URLS: validators.validators.map((v) => v.url).join(',') } : {}),
     };
     return {
       sim,
       anvils,
       ledger: createLedgerClient({ url: sim.url, pollIntervalMs: 20 }),
+      validators,
       env,
       async stop() {
+        await validators?.stop();
         await Promise.all([sim.stop(), ...anvils.map((a) => a.stop())]);
         rmSync(dataDir, { recursive: true, force: true });
       },
     };
   } catch (e) {
+    await validators?.stop();
     await Promise.all([sim.stop(), ...anvils.map((a) => a.stop())]);
     throw e;
   }

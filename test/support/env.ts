@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { createActivities, type ActivityDeps } from '../../src/activities/index.js';
+import { createActivities, type Activities, type ActivityDeps } from '../../src/activities/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -52,14 +52,15 @@ export async function startTestWorker(
   config: Config,
   database: Pick<Database, 'db'>,
   extra: Partial<ActivityDeps> = {},
-  opts: { shutdownGraceTime?: string } = {},
+  opts: { shutdownGraceTime?: string; wrap?: (activities: Activities) => Activities } = {},
 ) {
   installTemporalRuntime(quietLogger, { shutdownSignals: [] });
+  const activities = createActivities({ db: database.db, webhooks: config.webhooks, ...extra });
   const { worker, connection } = await createGatewayWorker({
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db, webhooks: config.webhooks, ...extra }),
+    activities: opts.wrap ? opts.wrap(activities) : activities,
     shutdownGraceTime: opts.shutdownGraceTime,
   });
   const running = worker.run();

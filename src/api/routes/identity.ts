@@ -32,6 +32,7 @@ import { createLedgerClient } from '../../ledger/client.js';
 import type { IdentityWorkflowInput, identityWorkflow } from '../../workflows/identity.js';
 import { IdentityIdKey, OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
 import type { AppDeps, AppEnv } from '../deps.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { ApiError } from '../errors.js';
 import { findOrgIdentity } from '../identity-access.js';
 import { requireAuth } from '../middleware/auth.js';
@@ -133,20 +134,6 @@ export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): 
 }
 
 const bad = (field: string, message: string) => new ApiError(400, 'VALIDATION_ERROR', `${field}: ${message}`, { field });
-
-function encodeCursor(r: IdentityRow): string {
-  return Buffer.from(JSON.stringify({ t: r.createdAt.toISOString(), id: r.id })).toString('base64url');
-}
-function decodeCursor(s: string): { createdAt: Date; id: string } {
-  try {
-    const o = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as { t?: string; id?: string };
-    const createdAt = new Date(String(o.t));
-    if (Number.isNaN(createdAt.getTime()) || typeof o.id !== 'string' || !/^[0-9a-f-]{36}$/i.test(o.id)) throw new Error('bad');
-    return { createdAt, id: o.id };
-  } catch {
-    throw bad('cursor', 'not a cursor returned by this endpoint');
-  }
-}
 
 export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;

@@ -1,0 +1,570 @@
+/**
+ * Activities of the proof cycle (DESIGN.md §3): submit the client's signature to the ledger, follow the intent's
+ * ledger transaction, and per chain: attestation quorum → createAnchor → executeComprehensiveProof →
+ * executeGovernanceProofDirect per leg → observation quorum → proof_result on the ledger; then the proof.
+ *
+ * Every step reads the ledger, the chain or its own record first and skips what is already done, so a retry
+ * after a worker crash never sends a second transaction: the anchor is content-addressed (exists? proven?), a
+ * leg's leaf is consumed exactly once on chain (isLeafUsed, then the Executed log names the transaction), and the
+ * validators write a result once (they look it up on the ledger). Outputs are stored on the intent_chains row,
+ * so the workflow history stays small and GET /v1/transaction/{id} shows each transaction as soon as it exists.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { BaseError, decodeErrorResult, type Address, type Hex } from 'viem';
+import { accountAbiWithAnchorErrors, isLegExecuted, proofForLeg } from '../chain/account.js';
+import { proofAnchorAbi } from '../chain/abi/index.js';
+import { createAnchor, executeComprehensiveProof, readValidatorSet, revertErrorName } from '../chain/anchor.js';
+import type { ChainClients, ChainWriter } from '../chain/clients.js';
+import { anchorMessage } from '../chain/formulas.js';
+import type { Db } from '../db/client.js';
+import {
+  completeIntent,
+  ensureIntentChain,
+  getIntent,
+  getIntentChains,
+  markIntentFailed,
+  markIntentSubmitted,
+  storePartialProof,
+  updateIntentChain,
+  type CycleStage,
+  type IntentDocument,
+  type IntentRow,
+} from '../db/intents.js';
+import { LedgerInputError, LedgerSubmitError, LedgerTransportError, tx, type LedgerClient } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { assembleBundle, serializeBundle } from '../proof/bundle.js';
+import { custodyTrail } from '../proof/custody-trail.js';
+import type { ChainCycleRecord, CycleRecord, QuorumRecord } from '../proof/cycle-record.js';
+import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
+import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient, type QuorumResult } from '../validator/quorum.js';
+import type { ChainAccess } from './chain-access.js';
+
+/** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
+const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM']);
+
+
+/** Sends executeGovernanceProofDirect for one leg and returns the transaction hash (tests inject a tampering one). */
+export type SendExecution = (
+  w: ChainWriter,
+  account: Address,
+  call: { target: Address; value: bigint; data: Hex; proof: ReturnType<typeof proofForLeg> },
+) => Promise<Hex>;
+
+export const sendExecution: SendExecution = (w, account, call) =>
+  w.wallet.writeContract({
+    address: account,
+    abi: accountAbiWithAnchorErrors,
+    functionName: 'executeGovernanceProofDirect',
+    args: [call.target, call.value, call.data, { ...call.proof, merkleProof: [...call.proof.merkleProof] }],
+  });
+
+export interface IntentActivityDeps {
+  db: Db;
+  ledger: LedgerClient;
+  access: ChainAccess;
+  /** validator i of the on-chain set answers at validatorUrls[i] */
+  validatorUrls: readonly string[];
+  quorumTimeouts?: { attestTimeoutMs?: number; observeTimeoutMs?: number; writeTimeoutMs?: number };
+  sendExecution?: SendExecution;
+  logger?: Logger;
+}
+
+export interface IntentStepInput {
+  intentId: string;
+  chain: string;
+}
+export interface LegStepInput extends IntentStepInput {
+  legId: string;
+}
+
+function beat(details?: unknown) {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    /* outside an activity */
+  }
+}
+
+/** Heartbeats every 2 s while `p` runs (a quorum round or a receipt wait is one long await). */
+async function heartbeating<T>(p: Promise<T>): Promise<T> {
+  const t = setInterval(() => beat(), 2000);
+  try {
+    return await p;
+  } finally {
+    clearInterval(t);
+  }
+}
+
+/** What the account's and the anchor's errors mean for a leg. */
+const REVERT_MEANING: Record<string, string> = {
+  InvalidMerkleProof: 'the runtime (chain id, target, value, calldata) does not match the anchored execution commitment',
+  LeafAlreadyUsed: 'the proof was already used',
+  AnchorNotProven: 'the anchor is not proven',
+  AnchorNotFound: 'no such anchor',
+};
+
+function revertData(e: unknown): Hex | undefined {
+  const found = e instanceof BaseError ? e.walk((x) => typeof (x as { data?: unknown }).data === 'string') : undefined;
+  const d = (found as { data?: unknown } | undefined)?.data;
+  return typeof d === 'string' && d.startsWith('0x') && d.length >= 10 ? (d as Hex) : undefined;
+}
+
+/** The decoded custom error of a revert with its meaning, or the revert reason as viem reports it. */
+function explainRevert(e: unknown): string {
+  let name = revertErrorName(e);
+  const data = revertData(e);
+  if (!name && data) {
+    try {
+      name = decodeErrorResult({ abi: accountAbiWithAnchorErrors, data }).errorName;
+    } catch {
+      /* an error of the target contract, not ours */
+    }
+  }
+  if (name) return REVERT_MEANING[name] ? `${name}: ${REVERT_MEANING[name]}` : name;
+  return e instanceof BaseError ? e.shortMessage : String(e);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
+  return {
+    message: q.message,
+    aggregateSignature: q.aggregateSignature,
+    signerBitmap: q.signerBitmap.toString(),
+    signers: q.signers,
+    outcomes: q.outcomes.map((o) => ({ index: o.index, status: o.status, ...(o.code ? { code: o.code } : {}), ...(o.reason ? { reason: o.reason } : {}) })),
+  };
+}
+
+function describeOutcomes(e: QuorumUnreachableError): string {
+  const refused = e.outcomes.filter((o) => o.status === 'refused');
+  const reasons = [...new Set(refused.map((o) => `${o.code}: ${o.reason}`))];
+  return reasons.length ? reasons.join('; ') : e.message;
+}
+
+export function createIntentActivities(deps: IntentActivityDeps) {
+  const { db, ledger, access } = deps;
+  const send = deps.sendExecution ?? sendExecution;
+  const parsed = new Map<string, CanonicalIntent>();
+  const quorums = new Map<string, { root: Hex; client: QuorumClient; checkedAt: number }>();
+
+  async function loadIntent(intentId: string): Promise<{ row: IntentRow; intent: CanonicalIntent }> {
+    const row = await getIntent(db, intentId);
+    if (!row) throw ApplicationFailure.nonRetryable(`intent ${intentId} not found`, 'IntentNotFound');
+    let intent = parsed.get(intentId);
+    if (!intent) {
+      intent = parseIntentEntries((row.intent as IntentDocument).parts);
+      if (parsed.size > 1000) parsed.delete(parsed.keys().next().value as string);
+      parsed.set(intentId, intent);
+    }
+    return { row, intent };
+  }
+
+  async function loadChain(intentId: string, chain: string) {
+    const { row, intent } = await loadIntent(intentId);
+    const rows = await getIntentChains(db, intentId);
+    const c = rows.find((r) => r.chain === chain);
+    if (!c) throw ApplicationFailure.nonRetryable(`intent ${intentId} has no cycle on ${chain}`, 'IntentNotFound');
+    if (!row.txHash || !row.ledgerTxId) throw ApplicationFailure.nonRetryable(`intent ${intentId} was never submitted`, 'IntentNotFound');
+    const e = access.entry(chain);
+    const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
+    return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
+  }
+
+  /** The quorum client of a chain: keys and powers as ProofAnchor holds them, validator i at validatorUrls[i]. */
+  async function quorumFor(chain: string, r: ChainClients, proofAnchor: Address): Promise<{ client: QuorumClient; root: Hex }> {
+    const cached = quorums.get(chain);
+    if (cached && Date.now() - cached.checkedAt < 60_000) return cached;
+    const set = await readValidatorSet(r, proofAnchor);
+    if (cached && cached.root === set.root) {
+      cached.checkedAt = Date.now();
+      return cached;
+    }
+    if (deps.validatorUrls.length < set.publicKeys.length) {
+      throw ApplicationFailure.nonRetryable(
+        `${set.publicKeys.length} validators are registered on ${chain} but only ${deps.validatorUrls.length} VALIDATOR_URLS are configured`,
+        'ChainNotConfigured',
+      );
+    }
+    const client = createQuorumClient({
+      validators: set.publicKeys.map((publicKey, index) => ({ index, url: deps.validatorUrls[index]!, publicKey, power: set.powers[index] })),
+      thresholdNum: set.thresholdNum,
+      thresholdDen: set.thresholdDen,
+      settle: 'quorum',
+      ...deps.quorumTimeouts,
+    });
+    const out = { client, root: set.root, checkedAt: Date.now() };
+    quorums.set(chain, out);
+    return out;
+  }
+
+  /** A quorum failure: permanent when the validators that refused for good leave too little power for a quorum. */
+  function quorumFailure(e: unknown, q: QuorumClient, what: 'AttestationRefused' | 'ObservationRefused'): Error {
+    if (!(e instanceof QuorumUnreachableError)) return e as Error;
+    const total = q.validators.reduce((a, v) => a + (v.power ?? 100n), 0n);
+    const refusedForGood = e.outcomes
+      .filter((o) => o.status === 'refused' && !TRANSIENT_REFUSALS.has(o.code ?? ''))
+      .reduce((a, o) => a + (q.validators.find((v) => v.index === o.index)?.power ?? 100n), 0n);
+    if (total - refusedForGood < e.requiredPower) {
+      return ApplicationFailure.nonRetryable(`validators refused: ${describeOutcomes(e)}`, what);
+    }
+    return new Error(`${e.message} (will retry)`);
+  }
+
+  async function findLogTx(r: ChainClients, address: Address, eventName: 'AnchorCreated' | 'AnchorProven', anchorId: Hex): Promise<Hex> {
+    const logs = await r.public.getContractEvents({ address, abi: proofAnchorAbi, eventName, args: { anchorId }, fromBlock: 0n, toBlock: 'latest' });
+    const h = logs[0]?.transactionHash;
+    if (!h) throw new Error(`${eventName} log of anchor ${anchorId} not found`);
+    return h;
+  }
+
+  async function findExecutionTx(r: ChainClients, account: Address, anchorId: Hex, leafIndex: bigint): Promise<Hex> {
+    const logs = await r.public.getContractEvents({ address: account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId }, fromBlock: 0n, toBlock: 'latest' });
+    const h = logs.find((l) => l.args.leafIndex === leafIndex)?.transactionHash;
+    if (!h) throw new Error(`Executed log of anchor ${anchorId} leaf ${leafIndex} not found on ${account}`);
+    return h;
+  }
+
+  async function waitReceipt(r: ChainClients, hash: Hex) {
+    return heartbeating(r.public.waitForTransactionReceipt({ hash, pollingInterval: 25, timeout: 120_000 }));
+  }
+
+  function legOf(plan: IntentAnchorPlan, legId: string) {
+    const i = plan.legs.findIndex((l) => l.legId === legId);
+    if (i < 0) throw ApplicationFailure.nonRetryable(`leg ${legId} is not on this chain`, 'IntentNotFound');
+    return { leg: plan.legs[i]!, index: i };
+  }
+
+  return {
+    /**
+     * The Update handler's step: rebuilds the prepared ledger transaction byte for byte (same timestamp and
+     * signer version), attaches the client's signature and submits it. Idempotent: an intent already submitted
+     * answers with its transaction. Transient ledger faults throw retryable errors (the workflow gives up after
+     * a few and answers 502, the intent stays signing_required).
+     */
+    async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
+      const { row, intent } = await loadIntent(i.intentId);
+      if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
+      const p = row.prepared;
+      let prepared;
+      try {
+        prepared = await ledger.prepareExternalSignature({
+          principal: p.principal,
+          body: tx.writeData(intent.parts),
+          txOptions: { memo: p.memo, expireAt: new Date(p.expireAt) },
+          signerUrl: p.signerUrl,
+          publicKey: p.publicKey,
+          signerVersion: p.signerVersion,
+          timestamp: p.timestamp,
+        });
+      } catch (e) {
+        if (e instanceof LedgerInputError) throw ApplicationFailure.nonRetryable(`the signer is no longer valid: ${e.message}`, 'SignatureRejected');
+        throw e;
+      }
+      if (prepared.hashToSign !== p.hashToSign || prepared.txHash !== p.txHash) {
+        throw ApplicationFailure.nonRetryable('the prepared transaction could not be rebuilt identically; prepare a new intent', 'SigningDataChanged');
+      }
+      let submitted;
+      try {
+        submitted = await ledger.submitExternalSignature(prepared, i.signature);
+      } catch (e) {
+        if (e instanceof LedgerInputError || e instanceof LedgerSubmitError) {
+          throw ApplicationFailure.nonRetryable(`the ledger refused the signature: ${e.message}`, 'SignatureRejected');
+        }
+        throw e instanceof LedgerTransportError ? ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable') : e;
+      }
+      await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
+      return { txId: submitted.txId, txHash: submitted.txHash };
+    },
+
+    /**
+     * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
+     * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...).
+     */
+    async followIntentTransaction(i: { intentId: string; waitMs: number }): Promise<{ state: 'delivered' | 'pending' | 'failed'; reason?: string; signatures: number }> {
+      const row = await getIntent(db, i.intentId);
+      if (!row?.ledgerTxId) throw ApplicationFailure.nonRetryable(`intent ${i.intentId} was never submitted`, 'IntentNotFound');
+      const deadline = Date.now() + i.waitMs;
+      for (;;) {
+        const st = await ledger.getTransaction(row.ledgerTxId).catch((e) => {
+          if (e instanceof LedgerTransportError || (e as { code?: string }).code === 'notFound') return undefined;
+          throw e;
+        });
+        beat();
+        if (st?.delivered) return { state: 'delivered', signatures: st.signatures.length };
+        if (st?.failed) return { state: 'failed', reason: `ledger transaction ${st.status}${st.error ? `: ${st.error.message}` : ''}`, signatures: st.signatures.length };
+        if (Date.now() > deadline) return { state: 'pending', signatures: st?.signatures.length ?? 0 };
+        await sleep(50);
+      }
+    },
+
+    /** Creates the chain's cycle record (anchor plan, leaves) unless it exists. */
+    async beginChainCycle(i: IntentStepInput): Promise<{ legIds: string[] }> {
+      const { intent, row } = await loadIntent(i.intentId);
+      const e = access.entry(i.chain);
+      if (!row.txHash) throw ApplicationFailure.nonRetryable(`intent ${i.intentId} was never submitted`, 'IntentNotFound');
+      const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
+      const record: ChainCycleRecord = {
+        chain: i.chain,
+        chainId: String(e.chainId),
+        proofAnchor: e.contracts.proofAnchor,
+        anchorId: plan.anchorId,
+        commitmentRoot: plan.commitmentRoot,
+        leafCount: plan.leafCount.toString(),
+        legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
+      };
+      await ensureIntentChain(db, i.intentId, i.chain, record);
+      return { legIds: plan.legs.map((l) => l.legId) };
+    },
+
+    async setChainStage(i: IntentStepInput & { stage: CycleStage }): Promise<void> {
+      await updateIntentChain(db, i.intentId, i.chain, { stage: i.stage });
+    },
+
+    /** Pre-execution quorum: every validator reads the intent from the ledger itself and BLS-signs the anchor. */
+    async attestChain(i: IntentStepInput): Promise<{ signers: number[] }> {
+      const c = await loadChain(i.intentId, i.chain);
+      if (c.record.attestation) return { signers: c.record.attestation.signers };
+      const r = access.reader(i.chain);
+      const { client, root } = await quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
+      const message = anchorMessage({ chainId: BigInt(c.entry.chainId), anchor: c.plan.anchor, anchorId: c.plan.anchorId, validatorSetRoot: root });
+      let q;
+      try {
+        q = await heartbeating(client.attest(attestRequestFor(c.ledgerTxId, i.chain, c.plan), { message }));
+      } catch (e) {
+        throw quorumFailure(e, client, 'AttestationRefused');
+      }
+      const authority = q.responses.values().next().value!.authority;
+      await updateIntentChain(db, i.intentId, i.chain, {
+        step: 'attested',
+        record: (rec) => {
+          rec.validatorSetRoot = root;
+          rec.attestation = { ...quorumRecord(q), authority };
+        },
+      });
+      return { signers: q.signers };
+    },
+
+    /** createAnchor, once: an existing anchor is found with its transaction. */
+    async createChainAnchor(i: IntentStepInput): Promise<{ txHash: Hex; sent: boolean }> {
+      const c = await loadChain(i.intentId, i.chain);
+      if (c.record.createAnchorTx) return { txHash: c.record.createAnchorTx, sent: false };
+      const w = access.writer(i.chain);
+      const res = await heartbeating(
+        createAnchor(w, c.plan.anchor, { commitmentRoot: c.plan.commitmentRoot, operationId: c.plan.operationId, ledgerTxHash: c.plan.ledgerTxHash, leafCount: c.plan.leafCount }),
+      );
+      if (res.tx && res.tx.status !== 'success') throw new Error(`createAnchor reverted (tx ${res.tx.txHash})`);
+      const txHash = res.tx?.txHash ?? (await findLogTx(w, c.plan.anchor, 'AnchorCreated', c.plan.anchorId));
+      await updateIntentChain(db, i.intentId, i.chain, { record: (rec) => void (rec.createAnchorTx = txHash) });
+      return { txHash, sent: !!res.tx };
+    },
+
+    /** executeComprehensiveProof with the aggregate, once: a proven anchor is found with its transaction. */
+    async proveChainAnchor(i: IntentStepInput): Promise<{ txHash: Hex; sent: boolean }> {
+      const c = await loadChain(i.intentId, i.chain);
+      if (c.record.proveTx) return { txHash: c.record.proveTx, sent: false };
+      const att = c.record.attestation;
+      if (!att) throw ApplicationFailure.nonRetryable('no attestation recorded', 'IntentNotFound');
+      const w = access.writer(i.chain);
+      const res = await heartbeating(
+        executeComprehensiveProof(w, c.plan.anchor, { anchorId: c.plan.anchorId, signerBitmap: BigInt(att.signerBitmap), signature: att.aggregateSignature }),
+      );
+      if (res.tx && res.tx.status !== 'success') throw new Error(`executeComprehensiveProof reverted (tx ${res.tx.txHash})`);
+      const txHash = res.tx?.txHash ?? (await findLogTx(w, c.plan.anchor, 'AnchorProven', c.plan.anchorId));
+      await updateIntentChain(db, i.intentId, i.chain, { step: 'anchored', record: (rec) => void (rec.proveTx = txHash) });
+      return { txHash, sent: !!res.tx };
+    },
+
+    /**
+     * executeGovernanceProofDirect for one leg, exactly once: a consumed leaf is found with its transaction. The
+     * account must hold the value a native leg sends; a call that reverts fails the leg with the decoded reason.
+     */
+    async executeChainLeg(i: LegStepInput): Promise<{ txHash: Hex; sent: boolean }> {
+      const c = await loadChain(i.intentId, i.chain);
+      const { leg, index } = legOf(c.plan, i.legId);
+      const done = c.record.legs.find((l) => l.legId === i.legId)?.executionTx;
+      if (done) return { txHash: done, sent: false };
+      const w = access.writer(i.chain);
+      const proof = proofForLeg(c.plan, index);
+      const record = async (txHash: Hex, sent: boolean) => {
+        await updateIntentChain(db, i.intentId, i.chain, {
+          step: 'executed',
+          record: (rec) => {
+            const l = rec.legs.find((x) => x.legId === i.legId)!;
+            l.executionTx = txHash;
+          },
+        });
+        return { txHash, sent };
+      };
+      const found = async () => ((await isLegExecuted(w, c.plan.anchor, proof)) ? findExecutionTx(w, leg.account, c.plan.anchorId, proof.leafIndex) : undefined);
+      const already = await found();
+      if (already) return record(already, false);
+      if (leg.value > 0n) {
+        const balance = await w.public.getBalance({ address: leg.account });
+        if (balance < leg.value) {
+          throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account ${leg.account} holds ${balance} wei but the leg sends ${leg.value} wei`, 'InsufficientFunds');
+        }
+      }
+      let hash: Hex;
+      try {
+        hash = await send(w, leg.account, { target: leg.target, value: leg.value, data: leg.data, proof });
+      } catch (e) {
+        // a concurrent or earlier attempt consumed the leaf between the check and the send
+        const again = await found();
+        if (again) return record(again, false);
+        if (revertErrorName(e) || revertData(e)) throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account reverted the call (${explainRevert(e)})`, 'ExecutionReverted');
+        throw e instanceof BaseError ? new Error(e.shortMessage) : e;
+      }
+      beat({ txHash: hash });
+      const receipt = await waitReceipt(w, hash);
+      if (receipt.status !== 'success') {
+        const again = await found();
+        if (again) return record(again, false);
+        // replay the mined call on the state before its block to learn why it reverted
+        const sent = await w.public.getTransaction({ hash });
+        const why = await w.public
+          .call({ to: sent.to ?? undefined, data: sent.input, value: sent.value, account: sent.from, blockNumber: receipt.blockNumber - 1n })
+          .then(() => 'reverted', (e: unknown) => explainRevert(e));
+        throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed`, 'ExecutionReverted');
+      }
+      return record(hash, true);
+    },
+
+    /** Post-execution quorum: validators read the receipt and block themselves and verify the committed effects. */
+    async observeChainLeg(i: LegStepInput): Promise<{ resultHash: Hex }> {
+      const c = await loadChain(i.intentId, i.chain);
+      const { index } = legOf(c.plan, i.legId);
+      const l = c.record.legs.find((x) => x.legId === i.legId)!;
+      if (l.observation) return { resultHash: l.observation.resultHash };
+      if (!l.executionTx) throw ApplicationFailure.nonRetryable(`leg ${i.legId} has no execution`, 'IntentNotFound');
+      const r = access.reader(i.chain);
+      const { client, root } = await quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
+      let q;
+      try {
+        q = await heartbeating(
+          client.observe(observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx), {
+            chainId: BigInt(c.entry.chainId),
+            proofAnchor: c.plan.anchor,
+            validatorSetRoot: root,
+          }),
+        );
+      } catch (e) {
+        throw quorumFailure(e, client, 'ObservationRefused');
+      }
+      const first = q.responses.values().next().value!;
+      await updateIntentChain(db, i.intentId, i.chain, {
+        step: 'observed',
+        record: (rec) => {
+          rec.legs.find((x) => x.legId === i.legId)!.observation = {
+            ...quorumRecord(q),
+            resultHash: q.resultHash,
+            confirmations: first.confirmations,
+            checks: first.checks,
+          };
+        },
+      });
+      return { resultHash: q.resultHash };
+    },
+
+    /** The proof_result v2 record, written to the ledger by one of the signers (once; they check the ledger). */
+    async recordChainLegResult(i: LegStepInput): Promise<{ resultId: Hex }> {
+      const c = await loadChain(i.intentId, i.chain);
+      const { index } = legOf(c.plan, i.legId);
+      const l = c.record.legs.find((x) => x.legId === i.legId)!;
+      if (l.result) return { resultId: l.result.resultId };
+      const o = l.observation;
+      if (!o || !l.executionTx) throw ApplicationFailure.nonRetryable(`leg ${i.legId} was not observed`, 'IntentNotFound');
+      const r = access.reader(i.chain);
+      const { client } = await quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
+      const req = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx);
+      const w = await heartbeating(
+        client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) } as QuorumResult<never>),
+      );
+      await updateIntentChain(db, i.intentId, i.chain, {
+        step: 'recorded',
+        record: (rec) => {
+          rec.legs.find((x) => x.legId === i.legId)!.result = { resultId: w.resultId, resultsAccount: w.resultsAccount, txId: w.txId, writtenBy: w.writtenBy };
+        },
+      });
+      return { resultId: w.resultId };
+    },
+
+    async failChainLegs(i: IntentStepInput & { legIds: string[]; error: string }): Promise<void> {
+      await updateIntentChain(db, i.intentId, i.chain, {
+        record: (rec) => {
+          for (const l of rec.legs) if (i.legIds.includes(l.legId) && !l.result) l.error = i.error;
+        },
+      });
+    },
+
+    /**
+     * Ends the intent: with every leg recorded, the proof (bundle + custody) is stored and the intent completes;
+     * otherwise it fails naming each failed leg (a partial proof of the completed legs is kept).
+     */
+    async finalizeIntent(i: { intentId: string }): Promise<{ status: 'completed' | 'failed'; proofId?: string; error?: string }> {
+      const { row } = await loadIntent(i.intentId);
+      const chains = await getIntentChains(db, i.intentId);
+      const legs = chains.flatMap((c) => c.record.legs.map((l) => ({ chain: c.chain, chainId: c.record.chainId, ...l })));
+      const done = legs.filter((l) => l.result && l.executionTx);
+      const failed = legs.filter((l) => !l.result);
+      let proofId: string | undefined;
+      const cycle: CycleRecord = {
+        intentId: row.id,
+        adiUrl: parseIntentEntries((row.intent as IntentDocument).parts).adiUrl,
+        dataAccountUrl: row.prepared.principal,
+        ledgerTxId: row.ledgerTxId ?? undefined,
+        ledgerTxHash: row.txHash ?? undefined,
+        chains: chains.map((c) => ({ ...c.record, legs: c.record.legs.filter((l) => l.result) })).filter((c) => c.legs.length),
+      };
+      const proof = async () => {
+        const bundle = await heartbeating(assembleBundle({ ledger, chain: (name) => access.reader(name) }, cycle));
+        const custody = custodyTrail({
+          intentId: row.id,
+          operationId: row.operationId,
+          createdAt: row.createdAt.toISOString(),
+          ledgerTxHash: row.txHash ?? undefined,
+          chains: chains.map((c) => ({ chain: c.chain, record: c.record, stepTimes: c.stepTimes })),
+          bundleHash: bundle.bundle_hash,
+        });
+        return { bundle: serializeBundle(bundle), bundleHash: bundle.bundle_hash, custody };
+      };
+      if (!failed.length && done.length) {
+        proofId = await completeIntent(db, i.intentId, {
+          proof: await proof(),
+          executions: done.map((l) => ({ chain: l.chain, chain_id: l.chainId, leg_id: l.legId, tx_hash: l.executionTx! })),
+        });
+        return { status: 'completed', proofId };
+      }
+      if (done.length) proofId = await storePartialProof(db, i.intentId, await proof());
+      const error =
+        failed.map((l) => `leg ${l.legId} (${l.chain}) failed: ${l.error ?? 'not completed'}`).join('; ') +
+        (done.length ? `; completed: ${done.map((l) => l.legId).join(', ')}` : '');
+      const stage = chains.find((c) => c.stage === 'failed') ? 'failed' : row.stage;
+      await markIntentFailed(db, i.intentId, { status: 'failed', stage, error, proofId });
+      return { status: 'failed', proofId, error };
+    },
+
+    /** Terminal failure before the cycle (expired unsigned, refused on the ledger). */
+    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<void> {
+      const row = await getIntent(db, i.intentId);
+      await markIntentFailed(db, i.intentId, { status: i.status, stage: row?.stage ?? 'signing_required', error: i.error });
+    },
+  };
+}
+export type IntentActivities = ReturnType<typeof createIntentActivities>;
+export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
+  'submitIntentSignature',
+  'followIntentTransaction',
+  'beginChainCycle',
+  'setChainStage',
+  'attestChain',
+  'createChainAnchor',
+  'proveChainAnchor',
+  'executeChainLeg',
+  'observeChainLeg',
+  'recordChainLegResult',
+  'failChainLegs',
+  'finalizeIntent',
+  'failIntent',
+];

@@ -1,0 +1,238 @@
+/**
+ * Intents (spec §2.2) and their per-chain proof cycles. Every status change that an integrator hears about is
+ * written with its event (src/db/events.ts) in the same transaction.
+ */
+import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import type { ChainCycleRecord } from '../proof/cycle-record.js';
+import type { Db } from './client.js';
+import { recordEvent } from './events.js';
+import { intentChains, intents, proofs } from './schema.js';
+
+export type IntentRow = typeof intents.$inferSelect;
+export type NewIntentRow = typeof intents.$inferInsert;
+export type IntentChainRow = typeof intentChains.$inferSelect;
+export type ProofRow = typeof proofs.$inferSelect;
+
+export const INTENT_STATUSES = ['signing_required', 'submitted', 'completed', 'failed', 'expired'] as const;
+export const INTENT_TERMINAL = ['completed', 'failed', 'expired'] as const;
+/** the order of the stages of one chain's cycle; an intent is at the least advanced stage of its chains */
+export const CYCLE_STAGES = ['pending', 'attesting', 'anchoring', 'executing', 'observing', 'recording', 'completed', 'failed'] as const;
+export type CycleStage = (typeof CYCLE_STAGES)[number];
+
+export interface IntentDocument {
+  /** the four canonical JSON parts written to the ledger */
+  parts: string[];
+}
+
+export async function insertIntent(db: Db, row: NewIntentRow): Promise<IntentRow> {
+  const [r] = await db.insert(intents).values(row).returning();
+  return r!;
+}
+
+export async function deleteIntent(db: Db, id: string): Promise<void> {
+  await db.delete(intents).where(eq(intents.id, id));
+}
+
+export async function getIntent(db: Db, id: string): Promise<IntentRow | undefined> {
+  const [r] = await db.select().from(intents).where(eq(intents.id, id));
+  return r;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The intent of `orgId` by id; undefined for an unknown id, a malformed one or another organization's. */
+export async function getOrgIntent(db: Db, orgId: string, id: string): Promise<IntentRow | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [r] = await db
+    .select()
+    .from(intents)
+    .where(and(eq(intents.id, id), eq(intents.orgId, orgId)));
+  return r;
+}
+
+export async function listOrgIntents(
+  db: Db,
+  orgId: string,
+  o: { limit: number; before?: { createdAt: Date; id: string }; status?: string; identityId?: string },
+): Promise<IntentRow[]> {
+  const conds = [eq(intents.orgId, orgId)];
+  if (o.status) conds.push(eq(intents.status, o.status));
+  if (o.identityId) conds.push(eq(intents.identityId, o.identityId));
+  if (o.before) {
+    conds.push(or(lt(intents.createdAt, o.before.createdAt), and(eq(intents.createdAt, o.before.createdAt), lt(intents.id, o.before.id)))!);
+  }
+  return db
+    .select()
+    .from(intents)
+    .where(and(...conds))
+    .orderBy(desc(intents.createdAt), desc(intents.id))
+    .limit(o.limit);
+}
+
+export async function getIntentChains(db: Db, intentId: string): Promise<IntentChainRow[]> {
+  return db.select().from(intentChains).where(eq(intentChains.intentId, intentId)).orderBy(intentChains.chain);
+}
+
+/** Creates the chain's cycle row unless it exists; returns the row as stored. */
+export async function ensureIntentChain(db: Db, intentId: string, chain: string, record: ChainCycleRecord): Promise<IntentChainRow> {
+  await db.insert(intentChains).values({ intentId, chain, record }).onConflictDoNothing();
+  const [r] = await db
+    .select()
+    .from(intentChains)
+    .where(and(eq(intentChains.intentId, intentId), eq(intentChains.chain, chain)));
+  return r!;
+}
+
+/**
+ * Read-modify-write of one chain's cycle record under a row lock, with an optional stage and step time; the
+ * intent's own stage follows (the least advanced of its chains that have not failed).
+ */
+export async function updateIntentChain(
+  db: Db,
+  intentId: string,
+  chain: string,
+  change: { record?: (r: ChainCycleRecord) => void; stage?: CycleStage; step?: string },
+): Promise<ChainCycleRecord> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(intentChains)
+      .where(and(eq(intentChains.intentId, intentId), eq(intentChains.chain, chain)))
+      .for('update');
+    if (!row) throw new Error(`no cycle of intent ${intentId} on ${chain}`);
+    const record = structuredClone(row.record);
+    change.record?.(record);
+    const stepTimes = change.step ? { ...row.stepTimes, [change.step]: new Date().toISOString() } : row.stepTimes;
+    await tx
+      .update(intentChains)
+      .set({ record, stage: change.stage ?? row.stage, stepTimes, updatedAt: new Date() })
+      .where(and(eq(intentChains.intentId, intentId), eq(intentChains.chain, chain)));
+    if (change.stage) {
+      const stages = await tx.select({ stage: intentChains.stage }).from(intentChains).where(eq(intentChains.intentId, intentId));
+      const live = stages.map((s) => s.stage as CycleStage).filter((s) => s !== 'failed');
+      const least = live.length ? live.reduce((a, b) => (CYCLE_STAGES.indexOf(a) <= CYCLE_STAGES.indexOf(b) ? a : b)) : 'failed';
+      // 'pending' chains have not started: the intent is still where its parent is (submitted)
+      if (least !== 'pending' && least !== 'completed') {
+        await tx.update(intents).set({ stage: least, updatedAt: new Date() }).where(and(eq(intents.id, intentId), eq(intents.status, 'submitted')));
+      }
+    }
+    return record;
+  });
+}
+
+/** signing_required → submitted, with transaction.submitted; a no-op when already submitted. */
+export async function markIntentSubmitted(db: Db, id: string, p: { txId: string; txHash: string }): Promise<IntentRow> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(intents)
+      .set({ status: 'submitted', stage: 'submitted', ledgerTxId: p.txId, txHash: p.txHash, submittedAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(intents.id, id), eq(intents.status, 'signing_required')))
+      .returning();
+    if (!row) {
+      const [cur] = await tx.select().from(intents).where(eq(intents.id, id));
+      return cur!;
+    }
+    await recordEvent(tx as unknown as Db, {
+      orgId: row.orgId,
+      type: 'transaction.submitted',
+      resourceId: row.id,
+      data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, ledger_tx_hash: p.txHash },
+    });
+    return row;
+  });
+}
+
+export async function setIntentStage(db: Db, id: string, stage: string): Promise<void> {
+  await db.update(intents).set({ stage, updatedAt: new Date() }).where(eq(intents.id, id));
+}
+
+/** Terminal: failed or expired, with transaction.failed; a no-op when the intent already ended. */
+export async function markIntentFailed(
+  db: Db,
+  id: string,
+  p: { status: 'failed' | 'expired'; stage: string; error: string; proofId?: string },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(intents)
+      .set({ status: p.status, stage: 'failed', errorMessage: p.error, proofId: p.proofId ?? null, completedAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(intents.id, id), sql`${intents.status} not in ('completed', 'failed', 'expired')`))
+      .returning();
+    if (!row) return;
+    await recordEvent(tx as unknown as Db, {
+      orgId: row.orgId,
+      type: 'transaction.failed',
+      resourceId: row.id,
+      data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, stage: p.stage, error: p.error },
+    });
+  });
+}
+
+/** Terminal success: the proof row and status completed with transaction.completed, in one transaction. */
+export async function completeIntent(
+  db: Db,
+  id: string,
+  p: { proof: { bundle: string; bundleHash: string; custody: unknown[] }; executions: { chain: string; chain_id: string; leg_id: string; tx_hash: string }[] },
+): Promise<string> {
+  return db.transaction(async (tx) => {
+    const [cur] = await tx.select().from(intents).where(eq(intents.id, id)).for('update');
+    if (!cur) throw new Error(`intent ${id} not found`);
+    if (cur.status === 'completed' && cur.proofId) return cur.proofId;
+    const [proof] = await tx
+      .insert(proofs)
+      .values({ orgId: cur.orgId, intentId: id, bundle: p.proof.bundle, bundleHash: p.proof.bundleHash, custody: p.proof.custody })
+      .onConflictDoUpdate({ target: proofs.intentId, set: { bundle: p.proof.bundle, bundleHash: p.proof.bundleHash, custody: p.proof.custody } })
+      .returning({ id: proofs.id });
+    await tx
+      .update(intents)
+      .set({ status: 'completed', stage: 'completed', proofId: proof!.id, errorMessage: null, completedAt: new Date(), updatedAt: new Date() })
+      .where(eq(intents.id, id));
+    await recordEvent(tx as unknown as Db, {
+      orgId: cur.orgId,
+      type: 'transaction.completed',
+      resourceId: id,
+      data: { intent_id: id, identity_id: cur.identityId, operation_id: cur.operationId, proof_id: proof!.id, executions: p.executions },
+    });
+    return proof!.id;
+  });
+}
+
+/** The proof row of a partly completed intent (some legs failed): stored, but the intent fails. */
+export async function storePartialProof(db: Db, id: string, p: { bundle: string; bundleHash: string; custody: unknown[] }): Promise<string> {
+  const [cur] = await db.select({ orgId: intents.orgId }).from(intents).where(eq(intents.id, id));
+  const [proof] = await db
+    .insert(proofs)
+    .values({ orgId: cur!.orgId, intentId: id, ...p })
+    .onConflictDoUpdate({ target: proofs.intentId, set: p })
+    .returning({ id: proofs.id });
+  return proof!.id;
+}
+
+export async function getOrgProof(db: Db, orgId: string, id: string): Promise<ProofRow | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [r] = await db
+    .select()
+    .from(proofs)
+    .where(and(eq(proofs.id, id), eq(proofs.orgId, orgId)));
+  return r;
+}
+
+export async function setProofCustody(db: Db, id: string, custody: unknown[]): Promise<void> {
+  await db.update(proofs).set({ custody }).where(eq(proofs.id, id));
+}
+
+/** The intent of `orgId` whose ledger transaction or one of whose chain transactions has this hash. */
+export async function findOrgIntentByTxHash(db: Db, orgId: string, hash: string): Promise<IntentRow | undefined> {
+  const h = hash.toLowerCase().replace(/^0x/, '');
+  const [byLedger] = await db
+    .select()
+    .from(intents)
+    .where(and(eq(intents.orgId, orgId), sql`lower(${intents.txHash}) = ${h}`));
+  if (byLedger) return byLedger;
+  const [byChain] = await db
+    .select({ intentId: intentChains.intentId })
+    .from(intentChains)
+    .innerJoin(intents, eq(intents.id, intentChains.intentId))
+    .where(and(eq(intents.orgId, orgId), sql`position(${`0x${h}`} in lower(${intentChains.record}::text)) > 0`));
+  return byChain ? getIntent(db, byChain.intentId) : undefined;
+}

@@ -1,0 +1,548 @@
+/**
+ * Offline verifier of a proof bundle (./bundle.ts): with nothing but the bundle it re-derives every link
+ * of the proof cycle with the same formulas the gateway and the validators use:
+ *
+ *   encoding       the bytes are canonical JSON and bundle_hash = SHA-256 of the rest
+ *   intent         parseIntentEntries accepts the 4 parts; operation id, intent id, ADI as stated
+ *   ledger         the Accumulate transaction re-hashes (accumulate.js) to tx_hash; it is the intent's
+ *                  WriteData (memo, double-hash entry = exactly the parts) on the identity's data account;
+ *                  every signature verifies; the key page's signatures meet the stated threshold and version;
+ *                  the Merkle receipt folds from tx_hash to its anchor
+ *   per chain      the anchor re-planned from the intent = the stated id/root/leaf count; per-leg Merkle proofs;
+ *                  the validator set root recomputes from the keys; the attestation aggregate verifies over
+ *                  formulas.anchorMessage against the signers' keys, with signer power meeting the threshold;
+ *                  createAnchor / executeComprehensiveProof transactions carry exactly that anchor and aggregate
+ *   per leg        the execution transaction calls executeGovernanceProofDirect(target, value, data, proof) on
+ *                  the identity's account with exactly the committed leg; header hash, transactions-trie and
+ *                  receipts-trie proofs; status 1; the Executed event and the expected events in the proven logs;
+ *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
+ *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
+ *
+ * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: each block exists with that
+ * hash at that number, the anchor is proven on chain, each leg's leaf is used.
+ */
+import { core } from 'accumulate.js';
+import {
+  bytesToHex,
+  decodeFunctionData,
+  getAddress,
+  hexToBytes,
+  keccak256,
+  numberToHex,
+  parseTransaction,
+  type Address,
+  type Hex,
+} from 'viem';
+import { abstractAccountAbi, proofAnchorAbi } from '../chain/abi/index.js';
+import { proofForLeg } from '../chain/account.js';
+import { readAnchorState } from '../chain/anchor.js';
+import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../chain/bls.js';
+import { createChainClients } from '../chain/clients.js';
+import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
+import { unwrapSignature, verifySignature } from '../ledger/signing.js';
+import { verifyReceipt } from '../ledger/receipt.js';
+import { decodeReceipt, headerHash, type RawBlock } from '../validator/evm-proofs.js';
+import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
+import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
+import { PROOF_RESULT_MEMO, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
+import { BUNDLE_VERSION, HEADER_INT_FIELDS, bundleHash, type BundleChain, type BundleLedgerReceipt, type ProofBundle, type ProvenEvmTx } from './bundle.js';
+import { INTENT_MEMO, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from './intent.js';
+
+export interface BundleCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface BundleVerification {
+  valid: boolean;
+  checks: BundleCheck[];
+}
+
+export interface VerifyBundleOptions {
+  /** chain name -> JSON-RPC URL for the public cross-checks; offline when omitted */
+  rpc?: Record<string, string>;
+}
+
+class CheckFailed extends Error {}
+
+function ensure(cond: unknown, msg: string): asserts cond {
+  if (!cond) throw new CheckFailed(msg);
+}
+
+const UINT = /^(0|[1-9][0-9]*)$/;
+function uint(v: unknown, field: string): bigint {
+  ensure(typeof v === 'string' && UINT.test(v), `${field} must be a decimal string, got ${JSON.stringify(v)}`);
+  return BigInt(v);
+}
+function index(v: unknown, field: string): number {
+  const n = uint(v, field);
+  ensure(n <= BigInt(Number.MAX_SAFE_INTEGER), `${field} is too large`);
+  return Number(n);
+}
+const lc = (v: unknown) => String(v).toLowerCase();
+const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+function eq(actual: unknown, expected: unknown, what: string) {
+  ensure(same(actual, expected), `${what}: ${String(actual)} != ${String(expected)}`);
+}
+
+/** What a proven EVM transaction establishes. */
+interface ProvenFacts {
+  tx: ReturnType<typeof parseTransaction>;
+  logs: ResultLog[];
+  gasUsed: bigint;
+  txIndex: number;
+  blockNumber: bigint;
+}
+
+function rawBlock(p: ProvenEvmTx): RawBlock {
+  const h = p.block as unknown as Record<string, string | undefined>;
+  const out: Record<string, unknown> = { transactions: [] };
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k] = (HEADER_INT_FIELDS as readonly string[]).includes(k) ? numberToHex(uint(v, `block.${k}`)) : v;
+  }
+  return out as unknown as RawBlock;
+}
+
+/** Header hash, transactions trie, receipts trie (+ previous receipt), status 1. Throws naming what failed. */
+function checkProvenTx(p: ProvenEvmTx, what: string): ProvenFacts {
+  ensure(p && typeof p === 'object' && p.block, `${what}: missing`);
+  const block = rawBlock(p);
+  const hh = headerHash(block);
+  eq(hh, p.block.hash, `${what}: block header hash`);
+  const txIndex = index(p.tx_index, `${what}.tx_index`);
+  const key = rlpIndexKey(txIndex);
+  const txValue = verifyMptProof(block.transactionsRoot, key, p.tx_proof);
+  ensure(txValue !== null, `${what}: transactions-trie proof shows no transaction at index ${txIndex}`);
+  eq(txValue, p.raw, `${what}: transaction proven at index ${txIndex}`);
+  eq(keccak256(p.raw), p.tx_hash, `${what}: keccak256(raw transaction)`);
+  const rv = verifyMptProof(block.receiptsRoot, key, p.receipt_proof);
+  ensure(rv !== null, `${what}: receipts-trie proof shows no receipt at index ${txIndex}`);
+  eq(rv, p.receipt, `${what}: receipt proven at index ${txIndex}`);
+  const r = decodeReceipt(p.receipt);
+  ensure(r.status === 1, `${what}: receipt status is ${r.status}, not 1`);
+  let prevCum = 0n;
+  if (txIndex > 0) {
+    ensure(p.prev_receipt, `${what}: previous receipt (index ${txIndex - 1}) missing`);
+    const pv = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex - 1), p.prev_receipt.proof);
+    ensure(pv !== null, `${what}: receipts-trie proof shows no receipt at index ${txIndex - 1}`);
+    eq(pv, p.prev_receipt.receipt, `${what}: previous receipt`);
+    prevCum = decodeReceipt(p.prev_receipt.receipt).cumulativeGasUsed;
+  } else ensure(p.prev_receipt === undefined, `${what}: previous receipt given for index 0`);
+  return { tx: parseTransaction(p.raw), logs: r.logs, gasUsed: r.cumulativeGasUsed - prevCum, txIndex, blockNumber: BigInt(block.number) };
+}
+
+function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: Hex, account: string, what: string): string {
+  ensure(r && Array.isArray(r.entries), `${what}: missing`);
+  eq(r.start, txHash, `${what}: receipt start`);
+  eq(r.account, account, `${what}: receipt account`);
+  ensure(verifyReceipt({ start: r.start, anchor: r.anchor, entries: r.entries }), `${what}: entries do not fold from ${r.start} to anchor ${r.anchor}`);
+  return `${r.entries.length} entries fold to anchor ${r.anchor}${r.simulated ? ` (simulated: ${r.simulated})` : ''}`;
+}
+
+/** The Accumulate transaction re-hashed with accumulate.js; a WriteData double-hash entry; returns its parts as text. */
+function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: string): { parts: string[]; memo: unknown; principal: string } {
+  let h: Hex;
+  try {
+    h = bytesToHex(new core.Transaction(txJson as core.TransactionArgs).hash());
+  } catch (e) {
+    throw new CheckFailed(`${what}: accumulate.js cannot hash the transaction: ${(e as Error).message}`);
+  }
+  eq(h, txHash, `${what}: transaction hash`);
+  const t = txJson as { header?: { principal?: string; memo?: unknown }; body?: { type?: string; entry?: { type?: string; data?: unknown[] } } };
+  const principal = String(t.header?.principal ?? '');
+  ensure(lc(txId) === `acc://${txHash.slice(2).toLowerCase()}@${lc(principal).replace(/^acc:\/\//, '')}`, `${what}: tx id ${txId} is not ${txHash}@${principal}`);
+  ensure(t.body?.type === 'writeData', `${what}: transaction is a ${String(t.body?.type)}, not writeData`);
+  ensure(t.body.entry?.type === 'doubleHash', `${what}: data entry is ${String(t.body.entry?.type)}, not doubleHash`);
+  const data = t.body.entry.data;
+  ensure(Array.isArray(data), `${what}: entry has no data`);
+  const parts = data.map((p, i) => {
+    ensure(typeof p === 'string' && /^(0x)?([0-9a-fA-F]{2})*$/.test(p), `${what}: entry part ${i} is not hex`);
+    return new TextDecoder('utf-8', { fatal: true }).decode(hexToBytes(`0x${p.replace(/^0x/, '')}`));
+  });
+  return { parts, memo: t.header?.memo, principal };
+}
+
+function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
+  const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
+  const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
+  ensure(signerBitmap(signers) === bitmap, `${what}: signer bitmap ${bitmap} does not match signers [${signers.join(',')}]`);
+  const powers = set.powers.map((p, i) => uint(p, `validator_set.powers[${i}]`));
+  const s = { powers, thresholdNum: uint(set.threshold_numerator, 'threshold_numerator'), thresholdDen: uint(set.threshold_denominator, 'threshold_denominator') };
+  ensure(meetsThreshold(s, bitmap), `${what}: signers [${signers.join(',')}] do not meet the threshold ${s.thresholdNum}/${s.thresholdDen}`);
+  const keys = signers.map((i) => {
+    const k = set.public_keys[i];
+    ensure(k, `${what}: signer ${i} is not in the validator set`);
+    return k;
+  });
+  ensure(blsVerify(q.aggregate_signature, q.message, blsAggregatePublicKeys(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
+  const signed = powers.reduce((a, p, i) => ((bitmap >> BigInt(i)) & 1n ? a + p : a), 0n);
+  const total = powers.reduce((a, p) => a + p, 0n);
+  return `${signers.length} signers, power ${signed}/${total} meets ${s.thresholdNum}/${s.thresholdDen}; aggregate verifies`;
+}
+
+// ------------------------------------------------------------------------------------------------ verify
+
+function parseInput(input: unknown, check: (name: string, fn: () => string) => boolean): ProofBundle | undefined {
+  let bundle: ProofBundle | undefined;
+  check('encoding.canonical_json', () => {
+    if (typeof input === 'string' || input instanceof Uint8Array) {
+      let text: string;
+      try {
+        text = typeof input === 'string' ? input : new TextDecoder('utf-8', { fatal: true }).decode(input);
+      } catch {
+        throw new CheckFailed('bundle bytes are not UTF-8');
+      }
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch (e) {
+        throw new CheckFailed(`bundle is not JSON: ${(e as Error).message}`);
+      }
+      ensure(typeof v === 'object' && v !== null && !Array.isArray(v), 'bundle is not a JSON object');
+      let canon: string;
+      try {
+        canon = canonicalJson(v);
+      } catch (e) {
+        throw new CheckFailed(`bundle is not canonical-JSON encodable: ${(e as Error).message}`);
+      }
+      if (canon !== text) {
+        let i = 0;
+        while (i < canon.length && canon[i] === text[i]) i++;
+        throw new CheckFailed(`bundle bytes are not in canonical form (first difference at character ${i})`);
+      }
+      bundle = v as ProofBundle;
+      return `${Buffer.byteLength(text)} bytes of canonical JSON`;
+    }
+    ensure(typeof input === 'object' && input !== null, 'bundle is not an object');
+    canonicalJson(input);
+    bundle = input as ProofBundle;
+    return 'given as an object (canonical form computed)';
+  });
+  return bundle;
+}
+
+/** Verifies a bundle (object, JSON text or bytes). Offline unless opts.rpc is given. Never throws for bad input. */
+export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | string, opts: VerifyBundleOptions = {}): Promise<BundleVerification> {
+  const checks: BundleCheck[] = [];
+  const check = (name: string, fn: () => string): boolean => {
+    try {
+      checks.push({ name, ok: true, detail: fn() });
+      return true;
+    } catch (e) {
+      checks.push({ name, ok: false, detail: e instanceof CheckFailed ? e.message : `${(e as Error)?.name ?? 'Error'}: ${(e as Error)?.message ?? String(e)}` });
+      return false;
+    }
+  };
+  const done = (): BundleVerification => ({ valid: checks.length > 0 && checks.every((c) => c.ok), checks });
+  const b = parseInput(bundleOrBytes, check);
+  if (!b) return done();
+
+  check('bundle.hash', () => {
+    const h = bundleHash(b);
+    ensure(typeof b.bundle_hash === 'string' && b.bundle_hash === h, `bundle_hash ${String(b.bundle_hash)} != SHA-256 of the canonical bundle ${h}`);
+    return h;
+  });
+  check('bundle.version', () => {
+    ensure(b.version === BUNDLE_VERSION, `version ${JSON.stringify(b.version)} is not ${BUNDLE_VERSION}`);
+    return b.version;
+  });
+
+  // ---------------------------------------------------------------------------------------- intent + ledger
+  let intent: CanonicalIntent | undefined;
+  check('intent.parts', () => {
+    ensure(b.intent && Array.isArray(b.intent.parts), 'intent.parts missing');
+    intent = parseIntentEntries(b.intent.parts);
+    eq(intent.operationId, b.intent.operation_id, 'operation id');
+    ensure(intent.intentId === b.intent.intent_id, `intent id ${intent.intentId} != ${b.intent.intent_id}`);
+    ensure(intent.adiUrl === b.intent.adi_url, `ADI ${intent.adiUrl} != ${b.intent.adi_url}`);
+    return `intent ${intent.intentId}, operation ${intent.operationId}, ${intent.legs.length} leg(s)`;
+  });
+  const L = b.ledger;
+  let ledgerTxHashOk = false;
+  check('ledger.transaction', () => {
+    ensure(L, 'ledger section missing');
+    const w = ledgerWriteData(L.transaction, L.tx_hash, L.tx_id, 'intent transaction');
+    ledgerTxHashOk = true;
+    ensure(w.memo === INTENT_MEMO, `memo ${JSON.stringify(w.memo)} is not ${INTENT_MEMO}`);
+    ensure(w.parts.length === b.intent.parts.length && w.parts.every((p, i) => p === b.intent.parts[i]), 'the WriteData entry is not exactly the intent parts');
+    ensure(same(w.principal, b.intent.data_account), `written to ${w.principal}, not the data account ${b.intent.data_account}`);
+    ensure(lc(w.principal).startsWith(`${lc(b.intent.adi_url)}/`), `data account ${w.principal} is not an account of ${b.intent.adi_url}`);
+    return `${L.tx_hash} re-hashes; WriteData of the 4 intent parts to ${w.principal}`;
+  });
+  let validKeys: { signer: string; publicKey: string; version: number; delegators: string[]; vote: unknown }[] = [];
+  check('ledger.signatures', () => {
+    ensure(ledgerTxHashOk, 'not checked: the transaction hash did not recompute');
+    ensure(Array.isArray(L.signatures) && L.signatures.length > 0, 'no signatures');
+    const h = hexToBytes(L.tx_hash);
+    validKeys = L.signatures.map((raw, i) => {
+      let sig: core.Signature;
+      try {
+        sig = core.Signature.fromObject(raw as core.SignatureArgs);
+      } catch (e) {
+        throw new CheckFailed(`signature ${i}: cannot decode: ${(e as Error).message}`);
+      }
+      const v = verifySignature(sig, h);
+      ensure(v.ok, `signature ${i}: ${v.ok ? '' : v.reason}`);
+      const { key, delegators } = unwrapSignature(sig);
+      return { signer: key.signer!.toString(), publicKey: bytesToHex(key.publicKey!), version: Number(key.signerVersion), delegators, vote: key.vote };
+    });
+    return `${validKeys.length} Ed25519 signature(s) verify over the transaction`;
+  });
+  check('ledger.authority', () => {
+    const a = L.authority;
+    ensure(a && intent, 'not checked: authority or intent missing');
+    ensure(same(a.key_book, intent.keyBook), `key book ${a.key_book} is not the intent's ${intent.keyBook}`);
+    ensure(lc(a.key_page).startsWith(`${lc(a.key_book)}/`), `key page ${a.key_page} is not a page of ${a.key_book}`);
+    const threshold = uint(a.threshold, 'authority.threshold');
+    const version = uint(a.key_page_version, 'authority.key_page_version');
+    ensure(threshold >= 1n, 'threshold must be at least 1');
+    const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
+    const direct = validKeys.filter((k) => accept(k.vote) && !k.delegators.length && same(k.signer, a.key_page));
+    for (const k of direct) ensure(BigInt(k.version) === version, `signature of ${k.publicKey} is for page version ${k.version}, not ${version}`);
+    const delegated = validKeys.filter((k) => accept(k.vote) && k.delegators.length === 1 && same(k.delegators[0], a.key_page));
+    const counted = new Set([...direct.map((k) => k.publicKey), ...delegated.map((k) => `${lc(k.signer)}|${k.publicKey}`)]).size;
+    ensure(BigInt(counted) >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
+    ensure(uint(a.signatures, 'authority.signatures') >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
+    return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
+  });
+  check('ledger.receipt', () => checkLedgerReceipt(L.receipt, L.tx_hash, b.intent.data_account, 'intent receipt'));
+
+  // ---------------------------------------------------------------------------------------- chains
+  const haveChains = check('chains', () => {
+    ensure(Array.isArray(b.chains) && b.chains.length > 0, 'no chains');
+    return b.chains.map((c) => c.chain).join(', ');
+  });
+  if (haveChains) for (const c of b.chains) verifyChain(c);
+
+  function verifyChain(c: BundleChain) {
+    const P = `chain[${c.chain}]`;
+    let plan: IntentAnchorPlan | undefined;
+    let chainId = 0n;
+    check(`${P}.anchor`, () => {
+      ensure(intent, 'not checked: the intent did not parse');
+      chainId = uint(c.chain_id, 'chain_id');
+      plan = planIntentAnchor(intent, { chainId, proofAnchor: getAddress(c.proof_anchor), ledgerTxHash: L.tx_hash });
+      for (const l of plan.legs) ensure(l.chain === c.chain, `leg ${l.legId} with chain id ${chainId} names chain ${l.chain}`);
+      eq(c.anchor.anchor_id, plan.anchorId, 'anchor id');
+      eq(c.anchor.commitment_root, plan.commitmentRoot, 'commitment root');
+      eq(c.anchor.operation_id, plan.operationId, 'operation id');
+      eq(c.anchor.ledger_tx_hash, plan.ledgerTxHash, 'ledger tx hash');
+      ensure(uint(c.anchor.leaf_count, 'leaf_count') === plan.leafCount, `leaf count ${c.anchor.leaf_count} != ${plan.leafCount}`);
+      ensure(Array.isArray(c.legs) && c.legs.length > 0, 'no legs');
+      for (const l of c.legs) {
+        const i = index(l.leaf_index, `leg ${l.leg_id}.leaf_index`);
+        const pl = plan.legs[i];
+        ensure(pl && pl.legId === l.leg_id, `leaf ${i} of the anchor is ${pl?.legId ?? 'absent'}, not ${l.leg_id}`);
+        ensure(
+          verifyMerkleProof({ leaf: plan.leaves[i]!, index: i, proof: l.merkle_proof, root: plan.commitmentRoot, leafCount: Number(plan.leafCount) }),
+          `leg ${l.leg_id}: merkle proof does not lead from its leaf to the commitment root`,
+        );
+      }
+      return `anchor ${plan.anchorId} re-planned from the intent: root ${plan.commitmentRoot}, ${plan.leafCount} leaf/leaves; ${c.legs.length} leg proof(s) verify`;
+    });
+    check(`${P}.validator_set`, () => {
+      const s = c.validator_set;
+      ensure(s && Array.isArray(s.public_keys) && Array.isArray(s.powers), 'validator set missing');
+      const root = validatorSetRoot({
+        publicKeys: s.public_keys,
+        powers: s.powers.map((p, i) => uint(p, `powers[${i}]`)),
+        thresholdNum: uint(s.threshold_numerator, 'threshold_numerator'),
+        thresholdDen: uint(s.threshold_denominator, 'threshold_denominator'),
+      });
+      eq(root, s.root, 'validator set root');
+      return `${s.public_keys.length} validators, root ${root}`;
+    });
+    check(`${P}.attestation`, () => {
+      ensure(plan, 'not checked: the anchor did not re-plan');
+      const m = anchorMessage({ chainId, anchor: getAddress(c.proof_anchor), anchorId: plan.anchorId, validatorSetRoot: c.validator_set.root });
+      eq(c.attestation.message, m, 'attestation message (formulas.anchorMessage)');
+      return quorumCheck(c.validator_set, c.attestation, 'attestation');
+    });
+    check(`${P}.create_anchor`, () => {
+      ensure(plan, 'not checked: the anchor did not re-plan');
+      const f = checkProvenTx(c.create_anchor, 'createAnchor');
+      ensure(f.tx.to && getAddress(f.tx.to) === getAddress(c.proof_anchor), `createAnchor was sent to ${f.tx.to}, not ProofAnchor ${c.proof_anchor}`);
+      ensure(BigInt(f.tx.chainId ?? -1) === chainId, `createAnchor is for chain id ${f.tx.chainId}`);
+      const d = decodeFunctionData({ abi: proofAnchorAbi, data: f.tx.data ?? '0x' });
+      ensure(d.functionName === 'createAnchor', `transaction calls ${d.functionName}, not createAnchor`);
+      const [root, op, ltx, n] = d.args as unknown as [Hex, Hex, Hex, bigint];
+      eq(root, plan.commitmentRoot, 'createAnchor commitmentRoot');
+      eq(op, plan.operationId, 'createAnchor operationId');
+      eq(ltx, plan.ledgerTxHash, 'createAnchor ledgerTxHash');
+      ensure(n === plan.leafCount, `createAnchor leafCount ${n} != ${plan.leafCount}`);
+      return `${c.create_anchor.tx_hash} in block ${f.blockNumber}: header, tx and receipt proofs verify, status 1`;
+    });
+    check(`${P}.prove`, () => {
+      ensure(plan, 'not checked: the anchor did not re-plan');
+      const f = checkProvenTx(c.prove, 'executeComprehensiveProof');
+      ensure(f.tx.to && getAddress(f.tx.to) === getAddress(c.proof_anchor), `executeComprehensiveProof was sent to ${f.tx.to}, not ${c.proof_anchor}`);
+      ensure(BigInt(f.tx.chainId ?? -1) === chainId, `executeComprehensiveProof is for chain id ${f.tx.chainId}`);
+      const d = decodeFunctionData({ abi: proofAnchorAbi, data: f.tx.data ?? '0x' });
+      ensure(d.functionName === 'executeComprehensiveProof', `transaction calls ${d.functionName}, not executeComprehensiveProof`);
+      const [id, bitmap, sig] = d.args as unknown as [Hex, bigint, Hex];
+      eq(id, plan.anchorId, 'executeComprehensiveProof anchorId');
+      ensure(bitmap === uint(c.attestation.signer_bitmap, 'signer_bitmap'), `executeComprehensiveProof bitmap ${bitmap} != attestation ${c.attestation.signer_bitmap}`);
+      eq(sig, c.attestation.aggregate_signature, 'executeComprehensiveProof signature');
+      return `${c.prove.tx_hash} in block ${f.blockNumber} carries the attestation aggregate, status 1`;
+    });
+    for (const l of c.legs ?? []) verifyLeg(c, l, P, () => plan, chainId);
+  }
+
+  function verifyLeg(c: BundleChain, l: BundleChain['legs'][number], P: string, planOf: () => IntentAnchorPlan | undefined, chainId: bigint) {
+    const Q = `${P}.leg[${l.leg_id}]`;
+    let facts: ProvenFacts | undefined;
+    const leafIndex = (() => {
+      try {
+        return index(l.leaf_index, 'leaf_index');
+      } catch {
+        return -1;
+      }
+    })();
+    check(`${Q}.execution_inclusion`, () => {
+      facts = checkProvenTx(l.execution, 'execution');
+      return `${l.execution.tx_hash} at index ${facts.txIndex} of block ${facts.blockNumber}: header hashes to ${l.execution.block.hash}; tx and receipt proofs verify; status 1`;
+    });
+    check(`${Q}.execution_call`, () => {
+      const plan = planOf();
+      ensure(plan && intent && facts, 'not checked: the anchor or the execution inclusion failed');
+      const leg = plan.legs[leafIndex];
+      ensure(leg, `no leaf ${l.leaf_index}`);
+      const tx = facts.tx;
+      ensure(tx.to && getAddress(tx.to) === getAddress(intent.account), `execution was sent to ${tx.to}, not the identity's account ${intent.account}`);
+      ensure(BigInt(tx.chainId ?? -1) === chainId, `execution is for chain id ${tx.chainId}`);
+      const d = decodeFunctionData({ abi: abstractAccountAbi, data: tx.data ?? '0x' });
+      ensure(d.functionName === 'executeGovernanceProofDirect', `execution calls ${d.functionName}, not executeGovernanceProofDirect`);
+      const [target, value, data, proof] = d.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; merkleProof: readonly Hex[] }];
+      ensure(getAddress(target) === getAddress(leg.target), `target ${target} is not the committed ${leg.target}`);
+      ensure(value === leg.value, `value ${value} is not the committed ${leg.value}`);
+      ensure(lc(data) === lc(leg.data), `calldata ${data.slice(0, 74)}… is not the committed calldata of leg ${leg.legId}`);
+      const want = proofForLeg(plan, leafIndex);
+      eq(proof.commitmentRoot, want.commitmentRoot, 'proof.commitmentRoot');
+      eq(proof.operationId, want.operationId, 'proof.operationId');
+      eq(proof.ledgerTxHash, want.ledgerTxHash, 'proof.ledgerTxHash');
+      ensure(proof.leafCount === want.leafCount && proof.leafIndex === want.leafIndex, `proof is for leaf ${proof.leafIndex}/${proof.leafCount}, not ${want.leafIndex}/${want.leafCount}`);
+      ensure(proof.merkleProof.length === want.merkleProof.length && proof.merkleProof.every((h, i) => same(h, want.merkleProof[i])), 'proof.merkleProof is not the anchor proof of the leaf');
+      ensure(proof.merkleProof.every((h, i) => same(h, l.merkle_proof[i])) && proof.merkleProof.length === l.merkle_proof.length, 'bundle merkle_proof differs from the one executed');
+      return `executeGovernanceProofDirect(${target}, ${value}, ${data.length / 2 - 1} bytes) on ${intent.account} = committed leg ${leg.legId}`;
+    });
+    check(`${Q}.effects`, () => {
+      const plan = planOf();
+      ensure(plan && intent && facts, 'not checked: the anchor or the execution inclusion failed');
+      const leg = plan.legs[leafIndex]!;
+      ensure(findExecutedEvent(facts.logs, { account: intent.account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg.executionCommitment }), `no Executed(${plan.anchorId}, ${leafIndex}, ${leg.executionCommitment}) event from ${intent.account} in the proven receipt`);
+      for (const ev of leg.expectedEvents) ensure(expectedEventEmitted(facts.logs, ev), `expected event ${ev.topic0} from ${ev.contract} not in the proven logs`);
+      return `Executed event and ${leg.expectedEvents.length} expected event(s) in ${facts.logs.length} proven log(s); gas used ${facts.gasUsed}`;
+    });
+    let record: ProofResultRecord | undefined;
+    check(`${Q}.proof_result`, () => {
+      const plan = planOf();
+      ensure(plan && intent && facts, 'not checked: the anchor or the execution inclusion failed');
+      const leg = plan.legs[leafIndex]!;
+      const r = l.result;
+      ensure(r && Array.isArray(r.parts), 'result missing');
+      record = parseProofResult(r.parts);
+      ensure(record, 'result parts are not a proof_result v2 record');
+      const re = recomputeProofResult(record);
+      eq(re.resultHash, record.result_hash, 'record result_hash (recomputed)');
+      eq(re.resultHash, l.observation.result_hash, 'observation result hash');
+      eq(re.message, record.attestation_message_hash, 'record attestation_message_hash (recomputed)');
+      eq(re.message, l.observation.message, 'observation message');
+      const h = l.execution.block;
+      const bind: [keyof ProofResultRecord, string][] = [
+        ['result_id', resultIdOf(plan.anchorId, leafIndex)],
+        ['intent_id', intent.intentId],
+        ['intent_tx_id', L.tx_id],
+        ['intent_tx_hash', L.tx_hash],
+        ['operation_id', plan.operationId],
+        ['anchor_contract', c.proof_anchor],
+        ['anchor_id', plan.anchorId],
+        ['leaf_index', String(leafIndex)],
+        ['leg_id', leg.legId],
+        ['execution_commitment', leg.executionCommitment],
+        ['chain_name', c.chain],
+        ['chain_id', chainId.toString()],
+        ['tx_hash', l.execution.tx_hash],
+        ['block_number', h.number],
+        ['block_hash', h.hash],
+        ['block_timestamp', h.timestamp],
+        ['tx_index', String(facts.txIndex)],
+        ['success', 'true'],
+        ['gas_used', facts.gasUsed.toString()],
+        ['events_hash', eventsHash(facts.logs)],
+        ['event_count', String(facts.logs.length)],
+        ['expected_events_verified', String(leg.expectedEvents.length)],
+        ['expected_state_verified', String(leg.expectedState.length)],
+        ['transactions_root', h.transactionsRoot],
+        ['receipts_root', h.receiptsRoot],
+        ['state_root', h.stateRoot],
+        ['attestation_hash', c.attestation.message],
+        ['validator_set_root', c.validator_set.root],
+        ['validator_bitfield', l.observation.signer_bitmap],
+        ['threshold_numerator', c.validator_set.threshold_numerator],
+        ['threshold_denominator', c.validator_set.threshold_denominator],
+        ['aggregate_signature', l.observation.aggregate_signature],
+        ['result_id', r.result_id],
+        ['written_by', r.written_by],
+      ];
+      for (const [k, v] of bind) eq(record[k], v, `record ${k}`);
+      return `record ${record.result_id} recomputes to result hash ${re.resultHash} and binds to the proven execution`;
+    });
+    check(`${Q}.result_signature`, () => quorumCheck(c.validator_set, l.observation, 'observation'));
+    check(`${Q}.result_ledger_entry`, () => {
+      const r = l.result;
+      ensure(r, 'result missing');
+      const w = ledgerWriteData(r.transaction, r.tx_hash, r.tx_id, 'proof_result transaction');
+      ensure(w.memo === PROOF_RESULT_MEMO, `memo ${JSON.stringify(w.memo)} is not ${PROOF_RESULT_MEMO}`);
+      ensure(same(w.principal, r.results_account), `written to ${w.principal}, not ${r.results_account}`);
+      ensure(w.parts.length === r.parts.length && w.parts.every((p, i) => p === r.parts[i]), 'the WriteData entry is not exactly the record parts');
+      return `${r.tx_hash} re-hashes; ${checkLedgerReceipt(r.receipt, r.tx_hash, r.results_account, 'result receipt')}`;
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------- public RPC
+  for (const [name, url] of Object.entries(opts.rpc ?? {})) {
+    const c = Array.isArray(b.chains) ? b.chains.find((x) => x.chain === name) : undefined;
+    const R = `rpc[${name}]`;
+    if (!c) {
+      checks.push({ name: R, ok: false, detail: `the bundle has no chain ${name}` });
+      continue;
+    }
+    const clients = createChainClients({ rpcUrl: url, chainId: Number(c.chain_id), name });
+    await asyncCheck(`${R}.chain_id`, async () => {
+      const id = await clients.public.getChainId();
+      ensure(String(id) === c.chain_id, `RPC serves chain id ${id}, the bundle says ${c.chain_id}`);
+      return `chain id ${id}`;
+    });
+    await asyncCheck(`${R}.blocks`, async () => {
+      const txs = [c.create_anchor, c.prove, ...c.legs.map((l) => l.execution)];
+      for (const t of txs) {
+        const blk = (await clients.public.request({ method: 'eth_getBlockByNumber', params: [numberToHex(uint(t.block.number, 'block.number')), false] } as never)) as { hash?: Hex } | null;
+        ensure(blk?.hash, `block ${t.block.number} not found`);
+        eq(blk.hash, t.block.hash, `block ${t.block.number} hash on chain`);
+      }
+      return `${txs.length} block(s) found with the bundle's hashes`;
+    });
+    await asyncCheck(`${R}.anchor`, async () => {
+      const s = await readAnchorState(clients, getAddress(c.proof_anchor), c.anchor.anchor_id);
+      ensure(s.status === 'proven', `anchor ${c.anchor.anchor_id} is ${s.status} on chain, not proven`);
+      ensure(s.leafCount.toString() === c.anchor.leaf_count, `anchor leaf count on chain ${s.leafCount} != ${c.anchor.leaf_count}`);
+      for (const l of c.legs) {
+        const i = index(l.leaf_index, 'leaf_index');
+        ensure((s.usedBitmap >> BigInt(i)) & 1n, `leaf ${i} (${l.leg_id}) is not used on chain`);
+      }
+      return `anchor proven; leaves ${c.legs.map((l) => l.leaf_index).join(', ')} used`;
+    });
+  }
+
+  async function asyncCheck(name: string, fn: () => Promise<string>) {
+    try {
+      checks.push({ name, ok: true, detail: await fn() });
+    } catch (e) {
+      checks.push({ name, ok: false, detail: e instanceof CheckFailed ? e.message : `${(e as Error).message.split('\n')[0]}` });
+    }
+  }
+
+  return done();
+}

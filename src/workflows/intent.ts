@@ -1,0 +1,210 @@
+/**
+ * intentWorkflow (`intent-<id>`): one transaction intent from prepare to proof (DESIGN.md §3, spec §1.7).
+ *
+ *   signing_required   waits for the client's signature: the Update `submitSignature` (POST
+ *                      /v1/transaction/{id}/signature). Its validator checks the Ed25519 signature over
+ *                      hash_to_sign with the nominated key before anything is sent; the handler submits to the
+ *                      ledger. Unsigned at expires_at → expired.
+ *   submitted          follows the ledger transaction until the key page's threshold is met (co-signers sign
+ *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed.
+ *   per chain          a child workflow `intent-<id>-<chain>` (intentChainWorkflow): attesting → anchoring →
+ *                      executing → observing → recording. Legs are independent; no cross-chain atomicity.
+ *   completed/failed   the proof (bundle + custody chain) is stored; the intent says which legs completed.
+ *
+ * Orchestration only; every effect is an idempotent activity (src/activities/intent.ts).
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import {
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineUpdate,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { IntentActivities } from '../activities/intent.js';
+import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../proof/failures.js';
+import { innermostFailure } from './failure.js';
+import { intentChainWorkflow } from './intent-chain.js';
+import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';
+
+export interface IntentWorkflowInput {
+  intentId: string;
+  orgId: string;
+  identityId: string;
+  /** hex Ed25519 key nominated to sign */
+  signerPublicKey: string;
+  /** hex, 32 bytes: what the signature covers */
+  hashToSign: string;
+  /** unix ms: an unsigned intent expires then */
+  expiresAtMs: number;
+  /** chains of the intent in leg order, with their legs */
+  chains: { chain: string; legIds: string[] }[];
+}
+
+export interface IntentWorkflowResult {
+  intentId: string;
+  status: 'completed' | 'failed' | 'expired';
+  proofId?: string;
+  error?: string;
+}
+
+export interface SubmitSignatureArgs {
+  /** 128 hex */
+  signature: string;
+  /** 64 hex */
+  publicKey: string;
+}
+export interface SubmitSignatureResult {
+  status: 'submitted';
+  txId: string;
+  txHash: string;
+}
+
+export interface IntentProgress {
+  stage: string;
+  txHash?: string;
+  chains: Record<string, string>;
+}
+
+export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [SubmitSignatureArgs]>('submitSignature');
+export const intentProgressQuery = defineQuery<IntentProgress>('progress');
+
+const retry = { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE_INTENT_ERRORS };
+
+/** The Update's ledger submission: a few quick attempts, then the client hears 502 and may retry the same signature. */
+const submitActs = proxyActivities<IntentActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { ...retry, maximumAttempts: 3, maximumInterval: '1 second' },
+});
+const acts = proxyActivities<IntentActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  scheduleToCloseTimeout: '2 hours',
+  retry,
+});
+
+const HEX = (n: number) => new RegExp(`^[0-9a-fA-F]{${n}}$`);
+
+function reject(type: SignatureRejection, message: string): never {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+function hexBytes(h: string): Uint8Array {
+  const out = new Uint8Array(h.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
+  const progress: IntentProgress = { stage: 'signing_required', chains: {} };
+  let submitting = false;
+  let submitted: SubmitSignatureResult | undefined;
+  let ended = false;
+  setHandler(intentProgressQuery, () => progress);
+  const step = (stage: string) => {
+    progress.stage = stage;
+    upsertSearchAttributes([{ key: StageKey, value: stage }]);
+  };
+
+  setHandler(
+    submitSignatureUpdate,
+    async ({ signature }) => {
+      submitting = true;
+      try {
+        const r = await submitActs.submitIntentSignature({ intentId: input.intentId, signature: signature.toLowerCase() });
+        submitted = { status: 'submitted', txId: r.txId, txHash: r.txHash };
+        progress.txHash = r.txHash;
+        return submitted;
+      } catch (err) {
+        const f = innermostFailure(err);
+        if (f.type === 'SignatureRejected' || f.type === 'SigningDataChanged') reject(f.type, f.message);
+        reject('LedgerUnavailable', `the ledger could not take the signature right now (${f.message}); retry the same signature`);
+      } finally {
+        submitting = false;
+      }
+    },
+    {
+      validator: ({ signature, publicKey }) => {
+        if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no signature`);
+        if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
+        if (typeof signature !== 'string' || !HEX(128).test(signature)) reject('InvalidInput', 'signature: must be 128 hex characters (64-byte Ed25519 signature)');
+        if (typeof publicKey !== 'string' || !HEX(64).test(publicKey)) reject('InvalidInput', 'public_key: must be 64 hex characters (32-byte Ed25519 public key)');
+        if (publicKey.toLowerCase() !== input.signerPublicKey.toLowerCase()) {
+          reject('WrongSigner', `public_key: hash_to_sign is bound to the nominated key ${input.signerPublicKey}; sign with that key`);
+        }
+        if (Date.now() >= input.expiresAtMs) reject('IntentExpired', 'intent expired before it was signed; prepare a new one');
+        let ok = false;
+        try {
+          ok = ed25519.verify(hexBytes(signature), hexBytes(input.hashToSign), hexBytes(publicKey), { zip215: false });
+        } catch {
+          ok = false;
+        }
+        if (!ok) reject('InvalidSignature', 'signature: does not verify against public_key over the 32 bytes of hash_to_sign');
+      },
+    },
+  );
+
+  const finish = (r: IntentWorkflowResult): IntentWorkflowResult => {
+    ended = true;
+    step(r.status === 'completed' ? 'completed' : 'failed');
+    return r;
+  };
+
+  // ------------------------------------------------------------------ signature
+  const signed = await condition(() => submitted !== undefined, Math.max(1, input.expiresAtMs - Date.now()));
+  if (!signed) {
+    // a submission in flight at the deadline decides
+    await condition(() => !submitting);
+    if (!submitted) {
+      ended = true;
+      const error = 'expired: no valid signature arrived before expires_at';
+      await acts.failIntent({ intentId: input.intentId, status: 'expired', error });
+      return finish({ intentId: input.intentId, status: 'expired', error });
+    }
+  }
+  ended = true;
+  step('submitted');
+
+  // ------------------------------------------------------------------ the ledger executes it (threshold met)
+  for (;;) {
+    const r = await acts.followIntentTransaction({ intentId: input.intentId, waitMs: 30_000 });
+    if (r.state === 'delivered') break;
+    if (r.state === 'failed') {
+      await acts.failIntent({ intentId: input.intentId, status: 'failed', error: r.reason ?? 'the ledger did not execute the intent' });
+      return finish({ intentId: input.intentId, status: 'failed', error: r.reason });
+    }
+    // pending: co-signatures outstanding; the ledger itself expires the transaction at expires_at
+  }
+
+  // ------------------------------------------------------------------ one child per chain
+  step('attesting');
+  const parent = workflowInfo().workflowId;
+  const outcomes = await Promise.allSettled(
+    input.chains.map(async (c) => {
+      progress.chains[c.chain] = 'running';
+      try {
+        await executeChild(intentChainWorkflow, {
+          workflowId: `${parent}-${c.chain}`,
+          args: [{ intentId: input.intentId, chain: c.chain, legIds: c.legIds }],
+          typedSearchAttributes: [
+            { key: OrgIdKey, value: input.orgId },
+            { key: IdentityIdKey, value: input.identityId },
+            { key: IntentIdKey, value: input.intentId },
+            { key: StageKey, value: 'pending' },
+          ],
+        });
+        progress.chains[c.chain] = 'done';
+      } catch (err) {
+        progress.chains[c.chain] = 'failed';
+        await acts.failChainLegs({ intentId: input.intentId, chain: c.chain, legIds: c.legIds, error: innermostFailure(err).message });
+      }
+    }),
+  );
+  void outcomes;
+  const r = await acts.finalizeIntent({ intentId: input.intentId });
+  return finish({ intentId: input.intentId, ...r });
+}

@@ -1,0 +1,236 @@
+/**
+ * The transaction API's rules on a devnet made here: every malformed leg is a 400 naming the leg and the field;
+ * identity state (hash-only, no credits, not active) gives a clear 4xx; the single-transfer shape; Idempotency-Key;
+ * an unsigned intent expires; a transient ledger failure at signature time is a 502 after which the same
+ * signature succeeds; listing, proofs by id and by transaction hash, custody, the ledger receipt; other
+ * organizations see 404s.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLedgerClient } from '../../src/ledger/index.js';
+import { createTestOrgAndKey } from '../support/platform.js';
+import { newClientKey, pollIdentity, uniqueName } from '../identity/devnet.js';
+import { AMOY, api, arg, createCycleIdentity, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, startCycleWorker, submit, transferLeg, waitIntent, type CycleBench, type Json } from './support.js';
+
+let b: CycleBench;
+
+beforeAll(async () => {
+  b = await startCycleBench();
+}, 240_000);
+
+afterAll(async () => {
+  await b?.stop();
+});
+
+const post = (body: Json, headers: Record<string, string> = {}) => api(b, 'POST', '/v1/transaction', body, headers);
+const multi = (legs: Json[]) => ({ identity_id: b.identity.id, intent: { adiUrl: b.identity.adiUrl, legs } });
+
+describe('POST /v1/transaction validation', () => {
+  it('names the leg and the field of every malformed leg', async () => {
+    const good = () => recordLeg(b, SEPOLIA, arg('v'));
+    const cases: [string, (l: Json) => void, RegExp, string][] = [
+      ['missing functionSignature', (l) => delete l.contractCall.functionSignature, /leg "rec-ethereum-sepolia-\w+" contractCall\.functionSignature: required/, 'intent.legs[0].contractCall.functionSignature'],
+      ['negative amount', (l) => (l.amount = '-1'), /amount: must not be negative/, 'intent.legs[0].amount'],
+      ['fractional amount', (l) => (l.amount = '1.5'), /amount: must be a non-negative integer in wei/, 'intent.legs[0].amount'],
+      ['amount ≠ value on a payable call', (l) => ((l.amount = '10'), (l.contractCall.value = '5')), /amount: 10 must equal contractCall\.value 5/, 'intent.legs[0].amount'],
+      ['unknown chain', (l) => (l.chain = 'moonchain'), /chain: unknown chain "moonchain"/, 'intent.legs[0].chain'],
+      ['chainId not the chain', (l) => (l.chainId = 1), /chainId: 1 does not match ethereum-sepolia/, 'intent.legs[0].chainId'],
+      ['fromAddress not the account', (l) => (l.fromAddress = '0x000000000000000000000000000000000000bEEF'), /fromAddress: must be the identity's abstract account/, 'intent.legs[0].fromAddress'],
+      ['args not matching the types', (l) => (l.contractCall.args = ['0x1234']), /args\[0\]: expected 32 bytes for bytes32/, 'intent.legs[0].contractCall.args[0]'],
+      ['wrong number of args', (l) => (l.contractCall.args = []), /args: expected 1 arguments, got 0/, 'intent.legs[0].contractCall.args'],
+      ['selector instead of a signature', (l) => (l.contractCall.functionSignature = '0xa9059cbb'), /selector is not accepted/, 'intent.legs[0].contractCall.functionSignature'],
+    ];
+    for (const [name, mutate, msg, field] of cases) {
+      const l = good();
+      mutate(l);
+      const r = await post(multi([l]));
+      expect(r.status, name).toBe(400);
+      expect(r.body.error, name).toMatch(msg);
+      expect(r.body.details?.field, name).toBe(field);
+    }
+    // integers beyond 2^53 as numbers (uint256 argument and amount)
+    const big = { ...transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '1'), amount: 2 ** 53 + 2 };
+    const r1 = await post(multi([big]));
+    expect(r1.status).toBe(400);
+    expect(r1.body.error).toMatch(/integers beyond 2\^53 must be sent as strings/);
+    const call = recordLeg(b, SEPOLIA, arg('v'));
+    call.contractCall.functionSignature = 'record(uint256)';
+    call.contractCall.args = [2 ** 53 + 2];
+    delete call.contractCall.expectedState;
+    const r2 = await post(multi([call]));
+    expect(r2.status).toBe(400);
+    expect(r2.body.error).toMatch(/args\[0\]: integers beyond 2\^53 must be strings/);
+    // native transfer with amount 0
+    const r3 = await post(multi([transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '0')]));
+    expect(r3.status).toBe(400);
+    expect(r3.body.error).toMatch(/native transfer .* more than 0 wei/);
+    // the second leg is named when only it is wrong
+    const second = recordLeg(b, AMOY, arg('w'));
+    second.amount = '-3';
+    const r4 = await post(multi([recordLeg(b, SEPOLIA, arg('x')), second]));
+    expect(r4.body.details.field).toBe('intent.legs[1].amount');
+    // adiUrl of another identity, no legs, bad identity id
+    expect((await post({ identity_id: b.identity.id, intent: { adiUrl: 'acc://someone-else.acme', legs: [recordLeg(b, SEPOLIA, arg('y'))] } })).body.details.field).toBe('intent.adiUrl');
+    expect((await post({ identity_id: b.identity.id, intent: { adiUrl: b.identity.adiUrl, legs: [] } })).status).toBe(400);
+    expect((await post({ identity_id: '7d3c1a9e-0000-4000-8000-000000000000', intent: {} })).status).toBe(404);
+    // a seat that is not on the page
+    const stranger = newClientKey();
+    const r5 = await post({ ...multi([recordLeg(b, SEPOLIA, arg('z'))]), signer_public_key: stranger.publicKey });
+    expect(r5.status).toBe(400);
+    expect(r5.body.details.field).toBe('signer_public_key');
+    const r6 = await post({ ...multi([recordLeg(b, SEPOLIA, arg('z'))]), signer_key_page: 'acc://elsewhere.acme/book/1' });
+    expect(r6.body.details.field).toBe('signer_key_page');
+  });
+
+  it('identity state: hash-only → 400, no credits → 402, not active → 409', async () => {
+    const k = newClientKey();
+    const { publicKeyHashHex } = await import('../../src/identity/keys.js');
+    const hashOnly = await api(b, 'POST', '/v1/identity', { name: uniqueName('ho'), public_key_hash: publicKeyHashHex(k.publicKey), chains: [SEPOLIA.name], credits: 10 });
+    const r1 = await post({ identity_id: hashOnly.body.identity.id, intent: { adiUrl: hashOnly.body.identity.adi_url, legs: [] } });
+    expect(r1.status).toBe(400);
+    expect(r1.body.error).toBe('Identity has no public key configured');
+
+    const poor = await createCycleIdentity(b, 0);
+    const r2 = await post({ identity_id: poor.id, intent: { adiUrl: poor.adiUrl, legs: [{ ...transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '5'), fromAddress: poor.account }] } });
+    expect(r2.status).toBe(402);
+    expect(r2.body.code).toBe('INSUFFICIENT_CREDITS');
+
+    const creating = await api(b, 'POST', '/v1/identity', { name: uniqueName('cr'), public_key: k.publicKey, chains: [SEPOLIA.name], credits: 10 });
+    const r3 = await post({ identity_id: creating.body.identity.id, intent: { adiUrl: creating.body.identity.adi_url, legs: [] } });
+    if (r3.status !== 409) expect(r3.body.code).toBe('VALIDATION_ERROR'); // provisioning may have won the race
+    else expect(r3.body.code).toBe('IDENTITY_NOT_ACTIVE');
+    await pollIdentity(b.app as never, creating.body.identity.id, (x) => x.status !== 'creating', 90_000);
+  });
+
+  it('single-transfer shape: native units on toChain; the ledger token shape is refused with the reason', async () => {
+    const to = '0x000000000000000000000000000000000000F00D';
+    const w = b.wallets[SEPOLIA.name]!;
+    const before = await w.public.getBalance({ address: to });
+    const p = await post({ identity_id: b.identity.id, intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '0.000001', tokenSymbol: 'ETH' } });
+    expect(p.status).toBe(201);
+    await submit(b, p.body);
+    const done = await waitIntent(b, p.body.intent_id);
+    expect(done.status).toBe('completed');
+    expect(done.intent_type).toBe('transfer');
+    expect(await w.public.getBalance({ address: to })).toBe(before + 10n ** 12n);
+    const bad = await post({ identity_id: b.identity.id, intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '1', tokenSymbol: 'DOGE' } });
+    expect(bad.body.details.field).toBe('intent.tokenSymbol');
+    const ledgerShape = await post({ identity_id: b.identity.id, intent: { type: 'sendTokens', to: 'acc://bob.acme/tokens', amount: 5 } });
+    expect(ledgerShape.status).toBe(422);
+    expect(ledgerShape.body.code).toBe('UNSUPPORTED_INTENT');
+  });
+
+  it('Idempotency-Key: a replay returns the same intent with idempotent true', async () => {
+    const key = crypto.randomUUID();
+    const body = multi([recordLeg(b, SEPOLIA, arg('idem'))]);
+    const a = await post(body, { 'Idempotency-Key': key });
+    const again = await post(body, { 'Idempotency-Key': key });
+    expect(a.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.intent_id).toBe(a.body.intent_id);
+    expect(again.body.idempotent).toBe(true);
+  });
+});
+
+describe('signature lifecycle', () => {
+  it('an unsigned intent expires; a late signature is a 409', async () => {
+    const ttl = b.app.config.intentTtlSeconds;
+    b.app.config.intentTtlSeconds = 2;
+    let p: Json;
+    try {
+      p = await prepare(b, [recordLeg(b, SEPOLIA, arg('expire'))]);
+    } finally {
+      b.app.config.intentTtlSeconds = ttl;
+    }
+    const done = await waitIntent(b, p.intent_id, undefined, 30_000);
+    expect(done).toMatchObject({ status: 'expired', stage: 'failed' });
+    expect(done.error_message).toMatch(/expired/);
+    const late = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
+    expect(late.status).toBe(409);
+  });
+
+  it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {
+    // the worker reaches the ledger through a proxy that can fail every request
+    let failing = false;
+    const target = new URL(b.app.config.ledgerUrl);
+    const proxy: Server = createServer(async (req, res) => {
+      let body = '';
+      for await (const c of req) body += c;
+      if (failing) return void res.writeHead(503).end('down for maintenance');
+      const r = await fetch(new URL(req.url ?? '/', target), { method: req.method, headers: { 'content-type': 'application/json' }, body: body || undefined });
+      res.writeHead(r.status, { 'content-type': 'application/json' }).end(await r.text());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
+    await b.worker!.stop();
+    b.worker = await startCycleWorker(b.app, { ledger: createLedgerClient({ url: proxyUrl, pollIntervalMs: 25 }) });
+    try {
+      const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('flaky'))]);
+      const body = { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey };
+      failing = true;
+      const r1 = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, body);
+      expect(r1.status).toBe(502);
+      expect(r1.body.code).toBe('LEDGER_UNAVAILABLE');
+      expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
+      failing = false;
+      const r2 = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, body);
+      expect(r2.status).toBe(200);
+      expect((await waitIntent(b, p.intent_id)).status).toBe('completed');
+    } finally {
+      failing = false;
+      await b.worker.stop();
+      b.worker = await startCycleWorker(b.app);
+      proxy.close();
+    }
+  });
+});
+
+describe('reading intents and proofs', () => {
+  it('list with cursor; proof artifact, custody chain, lookup by ledger and chain tx hash, ledger receipt; other orgs get 404', async () => {
+    await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before'))]);
+    await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before-2'))]);
+    const done = await runIntent(b, [recordLeg(b, SEPOLIA, arg('read'))]);
+    expect(done.status).toBe('completed');
+
+    const page1 = await api(b, 'GET', '/v1/transactions?limit=2');
+    expect(page1.status).toBe(200);
+    expect(page1.body.transactions).toHaveLength(2);
+    expect(page1.body.pagination.has_more).toBe(true);
+    const page2 = await api(b, 'GET', `/v1/transactions?limit=2&cursor=${page1.body.pagination.next_cursor}`);
+    const ids = [...page1.body.transactions, ...page2.body.transactions].map((t: Json) => t.intent_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(page1.body.transactions[0].intent_id).toBe(done.intent_id);
+
+    const proof = await api(b, 'GET', `/v1/proof/${done.proof_id}`);
+    expect(proof.status).toBe(200);
+    expect(proof.body).toMatchObject({ proof_id: done.proof_id, intent_id: done.intent_id, status: 'complete' });
+    expect(proof.body.chains[0].legs[0].execution_tx).toBe(done.legs[0].transactions.execute_governance_proof_direct);
+
+    await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    const custody = await api(b, 'GET', `/v1/proof/${done.proof_id}/custody`);
+    expect(custody.body.chain_valid).toBe(true);
+    expect(custody.body.events.map((e: Json) => e.type)).toEqual(['created', 'attested', 'anchored', 'executed', 'observed', 'recorded', 'retrieved']);
+
+    for (const h of [done.tx_hash, done.legs[0].transactions.execute_governance_proof_direct, done.legs[0].transactions.create_anchor]) {
+      const byTx = await api(b, 'GET', `/v1/proof/tx/${h}`);
+      expect(byTx.status, h).toBe(200);
+      expect(byTx.body.proof_id).toBe(done.proof_id);
+    }
+    const receipt = await api(b, 'GET', `/v1/proof/tx/${done.tx_hash}/receipt`);
+    expect(receipt.status).toBe(200);
+    expect(receipt.body).toMatchObject({ status: 'delivered', verified: true, anchored: true });
+    expect(receipt.body.receipt.start).toBe(done.tx_hash);
+    expect((await api(b, 'GET', `/v1/proof/tx/${'ab'.repeat(32)}/receipt`)).status).toBe(404);
+
+    // another organization
+    const other = await createTestOrgAndKey(b.app.db, { rateLimitRpm: 100_000 });
+    for (const path of [`/v1/transaction/${done.intent_id}`, `/v1/proof/${done.proof_id}`, `/v1/proof/${done.proof_id}/bundle`, `/v1/proof/tx/${done.tx_hash}`]) {
+      const r = await b.app.call(path, { key: other.key });
+      expect(r.status, path).toBe(404);
+    }
+    // proof:read is required for proofs
+    const readOnly = await createTestOrgAndKey(b.app.db, { rateLimitRpm: 100_000, permissions: ['read'] });
+    expect((await b.app.call(`/v1/proof/${done.proof_id}`, { key: readOnly.key })).status).toBe(403);
+  });
+});

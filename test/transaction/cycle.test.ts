@@ -1,0 +1,140 @@
+/**
+ * The proof cycle end to end on a devnet made here (ledger-sim, two anvils, 7 validators, Temporal, Postgres):
+ * POST /v1/transaction → sign → POST .../signature → attest → createAnchor → executeComprehensiveProof →
+ * executeGovernanceProofDirect → observe → proof_result → completed, checked against the chains and the ledger.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import type { Hex } from 'viem';
+import { testTargetAbi } from '../../src/chain/abi/index.js';
+import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
+import { revertErrorName } from '../../src/chain/anchor.js';
+import { events } from '../../src/db/schema.js';
+import { verifyBundle } from '../../src/proof/verify.js';
+import { AMOY, api, arg, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, submit, transferLeg, waitIntent, type CycleBench } from './support.js';
+
+let b: CycleBench;
+
+beforeAll(async () => {
+  b = await startCycleBench();
+}, 240_000);
+
+afterAll(async () => {
+  await b?.stop();
+});
+
+async function receiptsOk(chain: string, hashes: (string | null)[]) {
+  const w = b.wallets[chain]!;
+  for (const h of hashes) {
+    expect(h).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await w.public.getTransactionReceipt({ hash: h as Hex })).status).toBe('success');
+  }
+}
+
+describe('proof cycle', () => {
+  it('a contract call with expectedEvents and expectedState completes; three transactions, proof, bundle verifies', async () => {
+    const a = arg('cycle-one');
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, a)]);
+    expect(p).toMatchObject({ status: 'signing_required', signing_mode: 'external', submit_url: `/v1/transaction/${p.intent_id}/signature` });
+    expect(p.signing_data.hash_to_sign).toMatch(/^[0-9a-f]{64}$/);
+    expect(p.signing_data.request_id).toBe(p.intent_id);
+    const s = await submit(b, p);
+    expect(s).toMatchObject({ intent_id: p.intent_id, status: 'submitted' });
+    expect(s.tx_hash).toBe(p.signing_data.transaction_hash);
+    const t0 = Date.now();
+    const done = await waitIntent(b, p.intent_id);
+    console.log(`cycle: ${Date.now() - t0} ms from submission to completed`);
+    expect(done.error_message).toBeNull();
+    expect(done).toMatchObject({ status: 'completed', stage: 'completed', tx_hash: s.tx_hash });
+    expect(done.proof_id).toMatch(/^[0-9a-f-]{36}$/);
+    const leg = done.legs[0];
+    expect(leg).toMatchObject({ status: 'completed', chain: SEPOLIA.name, leaf_index: 0 });
+    expect(leg.attested_by.length).toBeGreaterThanOrEqual(5);
+    expect(leg.result_id).toMatch(/^0x[0-9a-f]{64}$/);
+    await receiptsOk(SEPOLIA.name, Object.values(leg.transactions));
+    // the call ran once, from the account
+    const w = b.wallets[SEPOLIA.name]!;
+    const target = b.targets[SEPOLIA.name]!;
+    expect(await w.public.readContract({ address: target, abi: testTargetAbi, functionName: 'lastArg' })).toBe(a);
+    expect(await w.public.readContract({ address: target, abi: testTargetAbi, functionName: 'lastCaller' })).toBe(b.identity.account);
+
+    // events: submitted and completed, once each
+    const evs = await b.app.db.select().from(events).where(eq(events.resourceId, p.intent_id));
+    expect(evs.map((e) => e.type).sort()).toEqual(['transaction.completed', 'transaction.submitted']);
+
+    // the bundle verifies offline
+    const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    expect(bundle.status).toBe(200);
+    const v = await verifyBundle(JSON.stringify(bundle.body));
+    expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(v.valid).toBe(true);
+
+    // replaying the used proof reverts (from anyone)
+    const tx = await w.public.getTransaction({ hash: leg.transactions.execute_governance_proof_direct });
+    const err = await w.public
+      .call({ to: b.identity.account, data: tx.input, account: w.account })
+      .then(() => undefined, (e) => e);
+    expect(err).toBeDefined();
+    expect(revertErrorName(err) ?? String(err)).toMatch(/LeafAlreadyUsed|revert/);
+    void accountAbiWithAnchorErrors;
+  });
+
+  it('a payable call and a native transfer complete (two legs, one anchor)', async () => {
+    const to = '0x00000000000000000000000000000000000A11cE' as const;
+    const w = b.wallets[SEPOLIA.name]!;
+    const before = await w.public.getBalance({ address: to });
+    const a = arg('payable');
+    const done = await runIntent(b, [recordLeg(b, SEPOLIA, a, {}, '1000'), transferLeg(b, SEPOLIA, to, '777')]);
+    expect(done.error_message).toBeNull();
+    expect(done.status).toBe('completed');
+    expect(done.legs.map((l: any) => l.status)).toEqual(['completed', 'completed']);
+    expect(await w.public.getBalance({ address: to })).toBe(before + 777n);
+    expect(await w.public.readContract({ address: b.targets[SEPOLIA.name]!, abi: testTargetAbi, functionName: 'lastValue' })).toBe(1000n);
+  });
+
+  it('a two-leg intent on both chains completes with one signature', async () => {
+    const a = arg('two-chains');
+    const done = await runIntent(b, [recordLeg(b, SEPOLIA, a), recordLeg(b, AMOY, a)]);
+    expect(done.error_message).toBeNull();
+    expect(done.status).toBe('completed');
+    expect(done.legs.map((l: any) => [l.chain, l.status])).toEqual([
+      [SEPOLIA.name, 'completed'],
+      [AMOY.name, 'completed'],
+    ]);
+    for (const l of done.legs) await receiptsOk(l.chain, Object.values(l.transactions));
+    const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    expect((await verifyBundle(JSON.stringify(bundle.body))).valid).toBe(true);
+  });
+
+  it('a missing expected event fails observation with the validators’ reason; nothing else is affected', async () => {
+    const a = arg('no-event');
+    const leg = recordLeg(b, SEPOLIA, a, { expectedEvents: [{ contract: b.targets[SEPOLIA.name], event: 'Never(uint256)' }] });
+    const done = await runIntent(b, [leg]);
+    expect(done.status).toBe('failed');
+    expect(done.legs[0].status).toBe('failed');
+    expect(done.error_message).toMatch(/EVENT_NOT_EMITTED|event/i);
+    // it did execute (the effect is what failed to be proven)
+    expect(done.legs[0].transactions.execute_governance_proof_direct).toMatch(/^0x/);
+  });
+
+  it('signature rules: wrong key 400, bad signature 400, second signature 409', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('sig-rules'))]);
+    const other = (await import('../identity/devnet.js')).newClientKey();
+    const url = `/v1/transaction/${p.intent_id}/signature`;
+    const wrongKey = await api(b, 'POST', url, { signature: sign(p.signing_data.hash_to_sign, other.secretKey), public_key: other.publicKey });
+    expect(wrongKey.status).toBe(400);
+    expect(wrongKey.body.error).toMatch(/nominated key/);
+    const badSig = await api(b, 'POST', url, { signature: sign('00'.repeat(32), b.identity.key.secretKey), public_key: b.identity.key.publicKey });
+    expect(badSig.status).toBe(400);
+    expect(badSig.body.code).toBe('INVALID_SIGNATURE');
+    const short = await api(b, 'POST', url, { signature: 'abcd', public_key: b.identity.key.publicKey });
+    expect(short.status).toBe(400);
+    expect(short.body.error).toMatch(/^signature:/);
+    expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
+    await submit(b, p);
+    const again = await api(b, 'POST', url, { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('ALREADY_SIGNED');
+    await waitIntent(b, p.intent_id);
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * The proof-cycle test bench: a devnet with the 7 validators (test/identity/devnet.ts), the app and a worker, an
+ * active identity on both chains with a funded account, a TestTarget on each chain, and helpers to prepare,
+ * sign and follow an intent through the API.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
+import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
+import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
+import { ANVIL_KEYS } from '../chain/fixture.js';
+import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import type { Activities, ActivityDeps } from '../../src/activities/index.js';
+import { dbKinds, startTestWorker } from '../support/env.js';
+import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
+
+export const SEPOLIA = { name: 'ethereum-sepolia', chainId: 11155111 } as const;
+export const AMOY = { name: 'polygon-amoy', chainId: 80002 } as const;
+export const CALLED_EVENT = 'Called(address,uint256,bytes32)';
+
+export type Json = any;
+
+export interface CycleBench {
+  dn: IdentityDevnet;
+  app: Awaited<ReturnType<typeof startIdentityApp>>;
+  worker?: Awaited<ReturnType<typeof startTestWorker>>;
+  /** a funded wallet that is not the relayer (anvil account 1) per chain */
+  wallets: Record<string, ChainWriter>;
+  /** TestTarget per chain */
+  targets: Record<string, Address>;
+  identity: { id: string; adiUrl: string; account: Address; key: ReturnType<typeof newClientKey> };
+  stop(): Promise<void>;
+}
+
+export async function startCycleBench(opts: { worker?: boolean; deps?: Partial<ActivityDeps> } = {}): Promise<CycleBench> {
+  const dn = await startIdentityDevnet({ validators: true });
+  const app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite');
+  const worker = opts.worker === false ? undefined : await startCycleWorker(app, opts.deps);
+  const wallets: Record<string, ChainWriter> = {};
+  const targets: Record<string, Address> = {};
+  for (const [i, c] of [SEPOLIA, AMOY].entries()) {
+    const w = createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
+    wallets[c.name] = w;
+    const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
+    targets[c.name] = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
+  }
+  const bench: CycleBench = {
+    dn,
+    app,
+    worker,
+    wallets,
+    targets,
+    identity: undefined as never,
+    async stop() {
+      await bench.worker?.stop();
+      await app.close();
+      await dn.stop();
+    },
+  };
+  bench.identity = await createCycleIdentity(bench);
+  return bench;
+}
+
+/** An active identity on both chains with 1 ETH in its account on each. */
+/** A worker for the bench's app, optionally with other activity deps (a tampering executor). */
+export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}, wrap?: (a: Activities) => Activities) {
+  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s', wrap });
+}
+
+export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>, credits = 1000) {
+  const key = newClientKey();
+  const res = await b.app.call('/v1/identity', {
+    method: 'POST',
+    key: b.app.key.key,
+    body: JSON.stringify({ name: uniqueName('cyc'), public_key: key.publicKey, chains: [SEPOLIA.name, AMOY.name], credits }),
+  });
+  if (res.status !== 202) throw new Error(`identity: ${res.status} ${await res.text()}`);
+  const created = (await res.json()) as Json;
+  const done = await pollIdentity(b.app as never, created.identity.id, (x) => x.status !== 'creating', 90_000);
+  if (done.status !== 'active') throw new Error(`identity failed: ${done.error_message}`);
+  const account = done.chain_accounts[0].address as Address;
+  for (const w of Object.values(b.wallets)) {
+    const h = await w.wallet.sendTransaction({ to: account, value: parseEther('1') });
+    await w.public.waitForTransactionReceipt({ hash: h });
+  }
+  return { id: done.id as string, adiUrl: done.adi_url as string, account, key };
+}
+
+export const arg = (s: string): Hex => keccak256(stringToHex(s));
+
+/** A TestTarget.record(arg) leg with the Called event (from the account) and the lastArg slot (3) expected. */
+export function recordLeg(b: CycleBench, chain: { name: string; chainId: number }, a: Hex, over: Json = {}, value = '0'): Json {
+  const target = b.targets[chain.name]!;
+  return {
+    legId: `rec-${chain.name}-${a.slice(2, 8)}`,
+    chain: chain.name,
+    chainId: chain.chainId,
+    fromAddress: b.identity.account,
+    toAddress: target,
+    amount: value,
+    contractCall: {
+      target,
+      value,
+      functionSignature: 'record(bytes32)',
+      args: [a],
+      expectedEvents: [{ contract: target, event: CALLED_EVENT, topics: [`0x${b.identity.account.slice(2).toLowerCase().padStart(64, '0')}`] }],
+      expectedState: [{ account: target, slot: `0x${'0'.repeat(63)}3`, value: a }],
+      ...over,
+    },
+  };
+}
+
+export function transferLeg(b: CycleBench, chain: { name: string; chainId: number }, to: Address, wei: string): Json {
+  return { legId: `pay-${chain.name}-${to.slice(2, 8)}`, chain: chain.name, chainId: chain.chainId, fromAddress: b.identity.account, toAddress: to, amount: wei };
+}
+
+export async function api(b: CycleBench, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await b.app.call(path, { method, key: b.app.key.key, body: body === undefined ? undefined : JSON.stringify(body), headers });
+  const text = await res.text();
+  let json: Json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, body: json, headers: res.headers };
+}
+
+export function sign(hashToSign: string, secretKey: Uint8Array): string {
+  return Buffer.from(ed25519.sign(Buffer.from(hashToSign, 'hex'), secretKey)).toString('hex');
+}
+
+export async function prepare(b: CycleBench, legs: Json[], extra: Json = {}) {
+  const r = await api(b, 'POST', '/v1/transaction', { identity_id: b.identity.id, intent: { adiUrl: b.identity.adiUrl, legs }, ...extra });
+  if (r.status !== 201) throw new Error(`prepare: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+export async function submit(b: CycleBench, prepared: Json) {
+  const r = await api(b, 'POST', `/v1/transaction/${prepared.intent_id}/signature`, {
+    signature: sign(prepared.signing_data.hash_to_sign, b.identity.key.secretKey),
+    public_key: b.identity.key.publicKey,
+  });
+  if (r.status !== 200) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+export async function waitIntent(b: CycleBench, id: string, until: (x: Json) => boolean = (x) => ['completed', 'failed', 'expired'].includes(x.status), timeoutMs = 120_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api(b, 'GET', `/v1/transaction/${id}`);
+    if (until(r.body)) return r.body;
+    if (Date.now() > deadline) throw new Error(`intent ${id} did not get there: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+/** prepare → sign → submit → wait for the end */
+export async function runIntent(b: CycleBench, legs: Json[], extra: Json = {}) {
+  const p = await prepare(b, legs, extra);
+  await submit(b, p);
+  return waitIntent(b, p.intent_id);
+}
