@@ -15,7 +15,8 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPendingAction } from '../db/governance.js';
-import { identities, type identities as IdentitiesTable } from '../db/schema.js';
+import type { IdentityRow } from '../db/identities.js';
+import { identities } from '../db/schema.js';
 import {
   delegationPath,
   isNotFound,
@@ -39,8 +40,6 @@ export interface PendingScanResult {
   degraded: boolean;
   error?: string;
 }
-
-type IdentityRow = typeof IdentitiesTable.$inferSelect;
 
 export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) {
   const { db, ledger } = deps;

@@ -47,9 +47,6 @@ export const submitGovernanceSignatureUpdate = defineUpdate<GovernanceProgress, 
 export const ledgerChangedSignal = defineSignal('ledgerChanged');
 export const governanceStateQuery = defineQuery<{ status: string; signedKeys: string[] }>('state');
 
-/** Error types the Update ends with (the API maps them to statuses). */
-export const GOVERNANCE_UPDATE_ERRORS = ['AlreadySigned', 'WrongKey', 'Closed', 'InFlight', 'SignatureRefused', 'LedgerUnavailable', 'NotFound'] as const;
-
 const TERMINAL = ['executed', 'rejected', 'failed', 'expired'];
 const POLLS_BEFORE_CONTINUE = 500;
 
