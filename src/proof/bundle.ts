@@ -13,15 +13,19 @@
  * Every EVM transaction in the bundle (createAnchor, executeComprehensiveProof, each leg's execution) is a
  * ProvenEvmTx: block header (re-hashes to the block hash), raw transaction + transactions-trie proof, receipt
  * (consensus encoding) + receipts-trie proof, and the previous receipt when the index is > 0 (gas used).
+ * A leg's expected state is proven with eth_getProof at the execution block (the RPC must still serve that block's
+ * state: assemble soon after execution, or against an archive node).
+ *
+ * Top level: { version, intent, ledger, chains[], bundle_hash }; see ProofBundle.
  */
 import { hexToBigInt, sha256, stringToBytes, type Address, type Hex } from 'viem';
 import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
 import { canonicalJson } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
-import { fetchVerifiedBlock, proveReceipt, proveTransaction, type RawBlock } from '../validator/evm-proofs.js';
+import { fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
-import { parseIntentEntries, planIntentAnchor } from './intent.js';
+import { parseIntentEntries, planIntentAnchor, type ExpectedState } from './intent.js';
 import type { ChainCycleRecord, CycleRecord, LegCycleRecord, QuorumRecord } from './cycle-record.js';
 
 export const BUNDLE_VERSION = 'pgw-proof-bundle/1';
@@ -106,6 +110,12 @@ export interface ProvenEvmTx {
   prev_receipt?: { receipt: Hex; proof: Hex[] };
 }
 
+export interface BundleStateProof {
+  account: Address;
+  account_proof: Hex[];
+  slots: { slot: Hex; value: Hex; proof: Hex[] }[];
+}
+
 export interface BundleQuorum {
   message: Hex;
   aggregate_signature: Hex;
@@ -129,6 +139,12 @@ export interface BundleLeg {
   leaf_index: string;
   merkle_proof: Hex[];
   execution: ProvenEvmTx;
+  /**
+   * The leg's expected state after execution, proven (eth_getProof) against the execution block's stateRoot:
+   * per account its account proof and per slot the value and its storage proof. Empty for a leg without
+   * expectedState. (The events are in the proven receipt.)
+   */
+  effects: { state: BundleStateProof[] };
   /** the post-execution quorum (observation) */
   observation: BundleQuorum & {
     result_hash: Hex;
@@ -199,6 +215,14 @@ export interface ProofBundle {
       threshold: string;
       signatures: string;
       delegated: string;
+    };
+    /** the key page as read from the ledger when the bundle was assembled (its keys, for signer membership) */
+    key_page: {
+      url: string;
+      version: string;
+      accept_threshold: string;
+      key_hashes: Hex[];
+      delegates: string[];
     };
   };
   chains: BundleChain[];
@@ -300,6 +324,23 @@ export async function proveEvmTx(c: ChainClients, txHash: Hex, what: string): Pr
   return out;
 }
 
+/** The expected state of a leg proven at the execution block, one entry per account. */
+async function stateProofs(c: ChainClients, expected: readonly ExpectedState[], block: BundleBlockHeader): Promise<BundleStateProof[]> {
+  const byAccount = new Map<Address, Hex[]>();
+  for (const e of expected) byAccount.set(e.account, [...(byAccount.get(e.account) ?? []), e.slot]);
+  const out: BundleStateProof[] = [];
+  for (const [account, slots] of byAccount) {
+    const p = await fetchStorageProof(c.public, { account, slots, blockNumber: BigInt(block.number) });
+    const values = verifyStorageProof(block.stateRoot, p);
+    out.push({
+      account,
+      account_proof: p.accountProof.map(hex0x),
+      slots: p.slots.map((x, i) => ({ slot: hex0x(x.slot), value: hex0x(values[i]!), proof: x.proof.map(hex0x) })),
+    });
+  }
+  return out;
+}
+
 async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): Promise<BundleLeg['result']> {
   const r = need(leg.result, `${where}.result`);
   const st = await deps.ledger.getTransaction(r.txId);
@@ -335,11 +376,13 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
     const pl = plan.legs[idx];
     if (!pl || pl.legId !== l.legId) throw new BundleError(`${lw}: leaf ${idx} of the anchor is ${pl?.legId ?? 'absent'}`);
     const obs = need(l.observation, `${lw}.observation`);
+    const execution = await proveEvmTx(clients, need(l.executionTx, `${lw}.executionTx`), `${lw} execution`);
     legs.push({
       leg_id: l.legId,
       leaf_index: String(idx),
       merkle_proof: plan.proofs[idx]!.merkleProof.map(hex0x),
-      execution: await proveEvmTx(clients, need(l.executionTx, `${lw}.executionTx`), `${lw} execution`),
+      execution,
+      effects: { state: await stateProofs(clients, pl.expectedState, execution.block) },
       observation: {
         ...quorum(obs),
         result_hash: hex0x(obs.resultHash),
@@ -399,6 +442,7 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
   const receipt = await deps.ledger.getReceipt(record.dataAccountUrl, st.txHash);
   if (!record.chains.length) throw new BundleError('cannot assemble the bundle: the cycle record has no chains');
   const authority = need(record.chains[0]!.attestation?.authority, 'chains[0].attestation.authority');
+  const page = await deps.ledger.queryKeyPage(authority.keyPage);
   const chains: BundleChain[] = [];
   for (const c of record.chains) chains.push(await chainOf(deps, c, intent, ledgerTxHash));
   return sealBundle({
@@ -423,6 +467,13 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
         threshold: String(authority.threshold),
         signatures: String(authority.signatures),
         delegated: String(authority.delegated ?? 0),
+      },
+      key_page: {
+        url: page.url,
+        version: String(page.version),
+        accept_threshold: String(page.acceptThreshold),
+        key_hashes: page.keys.filter((k) => k.publicKeyHash).map((k) => hex0x(k.publicKeyHash!)),
+        delegates: page.keys.filter((k) => k.delegate).map((k) => k.delegate!),
       },
     },
     chains,

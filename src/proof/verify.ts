@@ -15,11 +15,21 @@
  *   per leg        the execution transaction calls executeGovernanceProofDirect(target, value, data, proof) on
  *                  the identity's account with exactly the committed leg; header hash, transactions-trie and
  *                  receipts-trie proofs; status 1; the Executed event and the expected events in the proven logs;
+ *                  the expected state by storage proofs against the execution block's stateRoot;
  *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
  *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
  *
- * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: each block exists with that
- * hash at that number, the anchor is proven on chain, each leg's leaf is used.
+ * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: the chain id, each block exists
+ * with that hash at that number, the anchor is proven on chain, each leg's leaf is used.
+ *
+ * Offline, the bundle is checked for internal consistency down to its trust roots: the validator set (BLS keys)
+ * and the block hashes. Whether those blocks are on the canonical chain is what the RPC cross-check adds (a
+ * proven executeComprehensiveProof in a canonical block means the contract accepted the aggregate under its set).
+ * Membership of the ledger signers' keys in their key page is attested by the validators, not re-checked here
+ * (the page's key list at signing time is not part of the bundle).
+ *
+ * Successful BLS verifications and aggregate keys are memoized per process (pure functions; re-verifying a
+ * bundle would repeat the pairings).
  */
 import { core } from 'accumulate.js';
 import {
@@ -39,9 +49,9 @@ import { readAnchorState } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../chain/bls.js';
 import { createChainClients } from '../chain/clients.js';
 import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
-import { unwrapSignature, verifySignature } from '../ledger/signing.js';
+import { publicKeyHash, transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
-import { decodeReceipt, headerHash, type RawBlock } from '../validator/evm-proofs.js';
+import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
 import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
 import { PROOF_RESULT_MEMO, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
@@ -145,7 +155,7 @@ function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: Hex, account: string
 function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: string): { parts: string[]; memo: unknown; principal: string } {
   let h: Hex;
   try {
-    h = bytesToHex(new core.Transaction(txJson as core.TransactionArgs).hash());
+    h = bytesToHex(transactionHash(new core.Transaction(txJson as core.TransactionArgs)));
   } catch (e) {
     throw new CheckFailed(`${what}: accumulate.js cannot hash the transaction: ${(e as Error).message}`);
   }
@@ -164,6 +174,30 @@ function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: strin
   return { parts, memo: t.header?.memo, principal };
 }
 
+/** Aggregate public keys, memoized (decoding and subgroup-checking G2 keys dominates a verification). */
+const aggregates = new Map<string, Hex>();
+function aggregateKey(keys: readonly Hex[]): Hex {
+  const k = keys.map((x) => x.toLowerCase()).join(',');
+  let agg = aggregates.get(k);
+  if (!agg) {
+    agg = blsAggregatePublicKeys(keys);
+    if (aggregates.size >= 256) aggregates.delete(aggregates.keys().next().value as string);
+    aggregates.set(k, agg);
+  }
+  return agg;
+}
+
+/** blsVerify with successful verifications memoized (a pure function; re-verifying a bundle repeats the pairings). */
+const verifiedSigs = new Set<string>();
+function blsVerified(signature: Hex, message: Hex, publicKey: Hex): boolean {
+  const k = `${signature}|${message}|${publicKey}`.toLowerCase();
+  if (verifiedSigs.has(k)) return true;
+  if (!blsVerify(signature, message, publicKey)) return false;
+  if (verifiedSigs.size >= 1024) verifiedSigs.delete(verifiedSigs.values().next().value as string);
+  verifiedSigs.add(k);
+  return true;
+}
+
 function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
   const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
@@ -176,7 +210,7 @@ function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggre
     ensure(k, `${what}: signer ${i} is not in the validator set`);
     return k;
   });
-  ensure(blsVerify(q.aggregate_signature, q.message, blsAggregatePublicKeys(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
+  ensure(blsVerified(q.aggregate_signature, q.message, aggregateKey(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
   const signed = powers.reduce((a, p, i) => ((bitmap >> BigInt(i)) & 1n ? a + p : a), 0n);
   const total = powers.reduce((a, p) => a + p, 0n);
   return `${signers.length} signers, power ${signed}/${total} meets ${s.thresholdNum}/${s.thresholdDen}; aggregate verifies`;
@@ -307,14 +341,45 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     ensure(uint(a.signatures, 'authority.signatures') >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
   });
+  check('ledger.key_page', () => {
+    const a = L.authority;
+    const p = L.key_page;
+    ensure(a && p && Array.isArray(p.key_hashes) && Array.isArray(p.delegates), 'not checked: authority or key_page missing');
+    ensure(same(p.url, a.key_page), `key page ${p.url} is not the authority's ${a.key_page}`);
+    const version = uint(a.key_page_version, 'authority.key_page_version');
+    const now = uint(p.version, 'key_page.version');
+    // the page as read at assembly; if it changed after the signatures, its key list is not the one they met
+    if (now !== version) return `page is at version ${now}, the signatures were counted at version ${version}: membership not checked offline`;
+    ensure(uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'), `page threshold ${p.accept_threshold} != stated ${a.threshold}`);
+    const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
+    let direct = 0;
+    let delegated = 0;
+    for (const k of validKeys.filter((x) => accept(x.vote))) {
+      if (!k.delegators.length && same(k.signer, a.key_page)) {
+        const h = bytesToHex(publicKeyHash(hexToBytes(k.publicKey as Hex)));
+        ensure(p.key_hashes.some((x) => same(x, h)), `signer key ${k.publicKey} (hash ${h}) is not a key of ${p.url} v${now}`);
+        direct++;
+      } else if (k.delegators.length === 1 && same(k.delegators[0], a.key_page)) {
+        const book = lc(k.signer).replace(/\/\d+$/, '');
+        ensure(p.delegates.some((x) => lc(x) === book), `delegate book ${book} is not listed on ${p.url} v${now}`);
+        delegated++;
+      }
+    }
+    return `${direct} signer key(s)${delegated ? ` and ${delegated} delegated signature(s)` : ''} on ${p.url} v${now} (threshold ${p.accept_threshold})`;
+  });
   check('ledger.receipt', () => checkLedgerReceipt(L.receipt, L.tx_hash, b.intent.data_account, 'intent receipt'));
 
   // ---------------------------------------------------------------------------------------- chains
-  const haveChains = check('chains', () => {
+  check('chains', () => {
     ensure(Array.isArray(b.chains) && b.chains.length > 0, 'no chains');
-    return b.chains.map((c) => c.chain).join(', ');
+    const names = b.chains.map((c) => c.chain);
+    ensure(new Set(names).size === names.length, `a chain is listed twice: ${names.join(', ')}`);
+    const legIds = b.chains.flatMap((c) => (Array.isArray(c.legs) ? c.legs.map((l) => l.leg_id) : []));
+    ensure(new Set(legIds).size === legIds.length, 'a leg is listed twice');
+    const of = intent ? ` of ${intent.legs.length} in the intent` : '';
+    return `${names.join(', ')}: ${legIds.length} leg(s)${of} proven (${legIds.join(', ')})`;
   });
-  if (haveChains) for (const c of b.chains) verifyChain(c);
+  if (Array.isArray(b.chains)) for (const c of b.chains) if (c && typeof c === 'object') verifyChain(c);
 
   function verifyChain(c: BundleChain) {
     const P = `chain[${c.chain}]`;
@@ -434,6 +499,31 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       ensure(findExecutedEvent(facts.logs, { account: intent.account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg.executionCommitment }), `no Executed(${plan.anchorId}, ${leafIndex}, ${leg.executionCommitment}) event from ${intent.account} in the proven receipt`);
       for (const ev of leg.expectedEvents) ensure(expectedEventEmitted(facts.logs, ev), `expected event ${ev.topic0} from ${ev.contract} not in the proven logs`);
       return `Executed event and ${leg.expectedEvents.length} expected event(s) in ${facts.logs.length} proven log(s); gas used ${facts.gasUsed}`;
+    });
+    check(`${Q}.expected_state`, () => {
+      const plan = planOf();
+      ensure(plan && facts, 'not checked: the anchor or the execution inclusion failed');
+      const leg = plan.legs[leafIndex]!;
+      ensure(l.effects && Array.isArray(l.effects.state), 'effects.state missing');
+      const proven = new Map<string, Hex>();
+      for (const a of l.effects.state) {
+        const values = verifyStorageProof(l.execution.block.stateRoot, {
+          account: getAddress(a.account),
+          accountProof: a.account_proof,
+          slots: a.slots.map((x) => ({ slot: x.slot, proof: x.proof })),
+        });
+        a.slots.forEach((x, i) => {
+          eq(values[i], x.value, `state ${a.account} slot ${x.slot}: proven value`);
+          proven.set(`${lc(getAddress(a.account))}|${lc(x.slot)}`, values[i]!);
+        });
+      }
+      ensure(proven.size === leg.expectedState.length, `${proven.size} proven slot(s) for ${leg.expectedState.length} expected`);
+      for (const e of leg.expectedState) {
+        const v = proven.get(`${lc(getAddress(e.account))}|${lc(e.slot)}`);
+        ensure(v !== undefined, `expected state ${e.account} slot ${e.slot} is not proven`);
+        eq(v, e.value, `state ${e.account} slot ${e.slot} after execution (expected)`);
+      }
+      return `${leg.expectedState.length} expected slot(s) proven against stateRoot ${l.execution.block.stateRoot}`;
     });
     let record: ProofResultRecord | undefined;
     check(`${Q}.proof_result`, () => {

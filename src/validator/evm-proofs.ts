@@ -195,6 +195,47 @@ interface RawAccountProof {
   storageProof: { key: Hex; value: Hex; proof: Hex[] }[];
 }
 
+/** eth_getProof output for some slots of one account: the nodes that prove them against a block's stateRoot. */
+export interface StorageProof {
+  account: Address;
+  accountProof: Hex[];
+  /** per slot (32-byte key, in the order asked) its storage-trie proof */
+  slots: { slot: Hex; proof: Hex[] }[];
+}
+
+/** Reads eth_getProof for `slots` of `account` at `blockNumber` (unverified: see verifyStorageProof). */
+export async function fetchStorageProof(rpc: Rpc, p: { account: Address; slots: readonly Hex[]; blockNumber: bigint }): Promise<StorageProof> {
+  const keys = p.slots.map((s) => pad(s, { size: 32 }));
+  const res = (await rpc.request({ method: 'eth_getProof', params: [p.account, keys, numberToHex(p.blockNumber)] } as never)) as RawAccountProof;
+  return {
+    account: p.account,
+    accountProof: res.accountProof,
+    slots: keys.map((k, i) => {
+      const sp = res.storageProof.find((x) => pad(x.key, { size: 32 }).toLowerCase() === k.toLowerCase()) ?? res.storageProof[i];
+      if (!sp) throw new EffectProofError(`no storage proof for slot ${k}`);
+      return { slot: k, proof: sp.proof };
+    }),
+  };
+}
+
+/**
+ * Verifies a storage proof against `stateRoot` (account proof -> storageRoot -> storage proof per slot) and
+ * returns the proven 32-byte values (absent account or slot: 0). Throws when a proof does not hash up.
+ */
+export function verifyStorageProof(stateRoot: Hex, p: StorageProof): Hex[] {
+  const acct = verifyMptProof(stateRoot, hexToBytes(keccak256(p.account)), p.accountProof);
+  if (!acct) return p.slots.map(() => pad('0x', { size: 32 }));
+  const fields = fromRlp(acct, 'hex') as unknown as Hex[];
+  if (!Array.isArray(fields) || fields.length !== 4) throw new EffectProofError('account leaf is not [nonce, balance, storageRoot, codeHash]');
+  const storageRoot = fields[2]!;
+  return p.slots.map((s) => {
+    const v = verifyMptProof(storageRoot, hexToBytes(keccak256(pad(s.slot, { size: 32 }))), s.proof);
+    if (!v) return pad('0x', { size: 32 });
+    const inner = fromRlp(v, 'hex') as unknown as Hex;
+    return pad(inner === '0x' ? '0x00' : inner, { size: 32 }).toLowerCase() as Hex;
+  });
+}
+
 /**
  * Storage values of `account` at `blockNumber`, each proven by eth_getProof against `stateRoot`
  * (account proof -> storageRoot -> storage proof). Absent slots are 0. Returns 32-byte hex values.
@@ -203,21 +244,5 @@ export async function proveStorage(
   rpc: Rpc,
   p: { account: Address; slots: readonly Hex[]; blockNumber: bigint; stateRoot: Hex },
 ): Promise<Hex[]> {
-  const keys = p.slots.map((s) => pad(s, { size: 32 }));
-  const res = (await rpc.request({ method: 'eth_getProof', params: [p.account, keys, numberToHex(p.blockNumber)] } as never)) as RawAccountProof;
-  const acct = verifyMptProof(p.stateRoot, hexToBytes(keccak256(p.account)), res.accountProof);
-  if (!acct) {
-    return keys.map(() => pad('0x', { size: 32 }));
-  }
-  const fields = fromRlp(acct, 'hex') as unknown as Hex[];
-  if (!Array.isArray(fields) || fields.length !== 4) throw new EffectProofError('account leaf is not [nonce, balance, storageRoot, codeHash]');
-  const storageRoot = fields[2]!;
-  return keys.map((k, i) => {
-    const sp = res.storageProof.find((x) => pad(x.key, { size: 32 }).toLowerCase() === k.toLowerCase()) ?? res.storageProof[i];
-    if (!sp) throw new EffectProofError(`no storage proof for slot ${k}`);
-    const v = verifyMptProof(storageRoot, hexToBytes(keccak256(k)), sp.proof);
-    if (!v) return pad('0x', { size: 32 });
-    const inner = fromRlp(v, 'hex') as unknown as Hex;
-    return pad(inner === '0x' ? '0x00' : inner, { size: 32 }).toLowerCase() as Hex;
-  });
+  return verifyStorageProof(p.stateRoot, await fetchStorageProof(rpc, p));
 }

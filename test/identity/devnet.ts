@@ -82,8 +82,8 @@ export function startWorker(config: Config, db: TestApp['db']) {
 }
 
 /** The app on a fresh database with this devnet's config, an organization and a read/write key. */
-export async function startIdentityApp(dn: IdentityDevnet, kind: DbKind, opts: { env?: Record<string, string>; quota?: number } = {}) {
-  const app = await startTestApp(kind, { env: { ...dn.env, ...opts.env } });
+export async function startIdentityApp(dn: IdentityDevnet, kind: DbKind, opts: { env?: Record<string, string>; quota?: number; postgresServerUrl?: string } = {}) {
+  const app = await startTestApp(kind, { env: { ...dn.env, ...opts.env }, postgresServerUrl: opts.postgresServerUrl });
   const key: TestKey = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
   if (opts.quota !== undefined) {
     const { organizations } = await import('../../src/db/schema.js');

@@ -17,12 +17,13 @@ export function dbKinds(): DbKind[] {
   return inject('postgresUrl') ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-export async function openTestDatabase(kind: DbKind): Promise<Database & { cleanup(): Promise<void> }> {
+/** A fresh database: PGlite in memory, or a scratch database on the run's Postgres (or on `serverUrl`). */
+export async function openTestDatabase(kind: DbKind, serverUrl: string = inject('postgresUrl')): Promise<Database & { cleanup(): Promise<void> }> {
   if (kind === 'pglite') {
     const database = await openDatabase({ pgliteDir: 'memory' });
     return { ...database, cleanup: () => database.close() };
   }
-  const scratch = await createScratchDatabase(inject('postgresUrl'));
+  const scratch = await createScratchDatabase(serverUrl);
   const database = await openDatabase({ databaseUrl: scratch.url });
   return {
     ...database,

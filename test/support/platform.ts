@@ -52,10 +52,10 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(
   kind: DbKind,
-  opts: { env?: Record<string, string>; logger?: Logger; metrics?: HttpMetrics; clockMs?: number } = {},
+  opts: { env?: Record<string, string>; logger?: Logger; metrics?: HttpMetrics; clockMs?: number; postgresServerUrl?: string } = {},
 ) {
   const config = testConfig(opts.env);
-  const database = await openTestDatabase(kind);
+  const database = await openTestDatabase(kind, opts.postgresServerUrl);
   const temporal: Client = await testTemporalClient(config);
   const clock = { ms: opts.clockMs ?? Date.now() };
   const deps: AppDeps = { config, database, temporal, logger: opts.logger ?? quietLogger, now: () => clock.ms };

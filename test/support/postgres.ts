@@ -20,6 +20,8 @@ function pgBinDir(): string | undefined {
 
 export interface TestPostgres {
   url: string;
+  /** fast shutdown and start again on the same port and data (chaos tests) */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,10 +37,9 @@ export async function startTestPostgres(): Promise<TestPostgres | undefined> {
   execFileSync(c1, a1, { stdio: 'ignore' });
   const port = await freePort();
   const [c2, a2] = run(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']);
-  const child = spawn(c2, a2, { stdio: 'ignore', detached: true });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const { default: postgres } = await import('postgres');
-  await waitUntilReady('test postgres', async () => {
+  const ready = () => waitUntilReady('test postgres', async () => {
     const sql = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => {} });
     try {
       await sql`select 1`;
@@ -47,13 +48,25 @@ export async function startTestPostgres(): Promise<TestPostgres | undefined> {
       await sql.end();
     }
   }, { timeoutMs: 20_000 });
+  let child = spawn(c2, a2, { stdio: 'ignore', detached: true });
+  await ready();
+  const halt = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r).once('error', r));
+    try {
+      process.kill(-child.pid!, 'SIGINT'); // fast shutdown
+    } catch {}
+    await exited;
+  };
   return {
     url,
+    async restart() {
+      await halt();
+      child = spawn(c2, a2, { stdio: 'ignore', detached: true });
+      await ready();
+    },
     async stop() {
-      try {
-        process.kill(-child.pid!, 'SIGINT'); // fast shutdown
-      } catch {}
-      await new Promise((r) => child.once('exit', r).once('error', r));
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };

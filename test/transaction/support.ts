@@ -31,10 +31,10 @@ export interface CycleBench {
   stop(): Promise<void>;
 }
 
-export async function startCycleBench(opts: { worker?: boolean; deps?: Partial<ActivityDeps> } = {}): Promise<CycleBench> {
+export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; postgresServerUrl?: string } = {}): Promise<CycleBench> {
   const dn = await startIdentityDevnet({ validators: true });
-  const app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite');
-  const worker = opts.worker === false ? undefined : await startCycleWorker(app, opts.deps);
+  const app = await startIdentityApp(dn, opts.postgresServerUrl || dbKinds().includes('postgres') ? 'postgres' : 'pglite', { postgresServerUrl: opts.postgresServerUrl });
+  const worker = await startCycleWorker(app, opts.deps);
   const wallets: Record<string, ChainWriter> = {};
   const targets: Record<string, Address> = {};
   for (const [i, c] of [SEPOLIA, AMOY].entries()) {

@@ -1,0 +1,383 @@
+/**
+ * Proof bundle on the validator devnet (ledger-sim + two anvils + 7 validators): a proof cycle run by hand
+ * (intent write, attestation quorum, createAnchor, executeComprehensiveProof, execution, observation quorum,
+ * proof_result write-back), a CycleRecord filled from the quorum results, assembleBundle, then verifyBundle:
+ * valid, valid after a JSON round trip, invalid after any single changed byte, and invalid (for the named reason)
+ * after targeted changes re-sealed with a fresh bundle_hash. The CLI exits 0 / non-zero on good / tampered files.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keccak256, parseEther, stringToHex, type Hex } from 'viem';
+import { createAccount, executeGovernanceProofDirect, proofForLeg } from '../../src/chain/account.js';
+import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../../src/chain/anchor.js';
+import type { ChainWriter } from '../../src/chain/clients.js';
+import { anchorMessage } from '../../src/chain/formulas.js';
+import { assembleBundle, bundleHash, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
+import type { ChainCycleRecord, CycleRecord, QuorumRecord } from '../../src/proof/cycle-record.js';
+import { planIntentAnchor, type CanonicalIntent } from '../../src/proof/intent.js';
+import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
+import { attestRequestFor, observeRequestFor, type QuorumResult } from '../../src/validator/quorum.js';
+import { CHAIN, CHAIN_B, createIdentity, intentFor, recordLeg, startTestDevnet, writeIntent, type Identity, type TestDevnet } from '../validator/devnet.js';
+
+let d: TestDevnet;
+let id: Identity;
+let dir: string;
+
+beforeAll(async () => {
+  d = await startTestDevnet();
+  id = await createIdentity(d);
+  // the same account on CHAIN_B, funded for native legs there
+  await createAccount(d.wB, d.vn.contracts.accountFactory, id.url);
+  await d.wB.public.waitForTransactionReceipt({ hash: await d.wB.wallet.sendTransaction({ to: id.account, value: parseEther('1') }) });
+  dir = mkdtempSync(join(tmpdir(), 'pgw-bundle-'));
+}, 180_000);
+
+afterAll(async () => {
+  await d?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const arg = (s: string) => keccak256(stringToHex(s));
+
+function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
+  return {
+    message: q.message,
+    aggregateSignature: q.aggregateSignature,
+    signerBitmap: q.signerBitmap.toString(),
+    signers: q.signers,
+    outcomes: q.outcomes.map((o) => ({ index: o.index, status: o.status, code: o.code, reason: o.reason })),
+  };
+}
+
+const chains = () => [
+  { ...CHAIN, w: d.w },
+  { ...CHAIN_B, w: d.wB },
+];
+const writerOf = (name: string): ChainWriter => {
+  const c = chains().find((x) => x.name === name);
+  if (!c) throw new Error(`no chain ${name}`);
+  return c.w;
+};
+
+/** Runs the whole cycle of `intent` by hand on every chain it has legs on; returns the filled CycleRecord. */
+async function runCycle(intent: CanonicalIntent): Promise<CycleRecord> {
+  const st = await writeIntent(d, id, intent.parts);
+  expect(st.delivered).toBe(true);
+  const proofAnchor = d.vn.contracts.proofAnchor;
+  const out: ChainCycleRecord[] = [];
+  for (const ch of chains()) {
+    const chainId = BigInt(ch.chainId);
+    if (!intent.legs.some((l) => l.chainId === chainId)) continue;
+    const plan = planIntentAnchor(intent, { chainId, proofAnchor, ledgerTxHash: st.txHash });
+    const setRoot = (await readValidatorSet(ch.w, proofAnchor)).root;
+    const message = anchorMessage({ chainId, anchor: proofAnchor, anchorId: plan.anchorId, validatorSetRoot: setRoot });
+    const pre = await d.quorum.attest(attestRequestFor(st.txId, ch.name, plan), { message });
+    const ca = await createAnchor(ch.w, proofAnchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+    const pr = await executeComprehensiveProof(ch.w, proofAnchor, { anchorId: plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+    const rec: ChainCycleRecord = {
+      chain: ch.name,
+      chainId: String(ch.chainId),
+      proofAnchor,
+      anchorId: plan.anchorId,
+      commitmentRoot: plan.commitmentRoot,
+      leafCount: plan.leafCount.toString(),
+      validatorSetRoot: setRoot,
+      attestation: { ...quorumRecord(pre), authority: pre.responses.get(pre.signers[0]!)!.authority },
+      createAnchorTx: ca.tx!.txHash,
+      proveTx: pr.tx!.txHash,
+      legs: [],
+    };
+    for (let i = 0; i < plan.legs.length; i++) {
+      const l = plan.legs[i]!;
+      const exec = await executeGovernanceProofDirect(ch.w, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, i) });
+      expect(exec.status).toBe('success');
+      const oreq = observeRequestFor(st.txId, ch.name, plan.anchorId, i, exec.txHash);
+      const post = await d.quorum.observe(oreq, { chainId, proofAnchor, validatorSetRoot: setRoot });
+      const written = await d.quorum.writeResult(oreq, post);
+      const o = post.responses.get(post.signers[0]!)!;
+      rec.legs.push({
+        legId: l.legId,
+        leafIndex: i,
+        executionTx: exec.txHash,
+        observation: { ...quorumRecord(post), resultHash: post.resultHash, confirmations: o.confirmations, checks: o.checks },
+        result: { resultId: written.resultId, resultsAccount: written.resultsAccount, txId: written.txId, writtenBy: written.writtenBy },
+      });
+    }
+    out.push(rec);
+  }
+  return { intentId: intent.intentId, adiUrl: id.url, dataAccountUrl: id.data, ledgerTxId: st.txId, ledgerTxHash: st.txHash, chains: out };
+}
+
+const deps = () => ({ ledger: d.ledger, chain: writerOf });
+const failed = (v: BundleVerification) => v.checks.filter((c) => !c.ok).map((c) => c.name);
+const clone = (b: ProofBundle): ProofBundle => JSON.parse(JSON.stringify(b)) as ProofBundle;
+
+/** Flips the byte at `pos` (xor 0x01) of the serialized bundle. */
+function flip(bytes: Uint8Array, pos: number): Uint8Array {
+  const out = Uint8Array.from(bytes);
+  out[pos] = out[pos]! ^ 0x01;
+  return out;
+}
+
+/** Position of the n-th hex digit inside the first occurrence of `needle` in `text`. */
+function posIn(text: string, needle: string, n: number): number {
+  const at = text.indexOf(needle);
+  if (at < 0) throw new Error(`not in the bundle: ${needle.slice(0, 40)}`);
+  return Buffer.byteLength(text.slice(0, at + n));
+}
+
+function flipHex(h: Hex, nibble: number): Hex {
+  const i = 2 + nibble;
+  const c = h[i]!;
+  return `${h.slice(0, i)}${c === '0' ? '1' : '0'}${h.slice(i + 1)}` as Hex;
+}
+
+/** The CLI as a user runs it (async, so the in-process devnet keeps serving). */
+function runCli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile('npx', ['tsx', 'src/bin/cli.ts', 'verify-bundle', ...args], { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 }, (e, out, err) =>
+      resolve({ code: e ? ((e as { code?: number }).code ?? null) : 0, out, err }),
+    );
+  });
+}
+
+describe('proof bundle', () => {
+  let single: ProofBundle;
+  let singleRecord: CycleRecord;
+
+  it('contract-call leg with expectedEvents and expectedState: bundle assembled from the ledger and the chain verifies offline', async () => {
+    const intent = intentFor(id, [recordLeg(d, id, arg('bundle-single'))]);
+    const record = await runCycle(intent);
+    singleRecord = record;
+    const t0 = performance.now();
+    single = await assembleBundle(deps(), record);
+    const assembleMs = performance.now() - t0;
+    expect(single.version).toBe('pgw-proof-bundle/1');
+    expect(single.bundle_hash).toBe(bundleHash(single));
+    expect(single.intent.operation_id).toBe(intent.operationId);
+    expect(single.intent.parts).toEqual(intent.parts);
+    expect(single.ledger.signatures.length).toBe(1);
+    expect(single.ledger.key_page).toMatchObject({ url: id.page, version: '1', accept_threshold: '1' });
+    expect((single.ledger.signatures[0] as { signature?: string }).signature).toMatch(/^[0-9a-f]{128}$/);
+    expect(single.chains).toHaveLength(1);
+    const c = single.chains[0]!;
+    expect(c.validator_set.public_keys).toHaveLength(7);
+    expect(c.attestation.signers).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+    expect(c.legs[0]!.observation.checks).toEqual({ call_binding: 'calldata', expected_events: '1', expected_state: '1' });
+    expect(c.legs[0]!.result.parts[0]).toBe('entry_type=pgw:proof_result:v2');
+    expect(c.legs[0]!.effects.state).toHaveLength(1);
+    expect(c.legs[0]!.effects.state[0]!.slots[0]!.value).toBe(arg('bundle-single'));
+    // every integer a decimal string, every hash 0x-hex
+    expect(c.legs[0]!.execution.block.number).toMatch(/^[1-9][0-9]*$/);
+    expect(c.anchor.leaf_count).toBe('1');
+
+    const t1 = performance.now();
+    const v = await verifyBundle(single);
+    const verifyMs = performance.now() - t1;
+    console.log(`single-leg bundle: ${serializeBundle(single).length} bytes; assemble ${assembleMs.toFixed(0)} ms; verify ${verifyMs.toFixed(0)} ms; ${v.checks.length} checks`);
+    expect(failed(v)).toEqual([]);
+    expect(v.valid).toBe(true);
+    expect(v.checks.map((x) => x.name)).toEqual(
+      expect.arrayContaining([
+        'encoding.canonical_json',
+        'bundle.hash',
+        'intent.parts',
+        'ledger.transaction',
+        'ledger.signatures',
+        'ledger.authority',
+        'ledger.key_page',
+        'ledger.receipt',
+        `chain[${CHAIN.name}].anchor`,
+        `chain[${CHAIN.name}].validator_set`,
+        `chain[${CHAIN.name}].attestation`,
+        `chain[${CHAIN.name}].create_anchor`,
+        `chain[${CHAIN.name}].prove`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].execution_inclusion`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].execution_call`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].effects`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].expected_state`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].proof_result`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].result_signature`,
+        `chain[${CHAIN.name}].leg[${intent.legs[0]!.legId}].result_ledger_entry`,
+      ]),
+    );
+  });
+
+  it('assembly refuses an incomplete or inconsistent cycle record, naming what is wrong', async () => {
+    const r = JSON.parse(JSON.stringify(singleRecord)) as CycleRecord;
+    await expect(assembleBundle(deps(), { ...r, ledgerTxId: undefined })).rejects.toThrow(/ledgerTxId is missing/);
+    await expect(assembleBundle(deps(), { ...r, intentId: 'another' })).rejects.toThrow(/holds intent .* not another/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, createAnchorTx: undefined }] })).rejects.toThrow(/createAnchorTx is missing/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, executionTx: undefined }] }] })).rejects.toThrow(/executionTx is missing/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, leafIndex: 1 }] }] })).rejects.toThrow(/leaf 1 of the anchor is absent/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, anchorId: `0x${'ab'.repeat(32)}` }] })).rejects.toThrow(/not the intent's anchor/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, chain: CHAIN_B.name }] })).rejects.toThrow(/chain id 80002, the record says 11155111/);
+  });
+
+  it('two-leg intent on one chain (call + native transfer) plus a leg on the second chain: one bundle, valid; byte flips invalid', async () => {
+    const bob = '0x000000000000000000000000000000000000b0b0';
+    const intent = intentFor(id, [
+      recordLeg(d, id, arg('bundle-multi')),
+      { legId: 'pay', chain: CHAIN.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: '0x000000000000000000000000000000000000bEEF', amount: '12345' },
+      { legId: 'amoy-pay', chain: CHAIN_B.name, chainId: CHAIN_B.chainId, fromAddress: id.account, toAddress: bob, amount: '777' },
+    ]);
+    const record = await runCycle(intent);
+    expect(record.chains.map((c) => [c.chain, c.legs.length])).toEqual([
+      [CHAIN.name, 2],
+      [CHAIN_B.name, 1],
+    ]);
+    const b = await assembleBundle(deps(), record);
+    expect(b.chains.map((c) => c.anchor.leaf_count)).toEqual(['2', '1']);
+    const v = await verifyBundle(serializeBundle(b));
+    expect(failed(v)).toEqual([]);
+    expect(v.valid).toBe(true);
+    expect(v.checks.filter((c) => c.name.endsWith('.execution_call'))).toHaveLength(3);
+    const rpc = await verifyBundle(serializeBundle(b), { rpc: { [CHAIN.name]: d.anvil.rpcUrl, [CHAIN_B.name]: d.anvilB.rpcUrl } });
+    expect(failed(rpc)).toEqual([]);
+    // a leg presented under the other chain's anchor fails, even re-sealed
+    const swapped = clone(b);
+    swapped.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
+    const sv = await verifyBundle(serializeBundle(sealBundle(swapped)));
+    expect(sv.valid).toBe(false);
+    expect(failed(sv)).toEqual(expect.arrayContaining(['chains', `chain[${CHAIN_B.name}].anchor`]));
+    // and dropping the duplicate (the leg moved, not copied) still fails the anchor of chain B
+    const moved = clone(b);
+    moved.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
+    moved.chains[0]!.legs.pop();
+    const mv = await verifyBundle(serializeBundle(sealBundle(moved)));
+    expect(mv.valid).toBe(false);
+    expect(failed(mv)).toContain(`chain[${CHAIN_B.name}].anchor`);
+    expect(failed(mv)).not.toContain('chains');
+    // byte flips over the whole file
+    const bytes = new TextEncoder().encode(serializeBundle(b));
+    let rejected = 0;
+    for (let i = 0; i < 100; i++) {
+      const p = Math.floor((i * (bytes.length - 1)) / 99);
+      if (!(await verifyBundle(flip(bytes, p))).valid) rejected++;
+      await new Promise((r) => setImmediate(r)); // let the in-process devnet breathe
+    }
+    expect(rejected).toBe(100);
+  });
+
+  it('JSON round trip (bytes and object) stays valid; with --rpc the public chain data agrees', async () => {
+    const text = serializeBundle(single);
+    const bytes = new TextEncoder().encode(text);
+    expect((await verifyBundle(bytes)).valid).toBe(true);
+    expect((await verifyBundle(text)).valid).toBe(true);
+    expect((await verifyBundle(JSON.parse(text) as ProofBundle)).valid).toBe(true);
+    const withRpc = await verifyBundle(bytes, { rpc: { [CHAIN.name]: d.anvil.rpcUrl } });
+    expect(failed(withRpc)).toEqual([]);
+    expect(withRpc.checks.map((c) => c.name)).toEqual(expect.arrayContaining([`rpc[${CHAIN.name}].blocks`, `rpc[${CHAIN.name}].anchor`]));
+    // pretty-printed JSON is the same content but not the canonical bytes
+    const pretty = await verifyBundle(JSON.stringify(JSON.parse(text), null, 2));
+    expect(pretty.valid).toBe(false);
+    expect(failed(pretty)).toEqual(['encoding.canonical_json']);
+    // the wrong chain on the RPC: the block hashes are not there
+    const wrong = await verifyBundle(bytes, { rpc: { [CHAIN.name]: d.anvilB.rpcUrl } });
+    expect(wrong.valid).toBe(false);
+    expect(failed(wrong)).toContain(`rpc[${CHAIN.name}].chain_id`);
+  });
+
+  it('any single changed byte makes the bundle invalid (320 positions spread over the file + targeted ones)', async () => {
+    const text = serializeBundle(single);
+    const bytes = new TextEncoder().encode(text);
+    const n = bytes.length;
+    const positions = new Set<number>();
+    for (let i = 0; i < 320; i++) positions.add(Math.floor((i * (n - 1)) / 319));
+    const c = single.chains[0]!;
+    const leg = c.legs[0]!;
+    const targeted = {
+      calldata: posIn(text, leg.execution.raw, leg.execution.raw.length - 10),
+      ledgerSignature: posIn(text, (single.ledger.signatures[0] as { signature: string }).signature, 17),
+      receiptProofNode: posIn(text, leg.execution.receipt_proof[0]!, 40),
+      recordField: posIn(text, leg.result.parts.find((p) => p.startsWith('gas_used='))!, 'gas_used='.length),
+      aggregateSignature: posIn(text, c.attestation.aggregate_signature, 100),
+      storageProofNode: posIn(text, leg.effects.state[0]!.slots[0]!.proof[0]!, 50),
+      intentPart: posIn(text, 'intent_id', 3),
+      bundleHash: posIn(text, single.bundle_hash, 30),
+    };
+    for (const p of Object.values(targeted)) positions.add(p);
+    const t0 = performance.now();
+    const notRejected: number[] = [];
+    for (const p of [...positions].sort((a, b) => a - b)) {
+      const v = await verifyBundle(flip(bytes, p));
+      await new Promise((r) => setImmediate(r)); // let the in-process devnet breathe
+      if (v.valid) notRejected.push(p);
+      else expect(failed(v).some((f) => f === 'bundle.hash' || f === 'encoding.canonical_json')).toBe(true);
+    }
+    console.log(`byte flips: ${positions.size} positions of ${n} bytes checked in ${(performance.now() - t0).toFixed(0)} ms`);
+    expect(positions.size).toBeGreaterThanOrEqual(300);
+    expect(notRejected).toEqual([]);
+  });
+
+  it('targeted changes re-sealed with a fresh bundle_hash fail the check that covers them', async () => {
+    const c0 = single.chains[0]!;
+    const L = `chain[${CHAIN.name}].leg[${c0.legs[0]!.leg_id}]`;
+    const cases: [string, (b: ProofBundle) => void, string][] = [
+      ['calldata byte of the execution tx', (b) => (b.chains[0]!.legs[0]!.execution.raw = flipHex(b.chains[0]!.legs[0]!.execution.raw, b.chains[0]!.legs[0]!.execution.raw.length - 12)), `${L}.execution_inclusion`],
+      [
+        'ledger signature byte',
+        (b) => {
+          const s = b.ledger.signatures[0] as { signature: string };
+          s.signature = flipHex(`0x${s.signature}`, 5).slice(2);
+        },
+        'ledger.signatures',
+      ],
+      ['receipt proof node byte', (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = flipHex(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!, 80)), `${L}.execution_inclusion`],
+      [
+        'proof_result record field',
+        (b) => {
+          const parts = b.chains[0]!.legs[0]!.result.parts;
+          const i = parts.findIndex((p) => p.startsWith('gas_used='));
+          parts[i] = `gas_used=${BigInt(parts[i]!.slice(9)) + 1n}`;
+        },
+        `${L}.proof_result`,
+      ],
+      ['attestation aggregate byte', (b) => (b.chains[0]!.attestation.aggregate_signature = flipHex(b.chains[0]!.attestation.aggregate_signature, 200)), `chain[${CHAIN.name}].attestation`],
+      ['observation aggregate byte', (b) => (b.chains[0]!.legs[0]!.observation.aggregate_signature = flipHex(b.chains[0]!.legs[0]!.observation.aggregate_signature, 200)), `${L}.result_signature`],
+      ['signer dropped from the bitmap', (b) => ((b.chains[0]!.attestation.signer_bitmap = '63'), (b.chains[0]!.attestation.signers = ['0', '1', '2', '3', '4', '5'])), `chain[${CHAIN.name}].attestation`],
+      ['validator key', (b) => (b.chains[0]!.validator_set.public_keys[3] = b.chains[0]!.validator_set.public_keys[4]!), `chain[${CHAIN.name}].validator_set`],
+      ['threshold raised above the signatures', (b) => (b.ledger.authority.threshold = '2'), 'ledger.authority'],
+      ['signer key not on the page', (b) => (b.ledger.key_page.key_hashes = [`0x${'aa'.repeat(32)}`]), 'ledger.key_page'],
+      ['page threshold differs', (b) => (b.ledger.key_page.accept_threshold = '3'), 'ledger.key_page'],
+      ['receipt entry of the intent tx', (b) => (b.ledger.receipt.entries[0] ? (b.ledger.receipt.entries[0].hash = flipHex(b.ledger.receipt.entries[0].hash, 3)) : (b.ledger.receipt.anchor = flipHex(b.ledger.receipt.anchor, 3))), 'ledger.receipt'],
+      ['intent part', (b) => (b.intent.parts[3] = b.intent.parts[3]!.replace('"nonce":"', '"nonce":"x')), 'intent.parts'],
+      ['merkle proof of the leg', (b) => b.chains[0]!.legs[0]!.merkle_proof.push(`0x${'00'.repeat(32)}`), `chain[${CHAIN.name}].anchor`],
+      ['block header field', (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed = String(BigInt(b.chains[0]!.legs[0]!.execution.block.gasUsed) + 1n)), `${L}.execution_inclusion`],
+      ['record result parts vs its ledger tx', (b) => b.chains[0]!.legs[0]!.result.parts.push('extra=1'), `${L}.result_ledger_entry`],
+      ['proven state value', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.value = arg('something-else')), `${L}.expected_state`],
+      ['state proof node byte', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0] = flipHex(b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0]!, 90)), `${L}.expected_state`],
+      ['state proof dropped', (b) => (b.chains[0]!.legs[0]!.effects.state = []), `${L}.expected_state`],
+      ['createAnchor tx swapped for the prove tx', (b) => (b.chains[0]!.create_anchor = b.chains[0]!.prove), `chain[${CHAIN.name}].create_anchor`],
+    ];
+    for (const [what, mutate, check] of cases) {
+      const b = clone(single);
+      mutate(b);
+      const v = await verifyBundle(serializeBundle(sealBundle(b)));
+      expect(v.valid, what).toBe(false);
+      expect(failed(v), what).toContain(check);
+      expect(failed(v), what).not.toContain('bundle.hash');
+    }
+  });
+
+  it('CLI: exit 0 on the bundle file, non-zero on a tampered one', async () => {
+    const good = join(dir, 'good.json');
+    const bad = join(dir, 'bad.json');
+    const text = serializeBundle(single);
+    writeFileSync(good, text);
+    writeFileSync(bad, flip(new TextEncoder().encode(text), Math.floor(text.length / 2)));
+    const [ok, ko] = await Promise.all([runCli([good, '--rpc', `${CHAIN.name}=${d.anvil.rpcUrl}`]), runCli([bad])]);
+    expect(ok.code, ok.err).toBe(0);
+    expect(ok.out).toMatch(/^ok {3}bundle\.hash: 0x[0-9a-f]{64}$/m);
+    expect(ok.out).toMatch(/^ok {3}chain\[ethereum-sepolia\]\.leg\[.*\]\.execution_call: /m);
+    expect(ok.out).toMatch(/^ok {3}rpc\[ethereum-sepolia\]\.anchor: /m);
+    expect(ok.out).toMatch(/bundle valid/);
+    expect(ko.code).toBe(1);
+    expect(ko.out).toMatch(/^FAIL bundle\.hash: /m);
+    expect(ko.out).toMatch(/bundle INVALID/);
+  });
+
+});
