@@ -1,6 +1,6 @@
 /**
  * Governance, the pending inbox and co-signing end to end on a devnet made here (ledger simulator behind a
- * switchable proxy, Temporal, the worker, the app). Checked against the ledger itself, not only the API.
+ * fault proxy, Temporal, the worker, the app). Checked against the ledger itself, not only the API.
  *
  *   A (1-of-1): add key b + threshold 2 → 2-of-2; add key c needs a and b: a signs → pending_signatures 1 of 2;
  *     the scan puts it in /v1/pending; seat b signs through /v1/sign → executed (2-of-3).
@@ -17,18 +17,18 @@ import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
-import { startLedgerProxy } from './ledger-proxy.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 
 type Key = ReturnType<typeof newClientKey>;
 
 let dn: IdentityDevnet;
-let proxy: Awaited<ReturnType<typeof startLedgerProxy>>;
+let proxy: FaultProxy;
 let app: Awaited<ReturnType<typeof startIdentityApp>>;
 let worker: Awaited<ReturnType<typeof startWorker>>;
 
 beforeAll(async () => {
   dn = await startIdentityDevnet();
-  proxy = await startLedgerProxy(dn.sim.url);
+  proxy = await startFaultProxy(dn.sim.url);
   app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite', { env: { LEDGER_URL: proxy.url } });
   worker = await startWorker(app.config, app.db);
 }, 120_000);
@@ -36,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await app?.close();
-  await proxy?.stop();
+  await proxy?.close();
   await dn?.stop();
 });
 
@@ -290,12 +290,12 @@ describe('governance and co-signing on the devnet', () => {
     expect((await dn.ledger.getTransaction(op.tx_id)).pending).toBe(true);
 
     const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: A.adi_url, public_key: c.publicKey });
-    proxy.state.failing = true;
+    proxy.settings.failRate = 1;
     let outage;
     try {
       outage = await submitSign(req, c);
     } finally {
-      proxy.state.failing = false;
+      proxy.settings.failRate = 0;
     }
     expect(outage.status).toBe(502);
     expect(outage.body.code).toBe('LEDGER_UNAVAILABLE');
@@ -340,12 +340,12 @@ describe('governance and co-signing on the devnet', () => {
 
   it('a ledger outage at the governance signature is a 502 and leaves the operation signing_required; the same signature then succeeds', async () => {
     const op = await prepare(D.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(e.publicKey) }]);
-    proxy.state.failing = true;
+    proxy.settings.failRate = 1;
     let outage;
     try {
       outage = await govSign(op, d);
     } finally {
-      proxy.state.failing = false;
+      proxy.settings.failRate = 0;
     }
     expect(outage.status, JSON.stringify(outage.body)).toBe(502);
     expect(outage.body.code).toBe('LEDGER_UNAVAILABLE');
@@ -361,12 +361,12 @@ describe('governance and co-signing on the devnet', () => {
     await scan();
     const before = await (await call('GET', '/v1/pending')).json();
     expect(before.actions.some((x: any) => x.tx_hash === op.tx_hash)).toBe(true);
-    proxy.state.failing = true;
+    proxy.settings.failRate = 1;
     let result: any;
     try {
       result = await scan();
     } finally {
-      proxy.state.failing = false;
+      proxy.settings.failRate = 0;
     }
     expect(result.degraded).toBe(true);
     const after = await (await call('GET', '/v1/pending')).json();
