@@ -98,6 +98,8 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** how often the dispatcher looks for undelivered events when nobody nudges it */
   WEBHOOK_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
+  /** how often pending discovery scans the ledger for transactions awaiting the organizations' signatures */
+  PENDING_SCAN_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(45),
 });
 
 /** Standard Webhooks' suggested schedule after the immediate first attempt: 5 s … 24 h, ≈ 75.5 h in total. */
@@ -125,6 +127,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   webhooks: WebhookSettings;
   adiSuffix: string;
+  /** seconds between pending-discovery scans (the Temporal Schedule's interval) */
+  pendingScanIntervalSeconds: number;
   /** an unsigned intent (and its ledger transaction) expires this long after prepare */
   intentTtlSeconds: number;
   /** secrets: never logged, never returned */
@@ -197,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateUrls: e.GATEWAY_ENV === 'devnet',
     },
     adiSuffix: e.ADI_SUFFIX,
+    pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,
     intentTtlSeconds: e.INTENT_TTL_SECONDS,
     sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,

@@ -8,9 +8,11 @@ import type { Sponsor } from '../identity/sponsor.js';
 import type { LedgerClient } from '../ledger/index.js';
 import { createChainAccess } from './chain-access.js';
 import { createChainActivities } from './chain.js';
+import { createGovernanceActivities } from './governance.js';
 import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
+import { createPendingActivities } from './pending.js';
 import { createStoreActivities } from './store.js';
 import { createWebhookActivities } from './webhooks.js';
 
@@ -35,6 +37,7 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
+  const cosign = deps.ledger ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) } : undefined;
   const access = deps.chains ? createChainAccess({ chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   const chain = deps.chains && access ? createChainActivities({ db: deps.db, chains: deps.chains, access }) : undefined;
   const intent =
@@ -46,6 +49,14 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
     ...createIdentityStoreActivities(deps.db),
     ...(ledger ?? missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', ['ensureAdi', 'ensureCredits', 'ensureDataAccount', 'ensureClientKey', 'readCreditBalance'])),
+    ...(cosign ??
+      missing<ReturnType<typeof createGovernanceActivities> & ReturnType<typeof createPendingActivities>>('ledger', [
+        'submitGovernanceSignature',
+        'expireGovernanceOp',
+        'refreshGovernanceOp',
+        'organizationsToScan',
+        'scanOrgPending',
+      ])),
     ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
     ...(intent ?? missing<IntentActivities>('ledger and chains', INTENT_ACTIVITY_NAMES)),
   };

@@ -9,6 +9,8 @@ import { requestId } from './middleware/request-id.js';
 import { registerDocsRoutes } from './openapi.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerEventRoutes } from './routes/events.js';
+import { registerCosignRoutes } from './routes/cosign.js';
+import { registerGovernanceRoutes } from './routes/governance.js';
 import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
@@ -52,6 +54,8 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   registerTransactionRoutes(app, deps);
   registerProofRoutes(app, deps);
   registerChainRoutes(app, deps);
+  registerGovernanceRoutes(app, deps);
+  registerCosignRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, metrics);
   registerWebhookRoutes(app, deps);

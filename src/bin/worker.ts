@@ -15,7 +15,7 @@ async function main() {
   installTemporalRuntime(logger);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const client = await connectTemporalClient(config.temporal);
-  await ensureSchedules(client, config.temporal.taskQueue);
+  await ensureSchedules(client, config.temporal.taskQueue, { pendingScanIntervalSeconds: config.pendingScanIntervalSeconds });
   await client.connection.close();
   const { worker, connection } = await createGatewayWorker({
     address: config.temporal.address,

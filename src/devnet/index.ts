@@ -157,7 +157,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
 
     const client = await connectTemporalClient(config.temporal);
     stack.push({ name: 'temporal client', stop: () => client.connection.close() });
-    await ensureSchedules(client, config.temporal.taskQueue);
+    await ensureSchedules(client, config.temporal.taskQueue, { pendingScanIntervalSeconds: config.pendingScanIntervalSeconds });
 
     const app = createApp({ config, database, temporal: client, logger });
     const server: RunningServer = await listen(app, config.api.host, config.api.port);

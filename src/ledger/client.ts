@@ -24,6 +24,7 @@ import {
   signHash,
   signatureMetadata,
   toHex,
+  transactionHash,
   verifyExternalSignature,
   verifySignature,
   type TxOptions,
@@ -670,4 +671,35 @@ function innerKey(sig: any): core.ED25519Signature {
 import { sha256 as accSha256 } from 'accumulate.js/common';
 function sha256Pk(pk: Uint8Array): Uint8Array {
   return accSha256(pk);
+}
+
+/** A PreparedSignature without its accumulate.js objects: what a flow persists between prepare and submit. */
+export type StoredPreparedSignature = Omit<PreparedSignature, 'transaction' | 'metadata'>;
+
+/** The JSON-safe part of a PreparedSignature (persist it; rebuild with revivePreparedSignature). */
+export function storablePreparedSignature(p: PreparedSignature): StoredPreparedSignature {
+  const { transaction: _t, metadata: _m, ...rest } = p;
+  return JSON.parse(JSON.stringify(rest, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+}
+
+/**
+ * Rebuild a PreparedSignature from its stored form (signatureMetadata from the stored fields, the transaction from
+ * transactionJson) and check that both still hash to what was signed, so a tampered or stale record is refused.
+ */
+export function revivePreparedSignature(s: StoredPreparedSignature): PreparedSignature {
+  const metadata = signatureMetadata({
+    publicKey: s.publicKey,
+    signer: s.signerUrl,
+    signerVersion: s.signerVersion,
+    timestamp: s.timestamp,
+    vote: s.vote,
+    delegators: s.delegators,
+  });
+  if (toHex(metadataHash(metadata)) !== s.metadataHash) throw new LedgerInputError('prepared: signature metadata does not match its stored hash', 'prepared');
+  let transaction: core.Transaction | undefined;
+  if (s.transactionJson) {
+    transaction = new core.Transaction(s.transactionJson);
+    if (toHex(transactionHash(transaction)) !== s.txHash) throw new LedgerInputError('prepared: transaction does not match its stored hash', 'prepared');
+  }
+  return { ...s, transaction, metadata };
 }

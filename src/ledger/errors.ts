@@ -108,3 +108,13 @@ export class LedgerTxFailedError extends LedgerError {
 export function isNotFound(e: unknown): boolean {
   return e instanceof LedgerError && e.code === 'notFound';
 }
+
+/**
+ * A failure worth retrying with the same input: the node unreachable or timing out, or an internal error on its
+ * side. Refusals (bad input, a signature the network rejects, a conflict) are not.
+ */
+export function isTransientLedgerError(e: unknown): boolean {
+  if (e instanceof LedgerTransportError) return true;
+  if (e instanceof LedgerInputError) return false;
+  return e instanceof LedgerError && ['internalError', 'unknownError', 'timeout', 'rpcError'].includes(e.code);
+}

@@ -7,3 +7,4 @@ export { acmeForCredits, dataEntryHash } from './tx.js';
 export type { KeyPageOp, AccountAuthOp } from './tx.js';
 export * from './client.js';
 export * from './bootstrap.js';
+export * from './cosign.js';

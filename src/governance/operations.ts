@@ -1,0 +1,162 @@
+/**
+ * Governance operations (spec §2.5): the API's operation objects → one ledger transaction body, and the
+ * quorum-reachability guard that refuses an operation leaving a page (or an account) unable to authorize again.
+ * Pure: the caller reads the live key page / account and passes it in.
+ */
+import { LedgerInputError, tx, type AccountAuthOp, type KeyPageOp, type KeyPageInfo } from '../ledger/index.js';
+import { normUrl } from '../ledger/urls.js';
+
+export const OPERATION_KINDS = {
+  add_delegate: 'key_page',
+  remove_delegate: 'key_page',
+  set_threshold: 'key_page',
+  add_key: 'key_page',
+  remove_key: 'key_page',
+  add_authority: 'authority',
+  remove_authority: 'authority',
+  create_key_page: 'create_key_page',
+} as const;
+export type OperationType = keyof typeof OPERATION_KINDS;
+export type OperationKind = (typeof OPERATION_KINDS)[OperationType];
+export const OPERATION_TYPES = Object.keys(OPERATION_KINDS) as OperationType[];
+
+export interface GovernanceOperation {
+  type: OperationType;
+  delegate_url?: string;
+  threshold?: number;
+  public_key_hash?: string;
+  authority_url?: string;
+  /** create_key_page: the keys of the new page */
+  public_key_hashes?: string[];
+}
+
+export class GovernanceInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly code = 'VALIDATION_ERROR',
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'GovernanceInputError';
+  }
+}
+
+/** The one kind of every operation; mixing kinds is refused naming them. */
+export function operationsKind(ops: GovernanceOperation[]): OperationKind {
+  if (!ops.length) throw new GovernanceInputError('operations', 'at least one operation is required');
+  const kinds = new Set<OperationKind>();
+  ops.forEach((o, i) => {
+    const k = OPERATION_KINDS[o.type];
+    if (!k) throw new GovernanceInputError(`operations[${i}].type`, `unknown operation type ${JSON.stringify(o.type)}; one of ${OPERATION_TYPES.join(', ')}`);
+    kinds.add(k);
+  });
+  if (kinds.size > 1) {
+    throw new GovernanceInputError('operations', `operations of different kinds cannot be mixed in one request: ${[...kinds].join(', ')} (send one request per kind)`, 'MIXED_OPERATION_KINDS');
+  }
+  return [...kinds][0]!;
+}
+
+function need<T>(v: T | undefined, field: string): T {
+  if (v === undefined || v === null || v === '') throw new GovernanceInputError(field, 'required');
+  return v;
+}
+
+function hex64(v: string | undefined, field: string): string {
+  const s = need(v, field);
+  if (typeof s !== 'string' || !/^[0-9a-fA-F]{64}$/.test(s)) throw new GovernanceInputError(field, 'must be 64 hex characters (SHA-256 of the raw 32-byte public key)');
+  return s.toLowerCase();
+}
+
+function accUrl(v: string | undefined, field: string): string {
+  const s = need(v, field);
+  try {
+    return normUrl(s, field);
+  } catch {
+    throw new GovernanceInputError(field, `not an Accumulate URL: ${JSON.stringify(s)}`);
+  }
+}
+
+/** Translate into the ledger's operation lists (validating each field, named by its path). */
+export function keyPageOps(ops: GovernanceOperation[]): KeyPageOp[] {
+  return ops.map((o, i): KeyPageOp => {
+    const f = (name: string) => `operations[${i}].${name}`;
+    switch (o.type) {
+      case 'add_key':
+        return { type: 'addKey', publicKeyHash: hex64(o.public_key_hash, f('public_key_hash')) };
+      case 'remove_key':
+        return { type: 'removeKey', publicKeyHash: hex64(o.public_key_hash, f('public_key_hash')) };
+      case 'add_delegate':
+        return { type: 'addDelegate', delegate: accUrl(o.delegate_url, f('delegate_url')) };
+      case 'remove_delegate':
+        return { type: 'removeDelegate', delegate: accUrl(o.delegate_url, f('delegate_url')) };
+      case 'set_threshold': {
+        const t = need(o.threshold, f('threshold'));
+        if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 1) throw new GovernanceInputError(f('threshold'), 'must be an integer of at least 1');
+        return { type: 'setThreshold', threshold: t };
+      }
+      default:
+        throw new GovernanceInputError(f('type'), `${o.type} is not a key page operation`);
+    }
+  });
+}
+
+export function accountAuthOps(ops: GovernanceOperation[]): AccountAuthOp[] {
+  return ops.map((o, i): AccountAuthOp => {
+    const field = `operations[${i}].authority_url`;
+    if (o.type === 'add_authority') return { type: 'addAuthority', authority: accUrl(o.authority_url, field) };
+    if (o.type === 'remove_authority') return { type: 'removeAuthority', authority: accUrl(o.authority_url, field) };
+    throw new GovernanceInputError(`operations[${i}].type`, `${o.type} is not an authority operation`);
+  });
+}
+
+export function createKeyPageHashes(ops: GovernanceOperation[]): string[][] {
+  return ops.map((o, i) => {
+    const list = need(o.public_key_hashes, `operations[${i}].public_key_hashes`);
+    if (!Array.isArray(list) || !list.length) throw new GovernanceInputError(`operations[${i}].public_key_hashes`, 'at least one key hash is required');
+    return list.map((h, j) => hex64(h, `operations[${i}].public_key_hashes[${j}]`));
+  });
+}
+
+/**
+ * Quorum reachability of a key page after `ops` (applied in order, as the ledger does: removing an entry clamps the
+ * threshold). Returns the problem, or null when the page can still reach its threshold.
+ */
+export function keyPageQuorumProblem(page: Pick<KeyPageInfo, 'acceptThreshold' | 'keys'>, ops: KeyPageOp[]): string | null {
+  const entries = new Set(page.keys.map((k) => (k.publicKeyHash ? `k:${k.publicKeyHash.toLowerCase()}` : `d:${normUrl(k.delegate ?? '')}`)));
+  let threshold = Math.max(1, page.acceptThreshold);
+  for (const op of ops) {
+    if (op.type === 'addKey') entries.add(`k:${String(op.publicKeyHash).toLowerCase()}`);
+    else if (op.type === 'removeKey') entries.delete(`k:${String(op.publicKeyHash).toLowerCase()}`);
+    else if (op.type === 'addDelegate') entries.add(`d:${normUrl(op.delegate)}`);
+    else if (op.type === 'removeDelegate') entries.delete(`d:${normUrl(op.delegate)}`);
+    else if (op.type === 'setThreshold') threshold = op.threshold;
+    if (op.type === 'removeKey' || op.type === 'removeDelegate') threshold = Math.min(threshold, Math.max(1, entries.size));
+  }
+  if (entries.size === 0) return 'the operation removes the last key of the page: nobody could sign for it again';
+  if (threshold > entries.size) return `threshold ${threshold} is above the ${entries.size} key(s) the page would hold: it could never reach its threshold`;
+  return null;
+}
+
+/** Quorum reachability of an account after authority operations: at least one enabled authority must remain. */
+export function authorityQuorumProblem(authorities: { url: string; disabled: boolean }[], ops: AccountAuthOp[]): string | null {
+  const enabled = new Set(authorities.filter((a) => !a.disabled).map((a) => normUrl(a.url)));
+  for (const op of ops) {
+    if (op.type === 'addAuthority') enabled.add(normUrl(op.authority));
+    if (op.type === 'removeAuthority') enabled.delete(normUrl(op.authority));
+  }
+  return enabled.size === 0 ? 'the operation removes the last authority of the account: nobody could sign for it again' : null;
+}
+
+/** The transaction body for `ops` of `kind` (validated). */
+export function governanceBody(kind: OperationKind, ops: GovernanceOperation[]) {
+  try {
+    if (kind === 'key_page') return tx.updateKeyPage(keyPageOps(ops));
+    if (kind === 'authority') return tx.updateAccountAuth(accountAuthOps(ops));
+    const pages = createKeyPageHashes(ops);
+    if (pages.length !== 1) throw new GovernanceInputError('operations', 'create_key_page: one page per request');
+    return tx.createKeyPage(pages[0]!);
+  } catch (e) {
+    if (e instanceof LedgerInputError) throw new GovernanceInputError(`operations.${e.field}`, e.message);
+    throw e;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Reading a pending transaction's multi-signature state from the ledger (research/ledger.md §3): which authorities
+ * must approve, which of them have not voted yet, how many of a page's keys have signed, and the delegation path
+ * a delegate book's key signs through. Used by governance, co-signing and pending discovery alike.
+ */
+import type { LedgerClient, TxStatus } from './client.js';
+import { isNotFound } from './errors.js';
+import type { Vote } from './signing.js';
+import { keyPageUrl, normUrl, parentUrl } from './urls.js';
+
+const norm = (u: string) => normUrl(u).toLowerCase();
+
+/** The book of a key page URL (acc://x/book/1 → acc://x/book). */
+export function bookOfPage(page: string): string {
+  return parentUrl(normUrl(page)) ?? normUrl(page);
+}
+
+/**
+ * Authorities whose accept the transaction needs: the principal's enabled authorities (a key page's are its book's;
+ * an account without authorities inherits its parent's), header.authorities, the new delegates of an UpdateKeyPage
+ * and the added authorities of an UpdateAccountAuth. Lower-case normalised URLs.
+ */
+export async function requiredAuthorities(ledger: LedgerClient, tx: Pick<TxStatus, 'principal' | 'transaction'>): Promise<string[]> {
+  const req = new Set<string>();
+  const principal = normUrl(tx.principal);
+  const acc = await ledger.tryQueryAccount(principal);
+  if (acc) {
+    let holder = acc.type === 'keyPage' ? await ledger.tryQueryAccount(bookOfPage(principal)) : acc;
+    while (holder && holder.type !== 'keyPage' && holder.authorities.length === 0) {
+      const parent = parentUrl(holder.url);
+      holder = parent ? await ledger.tryQueryAccount(parent) : undefined;
+    }
+    for (const a of holder?.authorities ?? []) if (!a.disabled) req.add(norm(a.url));
+  }
+  const txn = tx.transaction ?? {};
+  for (const a of txn.header?.authorities ?? []) req.add(norm(String(a)));
+  const body = txn.body ?? {};
+  if (body.type === 'updateKeyPage') {
+    for (const op of body.operation ?? []) {
+      const d = op?.entry?.delegate ?? op?.newEntry?.delegate;
+      if ((op?.type === 'add' || op?.type === 'update') && d) req.add(norm(String(d)));
+    }
+  }
+  if (body.type === 'updateAccountAuth') {
+    for (const op of body.operations ?? []) if (op?.type === 'addAuthority' && op.authority) req.add(norm(String(op.authority)));
+  }
+  return [...req].sort();
+}
+
+export interface SigningProgress {
+  /** distinct keys of the page that voted accept */
+  collected: number;
+  /** the page's accept threshold (M of M-of-N) */
+  threshold: number;
+  /** hex public keys of the page that signed, with their votes */
+  signers: { publicKey: string; vote: Vote }[];
+  /** required authorities that have not voted yet */
+  awaitingAuthorities: string[];
+  /** authority votes recorded on the principal */
+  authorityVotes: { authority: string; vote: Vote }[];
+  /** executed, or every required authority accepted and the page's threshold is met */
+  isReady: boolean;
+}
+
+/** The multi-signature state of `tx` as seen from key page `pageUrl`, read live from the ledger. */
+export async function signingProgress(ledger: LedgerClient, tx: TxStatus, pageUrl: string): Promise<SigningProgress> {
+  const page = await ledger.queryKeyPage(pageUrl);
+  const threshold = Math.max(1, page.acceptThreshold);
+  const seen = new Map<string, Vote>();
+  for (const s of tx.signatures) {
+    if (norm(s.signer) === norm(page.url) && s.publicKey) seen.set(String(s.publicKey).toLowerCase(), s.vote);
+  }
+  const signers = [...seen].map(([publicKey, vote]) => ({ publicKey, vote }));
+  const collected = signers.filter((s) => s.vote === 'accept').length;
+  const authorityVotes = tx.authorityVotes.map((v) => ({ authority: norm(v.authority), vote: v.vote }));
+  const voted = new Set(authorityVotes.map((v) => v.authority));
+  const awaitingAuthorities = (await requiredAuthorities(ledger, tx)).filter((a) => !voted.has(a));
+  const isReady =
+    tx.delivered || (!tx.failed && awaitingAuthorities.length === 0 && authorityVotes.every((v) => v.vote === 'accept') && collected >= threshold);
+  return { collected, threshold, signers, awaitingAuthorities, authorityVotes, isReady };
+}
+
+/**
+ * The delegation path (innermost first) through which a key of `signerBook` votes on `tx`: empty when the book is
+ * itself a required authority, else the first page of a required authority that lists the book as a delegate.
+ */
+export async function delegationPath(ledger: LedgerClient, tx: TxStatus, signerBook: string): Promise<string[]> {
+  const book = norm(signerBook);
+  const required = await requiredAuthorities(ledger, tx);
+  if (required.includes(book)) return [];
+  for (const r of required) {
+    const acc = await ledger.tryQueryAccount(r);
+    if (acc?.type !== 'keyBook') continue;
+    const pages = Number(acc.raw.pageCount ?? 0);
+    for (let i = 1; i <= pages; i++) {
+      const page = await ledger.queryKeyPage(keyPageUrl(r, i));
+      if (page.keys.some((k) => k.delegate && norm(k.delegate) === book)) return [page.url];
+    }
+  }
+  return [];
+}
+
+/** Poll until `publicKey`'s signature on `txId` is recorded or the transaction is final; the last status read. */
+export async function waitForSignature(ledger: LedgerClient, txId: string, publicKey: string, timeoutMs = 10_000): Promise<TxStatus> {
+  const deadline = Date.now() + timeoutMs;
+  const pk = publicKey.toLowerCase();
+  for (;;) {
+    let st: TxStatus | undefined;
+    try {
+      st = await ledger.getTransaction(txId);
+    } catch (e) {
+      // a new transaction is unknown until the block that takes it
+      if (!isNotFound(e) || Date.now() > deadline) throw e;
+    }
+    if (st && (st.delivered || st.failed || st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk))) return st;
+    if (st && Date.now() > deadline) return st;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * governanceWorkflow (`governance-<id>`): one governance operation from preparation to the ledger's verdict.
+ *
+ *   signing_required    waits for the initiator's signature (Update `submitSignature`, the nominated key only)
+ *   pending_signatures  submitted; the page (threshold > 1) or a new delegate still has to approve — co-signers
+ *                       sign through POST /v1/sign; the workflow follows the transaction on the ledger
+ *   executed | rejected | expired   as the ledger decided (nothing but the ledger executes it)
+ *
+ * The Update's validator refuses a second signature of a key (AlreadySigned → 409), another key than the nominated
+ * one (WrongKey → 400) and a closed operation (Closed → 409). A transient ledger failure during submission ends the
+ * Update with LedgerUnavailable (→ 502) and leaves the operation signing_required, so the same signature can be
+ * retried. Signal `ledgerChanged` (sent after a co-signature) makes it look at the ledger at once.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { GovernanceActivities, GovernanceProgress } from '../activities/governance.js';
+import { notifyWebhookDispatcher } from './webhook-dispatcher.js';
+import { StageKey } from './search-attributes.js';
+
+export interface GovernanceWorkflowInput {
+  opId: string;
+  orgId: string;
+  /** hex public key the signing data was prepared for */
+  nominatedPublicKey: string;
+  /** how long an unsigned operation waits, default 7 days */
+  signingWindowSeconds?: number;
+  /** carried over continueAsNew */
+  resume?: { status: string; signedKeys: string[] };
+}
+
+export interface GovernanceSignatureArgs {
+  signature: string;
+  publicKey: string;
+}
+
+export const submitGovernanceSignatureUpdate = defineUpdate<GovernanceProgress, [GovernanceSignatureArgs]>('submitSignature');
+export const ledgerChangedSignal = defineSignal('ledgerChanged');
+export const governanceStateQuery = defineQuery<{ status: string; signedKeys: string[] }>('state');
+
+const TERMINAL = ['executed', 'rejected', 'failed', 'expired'];
+const POLLS_BEFORE_CONTINUE = 500;
+
+const submitActs = proxyActivities<GovernanceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['SignatureRefused', 'AlreadySigned', 'NotFound'] },
+});
+const acts = proxyActivities<GovernanceActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: ['NotFound'] },
+});
+
+function failureType(err: unknown): string | undefined {
+  let e: unknown = err;
+  while (e instanceof ActivityFailure && e.cause) e = e.cause;
+  return e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
+}
+
+export async function governanceWorkflow(input: GovernanceWorkflowInput): Promise<{ status: string }> {
+  let status = input.resume?.status ?? 'signing_required';
+  const signedKeys = new Set(input.resume?.signedKeys ?? []);
+  let submitting = false;
+  let changed = false;
+  const nominated = input.nominatedPublicKey.toLowerCase();
+  const stage = (s: string) => {
+    status = s;
+    upsertSearchAttributes([{ key: StageKey, value: s }]);
+  };
+
+  setHandler(governanceStateQuery, () => ({ status, signedKeys: [...signedKeys] }));
+  setHandler(ledgerChangedSignal, () => {
+    changed = true;
+  });
+  setHandler(
+    submitGovernanceSignatureUpdate,
+    async ({ signature, publicKey }) => {
+      submitting = true;
+      try {
+        const p = await submitActs.submitGovernanceSignature({ opId: input.opId, signature, publicKey });
+        signedKeys.add(publicKey.toLowerCase());
+        stage(p.status);
+        return p;
+      } catch (err) {
+        const type = failureType(err);
+        if (type === 'SignatureRefused' || type === 'AlreadySigned' || type === 'NotFound') {
+          const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+          throw ApplicationFailure.nonRetryable(msg, type);
+        }
+        throw ApplicationFailure.nonRetryable('the ledger could not be reached; the operation is unchanged, retry the same signature', 'LedgerUnavailable');
+      } finally {
+        submitting = false;
+      }
+    },
+    {
+      validator: ({ publicKey }) => {
+        const pk = String(publicKey ?? '').toLowerCase();
+        if (TERMINAL.includes(status)) throw ApplicationFailure.nonRetryable(`the operation is already ${status}`, 'Closed');
+        if (signedKeys.has(pk)) throw ApplicationFailure.nonRetryable('this key has already signed the operation', 'AlreadySigned');
+        if (pk !== nominated) throw ApplicationFailure.nonRetryable('public_key: the signing data was prepared for another key', 'WrongKey');
+        if (submitting) throw ApplicationFailure.nonRetryable('a signature for this operation is being submitted', 'InFlight');
+      },
+    },
+  );
+
+  if (signedKeys.size === 0) {
+    const signed = await condition(() => signedKeys.size > 0 || TERMINAL.includes(status), (input.signingWindowSeconds ?? 7 * 24 * 3600) * 1000);
+    if (!signed) {
+      await condition(() => !submitting);
+      if (signedKeys.size === 0) {
+        await acts.expireGovernanceOp(input.opId);
+        stage('expired');
+        await notifyWebhookDispatcher();
+        return { status };
+      }
+    }
+  }
+
+  let delayMs = 250;
+  for (let polls = 0; !TERMINAL.includes(status); polls++) {
+    if (polls >= POLLS_BEFORE_CONTINUE) {
+      await condition(() => !submitting);
+      await continueAsNew<typeof governanceWorkflow>({ ...input, resume: { status, signedKeys: [...signedKeys] } });
+    }
+    changed = false;
+    await condition(() => changed || TERMINAL.includes(status), delayMs);
+    if (TERMINAL.includes(status)) break;
+    try {
+      const p = await acts.refreshGovernanceOp(input.opId);
+      if (p.status !== status) stage(p.status);
+    } catch {
+      // the ledger refused the read (e.g. not found yet): look again on the next round; transient faults were retried
+    }
+    delayMs = changed ? 250 : Math.min(delayMs * 2, 5 * 60_000);
+  }
+  await condition(() => !submitting);
+  await notifyWebhookDispatcher();
+  return { status };
+}

@@ -1,0 +1,93 @@
+/**
+ * Co-signing completes a pending intent (issue 8 × issue 9) on the proof-cycle devnet: the identity's page becomes
+ * 2-of-3 through governance; an intent signed by its initiator waits on the ledger until a second seat approves
+ * through POST /v1/sign (found in /v1/pending), then the proof cycle runs to completed; reject votes defeat
+ * another intent, whose workflow ends failed with the ledger's reason.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { newClientKey } from '../identity/devnet.js';
+import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, waitIntent, type CycleBench } from '../transaction/support.js';
+
+let b: CycleBench;
+const seat2 = newClientKey();
+const seat3 = newClientKey();
+
+beforeAll(async () => {
+  b = await startCycleBench();
+}, 240_000);
+
+afterAll(async () => {
+  await b?.stop();
+});
+
+async function cosign(txHash: string, k: ReturnType<typeof newClientKey>, vote: string) {
+  const req = await api(b, 'POST', '/v1/sign', { type: 'pending_tx', target_id: txHash, identity: b.identity.adiUrl, public_key: k.publicKey, vote });
+  expect(req.status, JSON.stringify(req.body)).toBe(201);
+  const r = await api(b, 'POST', `/v1/sign/${req.body.sign_request_id}/signature`, { signature: sign(req.body.signing_data.data_for_signature, k.secretKey), public_key: k.publicKey });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+}
+
+describe('co-signing a pending intent', () => {
+  it('the identity page becomes 2-of-3 through governance', async () => {
+    const op = await api(b, 'POST', '/v1/governance', {
+      identity: b.identity.adiUrl,
+      operations: [
+        { type: 'add_key', public_key_hash: publicKeyHashHex(seat2.publicKey) },
+        { type: 'add_key', public_key_hash: publicKeyHashHex(seat3.publicKey) },
+        { type: 'set_threshold', threshold: 2 },
+      ],
+    });
+    expect(op.status, JSON.stringify(op.body)).toBe(201);
+    const s = await api(b, 'POST', `/v1/governance/${op.body.governance_op_id}/signature`, {
+      signature: sign(op.body.signing_data.hash_to_sign, b.identity.key.secretKey),
+      public_key: b.identity.key.publicKey,
+    });
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    const deadline = Date.now() + 30_000;
+    while ((await api(b, 'GET', `/v1/governance/${op.body.governance_op_id}`)).body.status !== 'executed') {
+      if (Date.now() > deadline) throw new Error('governance operation did not execute');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const page = await b.dn.ledger.queryKeyPage(`${b.identity.adiUrl}/book/1`);
+    expect(page).toMatchObject({ acceptThreshold: 2 });
+    expect(page.keys).toHaveLength(3);
+  });
+
+  it('the initiator signs, the intent waits; the second seat approves through /v1/sign and the proof cycle completes', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`cosign-${randomUUID()}`))]);
+    const s = await submit(b, p);
+    expect(s.status).toBe('submitted');
+    await new Promise((r) => setTimeout(r, 1000));
+    const waiting = await api(b, 'GET', `/v1/transaction/${p.intent_id}`);
+    expect(waiting.body.stage).toBe('submitted');
+    expect((await b.dn.ledger.getTransaction(`acc://${s.tx_hash}@${b.identity.adiUrl.slice('acc://'.length)}/data`)).pending).toBe(true);
+
+    // the second seat finds it in the inbox
+    await b.app.deps.temporal.workflow.execute('pendingScanWorkflow', {
+      workflowId: `pending-scan-test-${randomUUID()}`,
+      taskQueue: b.app.config.temporal.taskQueue,
+      args: [{ orgId: b.app.key.orgId }],
+    });
+    const inbox = await api(b, 'GET', `/v1/pending?identity=${encodeURIComponent(b.identity.adiUrl)}&category=transactions`);
+    expect(inbox.body.actions.find((x: any) => x.tx_hash === s.tx_hash)).toMatchObject({ type: 'writeData', collected_signatures: 1, required_signatures: 2, is_ready: false });
+
+    const r = await cosign(s.tx_hash, seat2, 'approve');
+    expect(r.status).toBe('submitted');
+    const done = await waitIntent(b, p.intent_id);
+    expect(done.error_message).toBeNull();
+    expect(done).toMatchObject({ status: 'completed', stage: 'completed' });
+  }, 150_000);
+
+  it('reject votes defeat an intent: its workflow ends failed with the reason', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`reject-${randomUUID()}`))]);
+    const s = await submit(b, p);
+    await cosign(s.tx_hash, seat2, 'reject');
+    await cosign(s.tx_hash, seat3, 'reject');
+    const done = await waitIntent(b, p.intent_id);
+    expect(done.status).toBe('failed');
+    expect(done.error_message).toMatch(/reject/);
+  }, 150_000);
+});
