@@ -5,7 +5,8 @@
  *   identityWorkflow (POST /v1/identity), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
  *   expectedEvents + expectedState, signed and submitted), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
- *   a local receiver), maintenanceWorkflow (started as the hourly schedule does).
+ *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
+ *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does).
  * Files of other versions are left as they are; this version's files are overwritten.
  *
  *   npm run record:histories
@@ -14,7 +15,9 @@ import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { publicKeyHashHex } from '../src/identity/keys.js';
 import { ensureWebhookDispatcher } from '../src/temporal/webhooks.js';
 import { dispatcherWorkflowId } from '../src/workflows/webhook-dispatcher.js';
 import {
@@ -75,6 +78,7 @@ async function main() {
     if (ep.status !== 201) throw new Error(`webhook endpoint: ${ep.status} ${JSON.stringify(ep.body)}`);
 
     const who = await createBenchIdentity(dn);
+    await dn.client.workflow.getHandle(`identity-${who.id}`).result();
     await save(dn, 'identityWorkflow', `identity-${who.id}`);
 
     const wallets = benchWallets(dn);
@@ -89,6 +93,21 @@ async function main() {
 
     await save(dn, 'webhookDeliveryWorkflow', await firstClosed(dn, 'webhookDeliveryWorkflow'));
     if (received.length === 0) throw new Error('the receiver got no delivery');
+
+    // governance: a second key added to the identity's 1-of-1 page, signed by its key, executed by the ledger
+    const extra = Buffer.from(ed25519.getPublicKey(Uint8Array.from(randomBytes(32)))).toString('hex');
+    const gov = await dn.call('POST', '/v1/governance', { identity: who.adiUrl, operations: [{ type: 'add_key', public_key_hash: publicKeyHashHex(extra) }] });
+    if (gov.status !== 201) throw new Error(`governance: ${gov.status} ${JSON.stringify(gov.body)}`);
+    const govSig = Buffer.from(ed25519.sign(Buffer.from(gov.body.signing_data.hash_to_sign, 'hex'), who.secretKey)).toString('hex');
+    const signed = await dn.call('POST', `/v1/governance/${gov.body.governance_op_id}/signature`, { signature: govSig, public_key: who.publicKey });
+    if (signed.status !== 200) throw new Error(`governance signature: ${signed.status} ${JSON.stringify(signed.body)}`);
+    await dn.client.workflow.getHandle(`governance-${gov.body.governance_op_id}`).result();
+    await save(dn, 'governanceWorkflow', `governance-${gov.body.governance_op_id}`);
+
+    const discoveryId = `pending-discovery-record-${randomBytes(4).toString('hex')}`;
+    await dn.client.workflow.execute('pendingDiscoveryWorkflow', { taskQueue, workflowId: discoveryId, args: [] });
+    await save(dn, 'pendingDiscoveryWorkflow', discoveryId);
+    await save(dn, 'pendingScanWorkflow', await firstClosed(dn, 'pendingScanWorkflow'));
 
     const maintenanceId = `maintenance-record-${randomBytes(4).toString('hex')}`;
     await dn.client.workflow.execute('maintenanceWorkflow', { taskQueue, workflowId: maintenanceId, args: [{}] });

@@ -11,7 +11,17 @@ import { describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal/worker.js';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
-const WORKFLOW_TYPES = ['identityWorkflow', 'intentWorkflow', 'intentChainWorkflow', 'webhookDeliveryWorkflow', 'webhookDispatcherWorkflow', 'maintenanceWorkflow'];
+const WORKFLOW_TYPES = [
+  'identityWorkflow',
+  'intentWorkflow',
+  'intentChainWorkflow',
+  'webhookDeliveryWorkflow',
+  'webhookDispatcherWorkflow',
+  'maintenanceWorkflow',
+  'governanceWorkflow',
+  'pendingDiscoveryWorkflow',
+  'pendingScanWorkflow',
+];
 
 interface Recorded {
   workflowType: string;
