@@ -18,6 +18,9 @@ import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { eventually, startReceiver } from '../support/receiver.js';
+import { Webhook } from 'standardwebhooks';
+import { ensureWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
 
 type Key = ReturnType<typeof newClientKey>;
 
@@ -26,14 +29,25 @@ let proxy: FaultProxy;
 let app: Awaited<ReturnType<typeof startIdentityApp>>;
 let worker: Awaited<ReturnType<typeof startWorker>>;
 
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let webhookSecret: string;
+
 beforeAll(async () => {
   dn = await startIdentityDevnet();
   proxy = await startFaultProxy(dn.sim.url);
   app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite', { env: { LEDGER_URL: proxy.url } });
   worker = await startWorker(app.config, app.db);
+  // inbox.action_pending reaches a real receiver as a signed webhook (issue 10)
+  receiver = await startReceiver();
+  await ensureWebhookDispatcher(app.deps.temporal, app.config.temporal.taskQueue);
+  const ep = await call('POST', '/v1/webhooks/endpoints', { url: receiver.url('/inbox'), event_types: ['inbox.action_pending'], skip_verification: true });
+  expect(ep.status).toBe(201);
+  webhookSecret = (await ep.json()).secret;
 }, 120_000);
 
 afterAll(async () => {
+  await stopWebhookDispatcher(app.deps.temporal, app.config.temporal.taskQueue).catch(() => undefined);
+  await receiver?.close();
   await worker?.stop();
   await app?.close();
   await proxy?.close();
@@ -229,6 +243,10 @@ describe('governance and co-signing on the devnet', () => {
       .where(and(eq(events.resourceId, action.id), eq(events.type, 'inbox.action_pending')));
     expect(evs).toHaveLength(1);
     expect(evs[0]!.data).toMatchObject({ pending_action_id: action.id, identity_id: A.id, kind: 'governance', ledger_tx_hash: op2.tx_hash, threshold: 2, signatures: 1, remaining_needed: 1 });
+    // …and arrives at the organization's endpoint as a signed Standard Webhooks delivery, with the event's id
+    const delivered = await eventually(() => receiver.received.find((r) => r.path === '/inbox' && r.headers['webhook-id'] === evs[0]!.id), 30_000);
+    const payload = new Webhook(webhookSecret).verify(delivered.body, delivered.headers as Record<string, string>) as { type: string; data: { pending_action_id: string } };
+    expect(payload).toMatchObject({ type: 'inbox.action_pending', data: { pending_action_id: action.id } });
 
     const other = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
     expect((await (await call('GET', '/v1/pending', undefined, other.key)).json()).actions).toEqual([]);
