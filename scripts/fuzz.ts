@@ -4,7 +4,7 @@
  * against /docs/json over every operation. Checks: no 5xx, every status code documented, content type and body
  * matching the documented schema. Prints the figures (table and JSON) and exits non-zero on any failure.
  *
- * Env: FUZZ_MAX_EXAMPLES (per operation, default 30), SCHEMATHESIS (the `st` binary, default .venv-fuzz/bin/st).
+ * Env: FUZZ_MAX_EXAMPLES (per operation, default 10), SCHEMATHESIS (the `st` binary, default .venv-fuzz/bin/st).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -60,7 +60,7 @@ export function parseJunit(xml: string, output: string): FuzzFigures {
 
 async function main() {
   const st = process.env.SCHEMATHESIS ?? join(PROJECT_ROOT, '.venv-fuzz/bin/st');
-  const maxExamples = process.env.FUZZ_MAX_EXAMPLES ?? '30';
+  const maxExamples = process.env.FUZZ_MAX_EXAMPLES ?? '10';
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
   const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const config = loadConfig({
