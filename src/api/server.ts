@@ -27,7 +27,9 @@ export function listen(app: Hono<any>, host: string, port: number): Promise<Runn
     server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
       // A request node:http cannot parse (malformed or folded header lines, bad framing) never reaches the app;
       // answer it in the API's error format instead of node's bare, untyped 400.
-      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      // as node's default: no answer on a reset or unwritable socket, nor over a response already under way
+      const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+      if (err.code === 'ECONNRESET' || !socket.writable || inFlight) return void socket.destroy();
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
       const body = JSON.stringify(
         tooLarge
