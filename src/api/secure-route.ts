@@ -1,7 +1,7 @@
 /**
  * `secureRoute(config)`: createRoute for an authenticated operation. It adds
- *   - the X-API-Key security requirement and the standard error responses (401, 403, 429, 500, plus 409/422
- *     when idempotent) with the Error body and the rate-limit headers, to the OpenAPI description;
+ *   - the X-API-Key security requirement and the standard error responses (401, 403, 429, 500, plus 400 when the
+ *     route validates any input and 409/422 when idempotent) with the Error body and the rate-limit headers, to the OpenAPI description;
  *   - `requireScopes(...scopes)` and, with `idempotent: true`, the Idempotency-Key middleware, to the handler chain;
  *   - the Idempotency-Key header parameter and `x-required-scopes` to the description.
  *
@@ -41,7 +41,9 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
       schema: { type: 'string', maxLength: 255 },
     });
   }
-  const std = errorResponses(401, 403, 429, 500, ...(idempotent ? [409, 422] : []));
+  // any validated input (path, query, headers, body) can be refused with 400 VALIDATION_ERROR naming the field
+  const validates = Object.keys((rest as { request?: object }).request ?? {}).length > 0;
+  const std = errorResponses(...(validates ? [400] : []), 401, 403, 429, 500, ...(idempotent ? [409, 422] : []));
   return createRoute({
     ...rest,
     security: [{ [API_KEY_SCHEME]: [] }],

@@ -24,5 +24,22 @@ export function listen(app: Hono<any>, host: string, port: number): Promise<Runn
       });
     });
     server.once('error', reject);
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+      // A request node:http cannot parse (malformed or folded header lines, bad framing) never reaches the app;
+      // answer it in the API's error format instead of node's bare, untyped 400.
+      // as node's default: no answer on a reset or unwritable socket, nor over a response already under way
+      const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+      if (err.code === 'ECONNRESET' || !socket.writable || inFlight) return void socket.destroy();
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify(
+        tooLarge
+          ? { error: 'Request headers too large', code: 'HEADERS_TOO_LARGE' }
+          : { error: `Malformed HTTP request: ${err.code ?? 'unparseable'}`, code: 'MALFORMED_REQUEST' },
+      );
+      socket.end(
+        `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    });
   });
 }

@@ -51,7 +51,8 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
   if (url.username || url.password) throw new UrlRejected('url must not contain credentials');
   if (opts.allowPrivate) return url;
 
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // a fully qualified name's trailing dot ("localhost.") names the same host
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
     throw new UrlRejected('url must not point to a loopback or private address');
   }

@@ -106,7 +106,11 @@ describe('webhook URL rules', () => {
 
   it('outside the devnet: loopback, private and names resolving to them are refused', async () => {
     const opts = { allowPrivate: false, resolve: async (h: string) => (h === 'evil.example' ? ['10.0.0.5'] : ['93.184.215.14']) };
-    for (const url of ['http://127.0.0.1:9000/h', 'http://localhost/h', 'https://[::1]/h', 'http://10.0.0.1/h', 'http://169.254.169.254/latest', 'https://evil.example/h']) {
+    for (const url of ['http://127.0.0.1:9000/h', 'http://localhost/h', 'https://[::1]/h', 'http://10.0.0.1/h', 'http://169.254.169.254/latest', 'https://evil.example/h',
+      // the same addresses spelled otherwise (decimal, hex, octal, short, IPv4-mapped IPv6, unspecified), and
+      // loopback names with a trailing dot (the resolver here would answer a public address for them)
+      'http://2130706433/h', 'http://0x7f.1/h', 'http://017700000001/h', 'http://127.1/h', 'http://[::ffff:127.0.0.1]/h',
+      'http://[::ffff:a9fe:a9fe]/', 'http://0.0.0.0/h', 'http://[::]/h', 'http://localhost./h', 'http://api.localhost./h']) {
       await expect(checkWebhookUrl(url, opts), url).rejects.toThrow(UrlRejected);
     }
     await expect(checkWebhookUrl('https://hooks.example.com/in', opts)).resolves.toBeInstanceOf(URL);

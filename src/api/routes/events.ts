@@ -12,7 +12,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { API_KEY_SCHEME } from '../secure-route.js';
 import { ErrorSchema } from '../schemas/common.js';
-import { requireScope, SCOPES } from './auth-scope.js';
+import { acceptedScopes, requireScope, SCOPES } from './auth-scope.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -34,6 +34,7 @@ const listRoute = createRoute({
   path: '/v1/events',
   tags: ['Events'],
   security: [{ [API_KEY_SCHEME]: [] }],
+  ...acceptedScopes(SCOPES.eventsRead),
   summary: 'List events',
   description:
     'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. Scope: read or admin.',
@@ -65,6 +66,7 @@ const getRoute = createRoute({
   path: '/v1/events/{id}',
   tags: ['Events'],
   security: [{ [API_KEY_SCHEME]: [] }],
+  ...acceptedScopes(SCOPES.eventsRead),
   summary: 'Get an event',
   request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
   responses: {

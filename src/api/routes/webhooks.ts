@@ -17,7 +17,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { API_KEY_SCHEME } from '../secure-route.js';
 import { ErrorSchema } from '../schemas/common.js';
-import { requireScope, SCOPES } from './auth-scope.js';
+import { acceptedScopes, requireScope, SCOPES } from './auth-scope.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_WARNING = 'Store this secret now: it is not shown again. Rotate it if it is lost.';
@@ -149,6 +149,7 @@ const createEndpoint = createRoute({
   path: '/v1/webhooks/endpoints',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Register a webhook endpoint',
   description:
     'Adds an endpoint for the caller\'s organization (several are allowed). The URL must be http(s); outside the devnet it must not be a loopback or private address. Unless `skip_verification` is true a signed `webhook.ping` is sent and a 2xx marks the endpoint verified; the endpoint is created either way. The signing secret is generated unless given (`whsec_` + base64 of 24–64 bytes) and is returned only in this response. Scope: webhook:write or admin.',
@@ -176,6 +177,7 @@ const listEndpoints = createRoute({
   path: '/v1/webhooks/endpoints',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookRead),
   summary: 'List webhook endpoints',
   description: 'Every endpoint of the caller\'s organization, newest first, without secrets. Scope: webhook:read, read or admin.',
   responses: { 200: json(z.object({ endpoints: z.array(EndpointSchema) }), 'Endpoints'), ...authErrors },
@@ -186,6 +188,7 @@ const getEndpoint = createRoute({
   path: '/v1/webhooks/endpoints/{id}',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookRead),
   summary: 'Get a webhook endpoint',
   request: { params: IdParam },
   responses: { 200: json(EndpointSchema, 'The endpoint'), 404: err('No such endpoint in this organization'), ...authErrors },
@@ -196,6 +199,7 @@ const updateEndpoint = createRoute({
   path: '/v1/webhooks/endpoints/{id}',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Change a webhook endpoint',
   description:
     'Sets the given fields. A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; deliveries that failed meanwhile can be sent again with redeliver. Scope: webhook:write or admin.',
@@ -225,6 +229,7 @@ const deleteEndpoint = createRoute({
   path: '/v1/webhooks/endpoints/{id}',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Delete a webhook endpoint',
   description: 'Stops all deliveries to the endpoint; its delivery log stays readable. Scope: webhook:write or admin.',
   request: { params: IdParam },
@@ -236,6 +241,7 @@ const rotateSecret = createRoute({
   path: '/v1/webhooks/endpoints/{id}/rotate-secret',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Rotate the signing secret',
   description:
     'Replaces the secret (generated unless given) and returns it once. For 24 hours every delivery carries two `v1` signatures, one per secret, so receivers can switch without losing messages. Scope: webhook:write or admin.',
@@ -259,6 +265,7 @@ const verifyEndpoint = createRoute({
   path: '/v1/webhooks/endpoints/{id}/verify',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Send a verification ping',
   description:
     'Posts a signed `webhook.ping` to the endpoint now and answers 200 either way: `verified` true and `verified_at` set on a 2xx, else the error. Scope: webhook:write or admin.',
@@ -278,6 +285,7 @@ const listDeliveries = createRoute({
   path: '/v1/webhooks/deliveries',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookRead),
   summary: 'List webhook deliveries',
   description:
     'The delivery log of the caller\'s organization, newest first: one row per (event, endpoint) with its status and attempt count. Filter by status (`failed` is the dead-letter view), endpoint, event or event type. Scope: webhook:read, read or admin.',
@@ -309,6 +317,7 @@ const getDelivery = createRoute({
   path: '/v1/webhooks/deliveries/{id}',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookRead),
   summary: 'Get a webhook delivery with every attempt',
   description:
     'Includes the exact body sent (`payload`) and the `webhook-id`, so a receiver can reproduce the signature of an attempt from its `webhook_timestamp`. Scope: webhook:read, read or admin.',
@@ -321,6 +330,7 @@ const redeliver = createRoute({
   path: '/v1/webhooks/deliveries/{id}/redeliver',
   tags,
   security,
+  ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Deliver again',
   description:
     'Sends the same event (same `webhook-id`) to the same endpoint again now, then on the retry schedule if that attempt fails. Works for delivered, failed and waiting deliveries. 409 when the endpoint is disabled or deleted. Scope: webhook:write or admin.',
