@@ -14,7 +14,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/db/events.js';
-import { identities, intents, proofs, webhookDeliveries } from '../../src/db/schema.js';
+import { governanceOps, identities, intents, proofs, signRequests, webhookDeliveries } from '../../src/db/schema.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -63,6 +63,8 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/identity/{id}': { public_key: PUBLIC_KEY },
   'POST /v1/transaction/{intent_id}/signature': { signature: 'ab'.repeat(64), public_key: PUBLIC_KEY },
   'PATCH /v1/webhooks/endpoints/{id}': { description: 'changed by B' },
+  'POST /v1/governance/{id}/signature': { signature: 'ab'.repeat(64), public_key: PUBLIC_KEY },
+  'POST /v1/sign/{id}/signature': { signature: 'ab'.repeat(64), public_key: PUBLIC_KEY },
 };
 
 describe('security: organizations, scopes, revocation (from the OpenAPI document)', () => {
@@ -149,6 +151,11 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
     ids.event = event.id;
     const [delivery] = await db.insert(webhookDeliveries).values({ orgId: a.orgId, eventId: event.id, endpointId: ids.endpoint, eventType: event.type, status: 'succeeded', attempts: 1, workflowStartedAt: new Date() }).returning();
     ids.delivery = delivery.id;
+    const gov = { principal: 'acc://alpha.acme/book/1', signerUrl: 'acc://alpha.acme/book/1', txHash: 'ee'.repeat(32), txId: `acc://${'ee'.repeat(32)}@alpha.acme/book/1`, prepared: {} };
+    const [op] = await db.insert(governanceOps).values({ orgId: a.orgId, identityId: identity.id, kind: 'key_page', operations: [{ type: 'add_key' }], keyPageVersion: 1, ...gov }).returning();
+    ids.governance = op.id;
+    const [sr] = await db.insert(signRequests).values({ orgId: a.orgId, identityId: identity.id, publicKey: PUBLIC_KEY, vote: 'accept', ...gov }).returning();
+    ids.signRequest = sr.id;
   });
   afterAll(async () => t?.close());
 
@@ -163,6 +170,8 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
       [/^\/v1\/webhooks\/endpoints\/\{id\}/, ids.endpoint],
       [/^\/v1\/webhooks\/deliveries\/\{id\}/, ids.delivery],
       [/^\/v1\/events\/\{id\}/, ids.event],
+      [/^\/v1\/governance\/\{id\}/, ids.governance],
+      [/^\/v1\/sign\/\{id\}/, ids.signRequest],
     ];
     const hit = owner.find(([re]) => re.test(path));
     return hit && path.replace(/\{[^}]+\}/, hit[1]);

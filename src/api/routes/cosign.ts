@@ -338,9 +338,10 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     async (c) => {
       const auth = requireAuth(c);
       const id = c.req.valid('param').id;
-      const spent = () => new ApiError(404, 'SIGN_REQUEST_SPENT', 'Sign request not found or already used; prepare a new one with POST /v1/sign');
+      const spent = () => new ApiError(404, 'SIGN_REQUEST_SPENT', 'Sign request already used; prepare a new one with POST /v1/sign');
       const row = await getOrgSignRequest(db, auth.orgId, id);
-      if (!row || row.status === 'submitted' || row.status === 'failed') throw spent();
+      if (!row) throw new ApiError(404, 'SIGN_REQUEST_NOT_FOUND', 'Sign request not found');
+      if (row.status === 'submitted' || row.status === 'failed') throw spent();
       const { signature, publicKey } = parseSignatureBody(c.req.valid('json'));
       const prepared = row.prepared as unknown as StoredPreparedSignature;
       if (publicKey !== row.publicKey) throw new ApiError(400, 'WRONG_SIGNER', 'public_key: the signing data was prepared for another key', { field: 'public_key' });
