@@ -32,6 +32,7 @@ import type { intentWorkflow, IntentWorkflowInput, SubmitSignatureArgs, SubmitSi
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { AppDeps, AppEnv } from '../deps.js';
+import { SignatureBody } from '../cosign-common.js';
 import { ApiError } from '../errors.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from '../identity-access.js';
 import { requireAuth } from '../middleware/auth.js';
@@ -114,13 +115,6 @@ const CreateBody = z
     signer_key_page: z.string().optional().openapi({ description: 'Key page URL of the same key book (default: page 1)' }),
   })
   .openapi('CreateTransactionRequest');
-
-const SignatureBody = z
-  .object({
-    signature: z.string().openapi({ description: 'Ed25519 signature over the 32 bytes of hash_to_sign, 128 hex' }),
-    public_key: z.string().openapi({ description: 'The nominated key, 64 hex' }),
-  })
-  .openapi('TransactionSignatureRequest');
 
 const IntentIdParam = z.object({ intent_id: z.string().openapi({ param: { name: 'intent_id', in: 'path' }, description: 'Intent id (UUID)' }) });
 
