@@ -38,7 +38,7 @@ import { assembleBundle, serializeBundle } from '../proof/bundle.js';
 import { custodyTrail } from '../proof/custody-trail.js';
 import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../proof/cycle-record.js';
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
-import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient, type QuorumResult } from '../validator/quorum.js';
+import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient } from '../validator/quorum.js';
 import type { ChainAccess } from './chain-access.js';
 
 /** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
@@ -465,7 +465,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       const { client } = await quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
       const req = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx);
       const w = await heartbeating(
-        client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) } as QuorumResult<never>),
+        client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) }),
       );
       await updateIntentChain(db, i.intentId, i.chain, {
         step: 'recorded',
@@ -489,19 +489,20 @@ export function createIntentActivities(deps: IntentActivityDeps) {
      * otherwise it fails naming each failed leg (a partial proof of the completed legs is kept).
      */
     async finalizeIntent(i: { intentId: string }): Promise<{ status: 'completed' | 'failed'; proofId?: string; error?: string }> {
-      const { row } = await loadIntent(i.intentId);
-      for (const c of await getIntentChains(db, i.intentId)) {
+      const { row, intent } = await loadIntent(i.intentId);
+      const chains = await getIntentChains(db, i.intentId);
+      for (const c of chains) {
         const stage: CycleStage = c.record.legs.every((l) => l.result) ? 'completed' : 'failed';
         if (c.stage !== stage) await updateIntentChain(db, i.intentId, c.chain, { stage });
+        c.stage = stage;
       }
-      const chains = await getIntentChains(db, i.intentId);
       const legs = chains.flatMap((c) => c.record.legs.map((l) => ({ chain: c.chain, chainId: c.record.chainId, ...l })));
       const done = legs.filter((l) => l.result && l.executionTx);
       const failed = legs.filter((l) => !l.result);
       let proofId: string | undefined;
       const cycle: CycleRecord = {
         intentId: row.id,
-        adiUrl: parseIntentEntries((row.intent as IntentDocument).parts).adiUrl,
+        adiUrl: intent.adiUrl,
         dataAccountUrl: row.prepared.principal,
         ledgerTxId: row.ledgerTxId ?? undefined,
         ledgerTxHash: row.txHash ?? undefined,

@@ -71,14 +71,14 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
         .orderBy(asc(events.position))
         .limit(limit + 1)
         .for('update', { skipLocked: true });
-      const todo = batch.slice(0, limit);
-      if (todo.length === 0) return false;
-      const orgIds = [...new Set(todo.map((e) => e.orgId))];
+      const chunk = batch.slice(0, limit);
+      if (chunk.length === 0) return false;
+      const orgIds = [...new Set(chunk.map((e) => e.orgId))];
       const endpoints = await tx
         .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, eventTypes: webhookEndpoints.eventTypes })
         .from(webhookEndpoints)
         .where(and(inArray(webhookEndpoints.orgId, orgIds), eq(webhookEndpoints.isActive, true), isNull(webhookEndpoints.deletedAt)));
-      const rows = todo.flatMap((e) =>
+      const rows = chunk.flatMap((e) =>
         endpoints
           .filter((ep) => ep.orgId === e.orgId && (!ep.eventTypes || ep.eventTypes.includes(e.type)))
           .map((ep) => ({ orgId: e.orgId, eventId: e.id, endpointId: ep.id, eventType: e.type })),
@@ -87,7 +87,7 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
       await tx
         .update(events)
         .set({ dispatchedAt: new Date() })
-        .where(inArray(events.id, todo.map((e) => e.id)));
+        .where(inArray(events.id, chunk.map((e) => e.id)));
       return batch.length > limit;
     });
     const unstarted = await db

@@ -62,6 +62,9 @@ export interface QuorumResult<R> {
   verifyMs: number;
 }
 
+/** What a result write needs of a post-execution round: who signed and their aggregate. */
+export type QuorumAggregate = Pick<QuorumResult<unknown>, 'signers' | 'aggregateSignature' | 'signerBitmap'>;
+
 export class QuorumUnreachableError extends Error {
   constructor(
     readonly outcomes: ValidatorOutcome[],
@@ -117,7 +120,7 @@ export interface QuorumClient {
    * Asks the designated signer (chosen by the anchor id among the signers) to write the proof_result record;
    * on failure the next signer. Idempotent on the validators' side.
    */
-  writeResult(req: ObserveRequest, post: QuorumResult<ObserveResponse>): Promise<WriteResultResponse & { writtenBy: number; attempts: ValidatorOutcome[] }>;
+  writeResult(req: ObserveRequest, post: QuorumAggregate): Promise<WriteResultResponse & { writtenBy: number; attempts: ValidatorOutcome[] }>;
 }
 
 export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
@@ -184,11 +187,11 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
 
   /** Verifies the unverified candidates of one message; marks each verified true/false. */
   function verifyGroup<R>(message: Hex, cands: Candidate<R>[], outcomes: Map<number, ValidatorOutcome>) {
-    const todo = cands.filter((c) => c.verified === undefined);
-    if (!todo.length) return;
+    const unverified = cands.filter((c) => c.verified === undefined);
+    if (!unverified.length) return;
     const H = hashMsg(message);
     const pts: { c: Candidate<R>; s: G1 }[] = [];
-    for (const c of todo) {
+    for (const c of unverified) {
       try {
         c.point = g1FromEip2537(c.signature);
         pts.push({ c, s: c.point });

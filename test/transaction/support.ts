@@ -33,31 +33,29 @@ export interface CycleBench {
 
 export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; postgresServerUrl?: string } = {}): Promise<CycleBench> {
   const dn = await startIdentityDevnet({ validators: true });
-  const app = await startIdentityApp(dn, opts.postgresServerUrl || dbKinds().includes('postgres') ? 'postgres' : 'pglite', { postgresServerUrl: opts.postgresServerUrl });
-  const worker = await startCycleWorker(app, opts.deps);
-  const wallets: Record<string, ChainWriter> = {};
-  const targets: Record<string, Address> = {};
-  for (const [i, c] of [SEPOLIA, AMOY].entries()) {
-    const w = createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
-    wallets[c.name] = w;
-    const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
-    targets[c.name] = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
-  }
-  const bench: CycleBench = {
-    dn,
-    app,
-    worker,
-    wallets,
-    targets,
-    identity: undefined as never,
-    async stop() {
-      await bench.worker?.stop();
-      await app.close();
-      await dn.stop();
-    },
+  const stops: (() => Promise<void>)[] = [() => dn.stop()];
+  // a failing setup stops what it started (anvils and validators would otherwise outlive the test run)
+  const stopAll = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
   };
-  bench.identity = await createCycleIdentity(bench);
-  return bench;
+  try {
+    const app = await startIdentityApp(dn, opts.postgresServerUrl || dbKinds().includes('postgres') ? 'postgres' : 'pglite', { postgresServerUrl: opts.postgresServerUrl });
+    stops.push(() => app.close());
+    const bench: CycleBench = { dn, app, wallets: {}, targets: {}, identity: undefined as never, stop: stopAll };
+    bench.worker = await startCycleWorker(app, opts.deps);
+    stops.push(() => bench.worker?.stop() ?? Promise.resolve());
+    for (const [i, c] of [SEPOLIA, AMOY].entries()) {
+      const w = createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
+      bench.wallets[c.name] = w;
+      const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
+      bench.targets[c.name] = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
+    }
+    bench.identity = await createCycleIdentity(bench);
+    return bench;
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
 }
 
 /** An active identity on both chains with 1 ETH in its account on each. */
