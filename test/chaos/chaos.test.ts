@@ -121,7 +121,7 @@ describe('chaos', () => {
     await vn.stopValidator(1);
     await vn.stopValidator(4);
     for (let i = 0; i < 3; i++) started.push(await start('A', `${i}`));
-    const a = await settle(started.filter((s) => s.phase === 'A'), 120_000);
+    const a = await settle(started.filter((s) => s.phase === 'A'), 420_000);
     console.log(`A settled after ${Date.now() - t0} ms`);
     await vn.startValidator(1);
     await vn.startValidator(4);
@@ -131,7 +131,7 @@ describe('chaos', () => {
     validatorProxies[6]!.settings.rewrite = (path, body) =>
       (path.startsWith('/v1/attest') || path.startsWith('/v1/observe')) && typeof body?.message === 'string' ? { ...body, signature: blsSign(garbage.secretKey, body.message) } : undefined;
     for (let i = 0; i < 3; i++) started.push(await start('B', `${i}`));
-    const bb = await settle(started.filter((s) => s.phase === 'B'), 120_000);
+    const bb = await settle(started.filter((s) => s.phase === 'B'), 420_000);
     console.log(`B settled after ${Date.now() - t0} ms`);
     await vn.startValidator(2);
     validatorProxies[6]!.settings.rewrite = undefined;
@@ -145,7 +145,7 @@ describe('chaos', () => {
     const waiting = await Promise.all(cStarted.map((s) => status(s.intentId)));
     expect(waiting.map((x) => x.status)).toEqual(['submitted', 'submitted', 'submitted']);
     await vn.startValidator(0);
-    const c = await settle(cStarted, 150_000);
+    const c = await settle(cStarted, 420_000);
     console.log(`C settled after ${Date.now() - t0} ms`);
     await vn.startValidator(3);
     await vn.startValidator(5);
@@ -160,7 +160,7 @@ describe('chaos', () => {
     b.worker = await chaosWorker();
     await sleep(700);
     await pg!.restart();
-    const d = await settle(dStarted, 150_000);
+    const d = await settle(dStarted, 420_000);
     console.log(`D settled after ${Date.now() - t0} ms`);
 
     // figures
@@ -192,5 +192,5 @@ describe('chaos', () => {
     console.log(JSON.stringify({ chaos: figures }));
     for (const x of all.values()) expect(x.error_message, x.intent_id).toBeNull();
     expect(figures).toMatchObject({ completed: started.length, failed: 0, doubled: 0, lost: 0, target_calls: started.length });
-  }, 600_000);
+  }, 1_800_000);
 });
