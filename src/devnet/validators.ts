@@ -28,7 +28,6 @@ import type { RunningServer } from '../api/server.js';
 import { serveValidator } from '../validator/http.js';
 import { loadOrCreateValidatorKeys, type ValidatorKeys } from '../validator/keys.js';
 import { createValidatorNode, type ValidatorNode } from '../validator/node.js';
-import { createMessageHasher } from '../validator/signer.js';
 import type { QuorumValidator } from '../validator/quorum.js';
 
 export interface DevnetValidatorsOptions {
@@ -218,8 +217,6 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
   });
 
   const chains: ChainEntry[] = o.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl, confirmations: c.confirmations, contracts }));
-  // the 7 nodes share this process, so they share the (pure) message hash-to-G1 memo
-  const hasher = createMessageHasher();
   const nodes = keys.map((k) =>
     createValidatorNode({
       keys: k,
@@ -228,7 +225,6 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
       protocol: { keyPage: protocol.validatorPage, resultsAccount: protocol.resultsAccount },
       storeFile: join(dir, `state-${k.index}.json`),
       observeTimeoutMs: o.observeTimeoutMs,
-      hasher,
     }),
   );
   const servers: (RunningServer | undefined)[] = [];

@@ -12,6 +12,7 @@ import {
   type LogLevel as TemporalLogLevel,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { blsReady } from '../chain/bls.js';
 import type { Logger } from '../log.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -58,6 +59,7 @@ export interface GatewayWorkerOptions {
 }
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+  await blsReady(); // quorum rounds verify signatures with the fast engine from the first activity on
   const connection = await NativeConnection.connect({ address: opts.address });
   try {
     const worker = await Worker.create({

@@ -8,6 +8,7 @@
  */
 import { Hono } from 'hono';
 import { listen, type RunningServer } from '../api/server.js';
+import { blsReady } from '../chain/bls.js';
 import { ValidatorRefusal, type ValidatorNode } from './node.js';
 
 export function createValidatorApp(node: ValidatorNode): Hono {
@@ -34,6 +35,8 @@ export function createValidatorApp(node: ValidatorNode): Hono {
   return app;
 }
 
-export function serveValidator(node: ValidatorNode, host = '127.0.0.1', port = 0): Promise<RunningServer> {
+/** Listens once the fast BLS engine is loaded, so the first requests are not signed the slow way. */
+export async function serveValidator(node: ValidatorNode, host = '127.0.0.1', port = 0): Promise<RunningServer> {
+  await blsReady();
   return listen(createValidatorApp(node), host, port);
 }

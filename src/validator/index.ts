@@ -6,5 +6,4 @@ export * from './keys.js';
 export * from './record.js';
 export * from './evm-proofs.js';
 export * from './mpt.js';
-export * from './signer.js';
 export * from './store.js';

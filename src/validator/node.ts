@@ -30,8 +30,7 @@ import {
 import { abstractAccountAbi, proofAnchorAbi } from '../chain/abi/index.js';
 import { predictAccountAddress } from '../chain/account.js';
 import { readAnchorState, readValidatorSet } from '../chain/anchor.js';
-import { blsAggregatePublicKeys, blsVerify } from '../chain/bls.js';
-import { createMessageHasher, signWith, type MessageHasher } from './signer.js';
+import { blsAggregatePublicKeys, blsSign, blsVerify } from '../chain/bls.js';
 import { createChainClients, type ChainClients } from '../chain/clients.js';
 import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult, type ResultLog } from '../chain/formulas.js';
 import type { ChainEntry } from '../chain/registry.js';
@@ -198,8 +197,6 @@ export interface ValidatorNodeOptions {
   now?: () => number;
   /** validator-set cache lifetime; default 5 s */
   setCacheMs?: number;
-  /** memoized hash-to-G1 (may be shared by validators in one process); default: this node's own */
-  hasher?: MessageHasher;
 }
 
 export interface ValidatorNode {
@@ -241,8 +238,6 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   const now = opts.now ?? (() => Math.floor(Date.now() / 1000));
   const poll = opts.pollIntervalMs ?? 100;
   const setCacheMs = opts.setCacheMs ?? 5_000;
-  const hasher = opts.hasher ?? createMessageHasher();
-  const blsSign = (sk: Uint8Array, m: Hex) => signWith(hasher, sk, m);
   const held: HeldKey = { privateKey: keys.ed25519.seed.slice(2), signerUrl: opts.protocol.keyPage };
   const chains = new Map<string, ChainCtx>();
   for (const c of opts.chains) {

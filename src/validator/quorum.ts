@@ -11,19 +11,13 @@
  *
  * Signature checks are aggregated: the signatures over one message are summed and checked once against the sum of
  * their keys (two pairings, the check ProofAnchor makes; keys carry proofs of possession); when that fails, each
- * signature is verified alone so a bad one is named and dropped. Public keys are decoded once.
+ * signature is verified alone so a bad one is named and dropped. Public keys are checked once, up front.
  */
-import { bls12_381 } from '@noble/curves/bls12-381.js';
-import { hexToBytes, type Address, type Hex } from 'viem';
-import { g1FromEip2537, g1ToEip2537, g2FromEip2537, signerBitmap as toBitmap } from '../chain/bls.js';
-import { BLS_SIG_DST, resultMessage } from '../chain/formulas.js';
+import type { Address, Hex } from 'viem';
+import { blsAggregateSignatures, blsSignatureProblem, blsVerify, blsVerifyAggregate, g2FromEip2537, signerBitmap as toBitmap } from '../chain/bls.js';
+import { resultMessage } from '../chain/formulas.js';
 import { resetTolerantFetch } from '../net/fetch.js';
-import { createMessageHasher } from './signer.js';
 import type { AttestRequest, AttestResponse, ObserveRequest, ObserveResponse, WriteResultResponse } from './node.js';
-
-const sigs = bls12_381.shortSignatures;
-type G1 = ReturnType<typeof g1FromEip2537>;
-type G2 = ReturnType<typeof g2FromEip2537>;
 
 export interface QuorumValidator {
   /** position in the on-chain validator set (bit of the signer bitmap) */
@@ -103,7 +97,6 @@ interface Candidate<R> {
   signature: Hex;
   response: R;
   verified?: boolean;
-  point?: G1;
 }
 
 export interface QuorumClient {
@@ -132,18 +125,9 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
   const totalPower = validators.reduce((a, v) => a + power(v), 0n);
   const byIndex = new Map(validators.map((v) => [v.index, v]));
   const doFetch = opts.fetch ?? resetTolerantFetch;
-  const pkCache = new Map<number, G2>();
-  const pkPoint = (i: number): G2 => {
-    let p = pkCache.get(i);
-    if (!p) {
-      p = g2FromEip2537(byIndex.get(i)!.publicKey);
-      pkCache.set(i, p);
-    }
-    return p;
-  };
-  const hashMsg = createMessageHasher(64);
+  const pk = (i: number): Hex => byIndex.get(i)!.publicKey;
   // decode (and subgroup-check) every key once, up front: a bad registered key fails here, not mid-round
-  for (const v of validators) pkPoint(v.index);
+  for (const v of validators) g2FromEip2537(v.publicKey);
   const meets = (signed: bigint) => signed > 0n && signed * den >= totalPower * num;
   const requiredPower = (totalPower * num + den - 1n) / den;
 
@@ -189,29 +173,22 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
   function verifyGroup<R>(message: Hex, cands: Candidate<R>[], outcomes: Map<number, ValidatorOutcome>) {
     const unverified = cands.filter((c) => c.verified === undefined);
     if (!unverified.length) return;
-    const H = hashMsg(message);
-    const pts: { c: Candidate<R>; s: G1 }[] = [];
+    const pts: Candidate<R>[] = [];
     for (const c of unverified) {
-      try {
-        c.point = g1FromEip2537(c.signature);
-        pts.push({ c, s: c.point });
-      } catch (e) {
+      const problem = blsSignatureProblem(c.signature);
+      if (problem === undefined) pts.push(c);
+      else {
         c.verified = false;
-        Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: `malformed signature: ${(e as Error).message}` });
+        Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: `malformed signature: ${problem}` });
       }
     }
     if (!pts.length) return;
     // One check of the plain aggregate, e(Σσ_i, g2) = e(H(m), Σpk_i): two pairings whatever the count, and exactly
     // what ProofAnchor verifies. Sound as a multi-signature because every key was registered with a proof of
     // possession (no rogue keys). Only when it fails is each signature checked alone, to name and drop the bad one.
-    let batchOk = false;
-    if (pts.length > 1) {
-      const S = pts.map((p) => p.s).reduce((a, b) => a.add(b));
-      const P = pts.map((p) => pkPoint(p.c.index)).reduce((a, b) => a.add(b));
-      batchOk = sigs.verify(S, H, P);
-    }
-    for (const { c, s } of pts) {
-      const ok = batchOk || sigs.verify(s, H, pkPoint(c.index));
+    const batchOk = pts.length > 1 && blsVerifyAggregate(pts.map((c) => c.signature), message, pts.map((c) => pk(c.index)));
+    for (const c of pts) {
+      const ok = batchOk || blsVerify(c.signature, message, pk(c.index));
       c.verified = ok;
       if (!ok) Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: 'signature does not verify against the validator key' });
       else Object.assign(outcomes.get(c.index)!, { status: 'signed', code: undefined, reason: undefined });
@@ -263,10 +240,9 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
         if (b && meets(b.power) && (settle === 'quorum' || all)) {
           finished = true;
           const signers = b.signed.map((c) => c.index).sort((x, y) => x - y);
-          const agg = b.signed.map((c) => c.point ?? g1FromEip2537(c.signature)).reduce((x, y) => x.add(y));
           resolve({
             message: b.message,
-            aggregateSignature: g1ToEip2537(agg),
+            aggregateSignature: blsAggregateSignatures(b.signed.map((c) => c.signature)),
             signerBitmap: toBitmap(signers),
             signers,
             signedPower: b.power,

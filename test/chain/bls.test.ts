@@ -11,12 +11,16 @@ import { blsHarnessAbi, blsHarnessBytecode, proofAnchorAbi, proofAnchorBytecode 
 import {
   blsAggregatePublicKeys,
   blsAggregateSignatures,
+  blsEngine,
   blsHashToG1,
   blsKeygen,
   blsProofOfPossession,
   blsPublicKey,
+  blsReady,
   blsSign,
+  blsSignatureProblem,
   blsVerify,
+  blsVerifyAggregate,
   blsVerifyProofOfPossession,
   g1FromEip2537,
   g1ToEip2537,
@@ -91,6 +95,67 @@ describe('encodings (pure)', () => {
     expect(blsVerify(vs[0]!.proofOfPossession, vs[0]!.publicKey, vs[0]!.publicKey)).toBe(false);
     expect(blsPublicKey(vs[2]!.secretKey)).toBe(vs[2]!.publicKey);
     expect(signerBitmap([0, 2, 6])).toBe(0b1000101n);
+  });
+});
+
+describe('the fast engine (mcl-wasm) equals noble byte for byte', () => {
+  const noble = bls12_381.shortSignatures;
+  beforeAll(async () => {
+    await blsReady();
+    expect(blsEngine()).toBe('mcl-wasm');
+  });
+
+  it('signatures, proofs of possession and aggregates are the bytes noble computes', () => {
+    const vs = testValidators(5, 'engines');
+    for (const [i, m] of [keccak256('0x01'), keccak256('0xbeef'), '0x' as Hex, toHex(new Uint8Array(100).fill(9))].entries()) {
+      const sigs = vs.map((v) => blsSign(v.secretKey, m));
+      const byNoble = vs.map((v) => g1ToEip2537(noble.sign(noble.hash(hexToBytes(m), BLS_SIG_DST), v.secretKey)));
+      expect(sigs).toEqual(byNoble);
+      const nobleAgg = g1ToEip2537(byNoble.map(g1FromEip2537).reduce((a, b) => a.add(b)));
+      expect(blsAggregateSignatures(sigs)).toBe(nobleAgg);
+      const nobleKeys = g2ToEip2537(vs.map((v) => g2FromEip2537(v.publicKey)).reduce((a, b) => a.add(b)));
+      expect(blsAggregatePublicKeys(vs.map((v) => v.publicKey))).toBe(nobleKeys);
+      expect(blsVerifyAggregate(sigs, m, vs.map((v) => v.publicKey))).toBe(true);
+      expect(noble.verify(g1FromEip2537(nobleAgg), noble.hash(hexToBytes(m), BLS_SIG_DST), g2FromEip2537(nobleKeys))).toBe(true);
+      // one signature by the wrong key, or keys in another order of count, fails the aggregate check
+      expect(blsVerifyAggregate([...sigs.slice(0, 4), blsSign(vs[0]!.secretKey, m)], m, vs.map((v) => v.publicKey))).toBe(false);
+      expect(blsVerifyAggregate(sigs.slice(0, 4), m, vs.map((v) => v.publicKey))).toBe(false);
+      expect(blsVerifyAggregate(sigs, keccak256(toHex(i + 100)), vs.map((v) => v.publicKey))).toBe(false);
+    }
+    const v = vs[0]!;
+    expect(blsProofOfPossession(v.secretKey)).toBe(g1ToEip2537(noble.sign(noble.hash(hexToBytes(v.publicKey), BLS_POP_DST), v.secretKey)));
+  });
+
+  it('refuses what noble refuses: a point off the subgroup, a limb not below p, infinity, bad padding', () => {
+    // a point on y^2 = x^3 + 4 that is not in the prime-order subgroup (G1's cofactor is large)
+    const Fp = bls12_381.fields.Fp;
+    let x = 5n;
+    let off: Hex | undefined;
+    for (; !off; x++) {
+      const rhs = Fp.add(Fp.pow(x, 3n), 4n);
+      let y: bigint;
+      try {
+        y = Fp.sqrt(rhs);
+      } catch {
+        continue;
+      }
+      const p = bls12_381.G1.Point.fromAffine({ x, y });
+      if (!p.isTorsionFree()) off = `0x${x.toString(16).padStart(128, '0')}${y.toString(16).padStart(128, '0')}` as Hex;
+    }
+    expect(() => g1FromEip2537(off!)).toThrow();
+    expect(blsSignatureProblem(off!)).toMatch(/subgroup/);
+    const { publicKey } = blsKeygen(hexToBytes(keccak256('0x03')));
+    const sig = blsSign(blsKeygen(hexToBytes(keccak256('0x03'))).secretKey, keccak256('0x04'));
+    expect(blsSignatureProblem(sig)).toBeUndefined();
+    expect(blsVerify(off!, keccak256('0x04'), publicKey)).toBe(false);
+    // x + p: the same residue, a non-canonical encoding the precompile refuses
+    const xPlusP = BigInt(`0x${sig.slice(2, 130)}`) + Fp.ORDER;
+    const nonCanonical = `0x${xPlusP.toString(16).padStart(128, '0')}${sig.slice(130)}` as Hex;
+    expect(blsSignatureProblem(nonCanonical)).toMatch(/modulus/);
+    expect(blsVerify(nonCanonical, keccak256('0x04'), publicKey)).toBe(false);
+    expect(blsSignatureProblem(`0x${'00'.repeat(128)}`)).toMatch(/infinity/);
+    expect(blsSignatureProblem(`0x01${sig.slice(4)}`)).toMatch(/zero/);
+    expect(blsSignatureProblem(`0x${'00'.repeat(127)}`)).toMatch(/128 bytes/);
   });
 });
 
