@@ -2,7 +2,7 @@
  * Intents (spec §2.2) and their per-chain proof cycles. Every status change that an integrator hears about is
  * written with its event (src/db/events.ts) in the same transaction.
  */
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../proof/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
@@ -71,6 +71,28 @@ export async function listOrgIntents(
 
 export async function getIntentChains(db: Db, intentId: string): Promise<IntentChainRow[]> {
   return db.select().from(intentChains).where(eq(intentChains.intentId, intentId)).orderBy(intentChains.chain);
+}
+
+/** getOrgIntent and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
+export async function getOrgIntentWithChains(db: Db, orgId: string, id: string): Promise<{ row: IntentRow; chains: IntentChainRow[] } | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const rows = await db
+    .select({ intent: intents, chain: intentChains })
+    .from(intents)
+    .leftJoin(intentChains, eq(intentChains.intentId, intents.id))
+    .where(and(eq(intents.id, id), eq(intents.orgId, orgId)))
+    .orderBy(asc(intentChains.chain));
+  if (!rows.length) return undefined;
+  return { row: rows[0]!.intent, chains: rows.flatMap((r) => (r.chain ? [r.chain] : [])) };
+}
+
+/** The chains of several intents in one query, by intent id (a listing page). */
+export async function getChainsOfIntents(db: Db, intentIds: string[]): Promise<Map<string, IntentChainRow[]>> {
+  const out = new Map<string, IntentChainRow[]>(intentIds.map((id) => [id, []]));
+  if (!intentIds.length) return out;
+  const rows = await db.select().from(intentChains).where(inArray(intentChains.intentId, intentIds)).orderBy(intentChains.intentId, intentChains.chain);
+  for (const r of rows) out.get(r.intentId)!.push(r);
+  return out;
 }
 
 /** Creates the chain's cycle row unless it exists; returns the row as stored. */

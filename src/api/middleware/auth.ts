@@ -10,7 +10,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { findApiKeyByRaw, KEY_FORMAT, touchApiKey, type ApiKeyRow } from '../../db/api-keys.js';
+import { findApiKeyByRaw, KEY_FORMAT, touchApiKey, TOUCH_INTERVAL_MS, type ApiKeyRow } from '../../db/api-keys.js';
 import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
@@ -82,7 +82,9 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       const auth: AuthContext = { orgId: key.orgId, keyId: key.id, permissions: key.permissions, isAdmin: key.isAdmin };
       c.set('auth', auth);
       c.set('logger', c.get('logger').child({ org_id: key.orgId, key_id: key.id }));
-      touchApiKey(db, key.id, new Date(now())).catch(() => {}); // bookkeeping only; never delays or fails a call
+      // bookkeeping only; never delays or fails a call, and skipped (no round trip) while the row read is fresh
+      const t = now();
+      if (!key.lastUsedAt || t - key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) touchApiKey(db, key.id, new Date(t)).catch(() => {});
     } else if (!isPublicPath(c.req.method, c.req.path)) {
       switch (check.kind) {
         case 'missing':

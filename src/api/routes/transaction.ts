@@ -15,8 +15,9 @@ import { getChainAccounts } from '../../db/identities.js';
 import {
   deleteIntent,
   getIntent,
-  getIntentChains,
+  getChainsOfIntents,
   getOrgIntent,
+  getOrgIntentWithChains,
   INTENT_STATUSES,
   insertIntent,
   listOrgIntents,
@@ -428,9 +429,9 @@ export function registerTransactionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const row = await getOrgIntent(db, auth.orgId, c.req.valid('param').intent_id);
-      if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
-      return c.json(intentView(row, await getIntentChains(db, row.id)), 200);
+      const found = await getOrgIntentWithChains(db, auth.orgId, c.req.valid('param').intent_id);
+      if (!found) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
+      return c.json(intentView(found.row, found.chains), 200);
     },
   );
 
@@ -469,7 +470,8 @@ export function registerTransactionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const rows = await listOrgIntents(db, auth.orgId, { limit: limit + 1, status: q.status, identityId: q.identity_id, before: q.cursor ? decodeCursor(q.cursor) : undefined });
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      const views = await Promise.all(page.map(async (r) => intentView(r, await getIntentChains(db, r.id))));
+      const chains = await getChainsOfIntents(db, page.map((r) => r.id));
+      const views = page.map((r) => intentView(r, chains.get(r.id)!));
       return c.json({ transactions: views, pagination: { limit, has_more: hasMore, next_cursor: hasMore ? encodeCursor(page[page.length - 1]!) : null } }, 200);
     },
   );
