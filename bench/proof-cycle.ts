@@ -11,6 +11,9 @@
  * Server-side figures (intents.submitted_at → completed_at) and the per-stage split (intent_chains.step_times)
  * are printed too. Gas per proof-gated call is read from the receipts of the legs' three transactions.
  *
+ * CPU: every process's CPU time on the machine during each run (/proc), per cycle, and the floor it sets for the
+ * concurrent median on this many cores.
+ *
  * Baseline in the same run: a bare viem script (src/chain/anchor.ts + account.ts, its own funded key) sending the
  * same three transactions — createAnchor, executeComprehensiveProof, executeGovernanceProofDirect — for COUNT
  * intents written to the ledger and attested by the validators beforehand (not timed). Figure: gateway p50 / bare p50.
@@ -18,8 +21,13 @@
  * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
  *   npx tsx bench/proof-cycle.ts [count=20] [in-process|processes]   (where the 7 validators run; default in-process)
+ *   PROFILE_DIR=/tmp/prof npx tsx bench/proof-cycle.ts                 (+ a CPU profile of the concurrent run)
  *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { executeGovernanceProofDirect, proofForLeg } from '../src/chain/account.js';
@@ -34,6 +42,7 @@ import {
   arg,
   benchWallets,
   CHAINS,
+  cpuDuring,
   createBenchIdentity,
   deployTestTargets,
   fundAccount,
@@ -52,6 +61,8 @@ const COUNT = Number(process.argv[2] ?? 20);
 /** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
 const VALIDATORS = process.argv[3] === 'processes' ? 'processes' : 'in-process';
 const CHAIN = CHAINS[0];
+/** PROFILE_DIR=dir: a V8 CPU profile of this process during the concurrent run is written there (open it in Chrome DevTools) */
+const PROFILE_DIR = process.env.PROFILE_DIR;
 const TARGET = { p50: 1500, p95: 3000, concurrency: 2 };
 const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
 
@@ -83,8 +94,12 @@ async function main() {
     };
 
     await cycle(one, 25); // warm-up: workflow cache, connections, viem clients, validator hash memo
-    const sequential: Cycle[] = [];
-    for (let i = 0; i < COUNT; i++) sequential.push(await cycle(one, 25));
+    const seqCpu = await cpuDuring(async () => {
+      const out: Cycle[] = [];
+      for (let i = 0; i < COUNT; i++) out.push(await cycle(one, 25));
+      return out;
+    });
+    const sequential = seqCpu.result;
 
     // COUNT independent clients (a key's ledger timestamps must increase, so one identity each)
     const clients = await Promise.all(Array.from({ length: COUNT }, () => createBenchIdentity(dn, 1000, 200)));
@@ -97,9 +112,27 @@ async function main() {
     const pending = clients.map((c, i) => cycle(c, 100, ready, targets[i]));
     await new Promise((r) => setTimeout(r, 2000)); // let every prepare finish
     const tc = performance.now();
-    go();
-    const concurrent = await Promise.all(pending);
+    const concCpu = await cpuDuring(() =>
+      profiled(PROFILE_DIR, 'proof-cycle-concurrent', async () => {
+        go();
+        return Promise.all(pending);
+      }),
+    );
+    const concurrent = concCpu.result;
     const concurrentWall = performance.now() - tc;
+    const cores = availableParallelism();
+    const perCycle = (c: { machineMs: number; byProcess: Record<string, number> }) => ({
+      machine_cpu_ms: Math.round(c.machineMs / COUNT),
+      by_process: Object.fromEntries(
+        Object.entries(c.byProcess)
+          .filter(([, ms]) => ms / COUNT >= 1)
+          .sort((a, b) => b[1] - a[1])
+          .map(([name, ms]) => [name, Math.round(ms / COUNT)]),
+      ),
+    });
+    const cpu = { cores, sequential: perCycle(seqCpu), concurrent: perCycle(concCpu) };
+    // n cycles of x CPU-ms on C cores cannot all be done before n·x/C, nor the median before about half of that
+    const floorMedianMs = Math.round((COUNT * cpu.concurrent.machine_cpu_ms) / cores / 2);
 
     const gas = await gasOf(dn, sequential);
     const stages = await stageSplit(dn, sequential);
@@ -140,6 +173,9 @@ async function main() {
       console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks`);
       console.table(t.activities);
     }
+    console.log(`CPU per cycle, all processes on this machine (${cores} cores): sequential ${cpu.sequential.machine_cpu_ms} ms, concurrent ${cpu.concurrent.machine_cpu_ms} ms; by process (ms per cycle, concurrent run):`);
+    console.table(Object.entries(cpu.concurrent.by_process).map(([process, ms]) => ({ process, cpu_ms_per_cycle: ms, sequential_cpu_ms_per_cycle: cpu.sequential.by_process[process] ?? 0 })));
+    console.log(`CPU floor of the concurrent median: ${COUNT} × ${cpu.concurrent.machine_cpu_ms} ms / ${cores} cores / 2 = ${floorMedianMs} ms (${(floorMedianMs / seqP50).toFixed(2)} × the sequential p50)`);
     console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
     console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
     console.log(`gateway p50 / bare p50: ${bareRatio.toFixed(2)}`);
@@ -156,6 +192,8 @@ async function main() {
         stages_concurrent_ms: stagesConcurrent,
         slowest: timelines,
         concurrent_wall_ms: Math.round(concurrentWall),
+        cpu_per_cycle: cpu,
+        cpu_floor_concurrent_median_ms: floorMedianMs,
         concurrency_ratio: Number(concurrencyRatio.toFixed(2)),
         gateway_over_bare_p50: Number(bareRatio.toFixed(2)),
         targets: { p50_ms: TARGET.p50, p95_ms: TARGET.p95, concurrency_ratio: TARGET.concurrency },
@@ -165,6 +203,24 @@ async function main() {
     );
   } finally {
     await dn.stop();
+  }
+}
+
+/** Runs `fn` under the V8 sampling profiler of this process when `dir` is set and writes `<dir>/<name>.cpuprofile`. */
+async function profiled<T>(dir: string | undefined, name: string, fn: () => Promise<T>): Promise<T> {
+  if (!dir) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+    console.log(`CPU profile of the concurrent run: ${join(dir, `${name}.cpuprofile`)}`);
   }
 }
 

@@ -6,7 +6,7 @@
  * TestTarget, and prepare, sign, submit and follow an intent through the API.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -275,4 +275,62 @@ async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<str
     }
   }
   return out.join(' | ') || 'none';
+}
+
+/**
+ * CPU time spent on this machine while `during` runs, from /proc (Linux): the whole machine (all cores, every
+ * process) and per process name (`node` split into this bench and each validator process by its --index). A
+ * figure of cost, not of latency: on a machine with C cores, n cycles at x CPU-ms each cannot finish in less than
+ * n·x/C ms however they are scheduled.
+ */
+export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: T; machineMs: number; byProcess: Record<string, number> }> {
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  const machine = () => {
+    try {
+      const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+      // user nice system idle iowait irq softirq steal: everything but idle and iowait
+      return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + (f[7] ?? 0)) * tick;
+    } catch {
+      return NaN;
+    }
+  };
+  const processes = () => {
+    const out = new Map<string, number>();
+    let pids: string[] = [];
+    try {
+      pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+    } catch {
+      return out;
+    }
+    for (const pid of pids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = (Number(f[11]) + Number(f[12])) * tick; // utime + stime
+        let name = comm;
+        if (comm === 'node' || comm.startsWith('node')) {
+          const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          const i = args.indexOf('--index');
+          name = Number(pid) === process.pid ? 'bench process (gateway, ledger simulator, in-process validators)' : i >= 0 ? `validator process` : 'node (other)';
+        }
+        out.set(`${pid}\t${name}`, ms);
+      } catch {
+        /* ended meanwhile */
+      }
+    }
+    return out;
+  };
+  const m0 = machine();
+  const p0 = processes();
+  const result = await during();
+  const m1 = machine();
+  const byProcess: Record<string, number> = {};
+  for (const [k, v] of processes()) {
+    const d = v - (p0.get(k) ?? 0);
+    if (d <= 0) continue;
+    const name = k.split('\t')[1]!;
+    byProcess[name] = (byProcess[name] ?? 0) + d;
+  }
+  return { result, machineMs: m1 - m0, byProcess };
 }
