@@ -628,18 +628,37 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     return res;
   }
 
-  async function findWrittenResult(resultId: string): Promise<{ txId: string; entryHash: string; record: ProofResultRecord } | undefined> {
-    const acct = opts.protocol.resultsAccount;
-    for (let start = 0; ; start += 100) {
-      const page = await ledger.readDataEntries(acct, { start, count: 100 });
-      for (const e of page) {
-        const r = parseProofResult(e.data, true);
-        if (r && r.result_id.toLowerCase() === resultId.toLowerCase()) {
-          return { txId: e.txHash ? `acc://${e.txHash}@${acct.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash, record: r };
+  // The results account read once and then only where it grew: result id -> where its record is. A lookup costs
+  // the entries appended since the last one, not the whole account (which only ever grows).
+  const resultsAccount = opts.protocol.resultsAccount;
+  const resultIndex = new Map<string, { index: number; txId: string; entryHash: string }>();
+  let resultsScanned = 0;
+  let scanning: Promise<void> = Promise.resolve();
+  function scanResults(): Promise<void> {
+    scanning = scanning
+      .catch(() => {})
+      .then(async () => {
+        for (;;) {
+          const page = await ledger.readDataEntries(resultsAccount, { start: resultsScanned, count: 100 });
+          for (const [i, e] of page.entries()) {
+            const r = parseProofResult(e.data, true);
+            if (r) resultIndex.set(r.result_id.toLowerCase(), { index: resultsScanned + i, txId: e.txHash ? `acc://${e.txHash}@${resultsAccount.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash });
+          }
+          resultsScanned += page.length;
+          if (page.length < 100) return;
         }
-      }
-      if (page.length < 100) return undefined;
-    }
+      });
+    return scanning;
+  }
+
+  async function findWrittenResult(resultId: string): Promise<{ txId: string; entryHash: string; record: ProofResultRecord } | undefined> {
+    await scanResults();
+    const hit = resultIndex.get(resultId.toLowerCase());
+    if (!hit) return undefined;
+    const [e] = await ledger.readDataEntries(resultsAccount, { start: hit.index, count: 1 });
+    const record = e ? parseProofResult(e.data, true) : undefined;
+    if (!record || record.result_id.toLowerCase() !== resultId.toLowerCase()) throw new Error(`results entry ${hit.index} no longer holds result ${resultId}`);
+    return { txId: hit.txId, entryHash: hit.entryHash, record };
   }
 
   async function doWriteResult(req: WriteResultRequest, resultId: Hex): Promise<WriteResultResponse> {
