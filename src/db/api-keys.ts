@@ -8,6 +8,7 @@ import type { Db } from './client.js';
 import { createOrganization, type Organization } from './organizations.js';
 import { apiKeys, organizations } from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
+import { preparedPerDb } from './prepared.js';
 
 export const KEY_PREFIX = 'ck_live_';
 const BODY_LENGTH = 43; // 43 × log2(62) ≈ 256 bits
@@ -70,8 +71,10 @@ export async function createApiKey(db: Db, k: NewApiKey): Promise<{ row: ApiKeyR
   return { row, rawKey };
 }
 
+const keyByHash = preparedPerDb((db) => db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder('hash'))).prepare('api_key_by_hash'));
+
 export async function findApiKeyByRaw(db: Db, raw: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, hashKey(raw)));
+  const [row] = await keyByHash(db).execute({ hash: hashKey(raw) });
   return row;
 }
 

@@ -6,6 +6,7 @@ import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../proof/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { preparedPerDb } from './prepared.js';
 import { intentChains, intents, proofs } from './schema.js';
 
 export type IntentRow = typeof intents.$inferSelect;
@@ -74,14 +75,19 @@ export async function getIntentChains(db: Db, intentId: string): Promise<IntentC
 }
 
 /** getOrgIntent and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
-export async function getOrgIntentWithChains(db: Db, orgId: string, id: string): Promise<{ row: IntentRow; chains: IntentChainRow[] } | undefined> {
-  if (!UUID.test(id)) return undefined;
-  const rows = await db
+const orgIntentWithChains = preparedPerDb((db) =>
+  db
     .select({ intent: intents, chain: intentChains })
     .from(intents)
     .leftJoin(intentChains, eq(intentChains.intentId, intents.id))
-    .where(and(eq(intents.id, id), eq(intents.orgId, orgId)))
-    .orderBy(asc(intentChains.chain));
+    .where(and(eq(intents.id, sql.placeholder('id')), eq(intents.orgId, sql.placeholder('orgId'))))
+    .orderBy(asc(intentChains.chain))
+    .prepare('org_intent_with_chains'),
+);
+
+export async function getOrgIntentWithChains(db: Db, orgId: string, id: string): Promise<{ row: IntentRow; chains: IntentChainRow[] } | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const rows = await orgIntentWithChains(db).execute({ id, orgId });
   if (!rows.length) return undefined;
   return { row: rows[0]!.intent, chains: rows.flatMap((r) => (r.chain ? [r.chain] : [])) };
 }

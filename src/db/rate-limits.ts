@@ -1,6 +1,7 @@
 /** Fixed-window request counters shared by every API process: one atomic upsert per request. */
 import { sql } from 'drizzle-orm';
 import type { Db } from './client.js';
+import { preparedPerDb } from './prepared.js';
 import { rateLimitCounters } from './schema.js';
 
 /**
@@ -8,14 +9,19 @@ import { rateLimitCounters } from './schema.js';
  * `INSERT … ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count` is atomic in Postgres, so concurrent
  * requests from any number of processes each see a distinct count and together never exceed the limit.
  */
-export async function countRequest(db: Db, bucket: string, windowStart: Date): Promise<number> {
-  const [row] = await db
+const upsertCount = preparedPerDb((db) =>
+  db
     .insert(rateLimitCounters)
-    .values({ bucket, windowStart, count: 1 })
+    .values({ bucket: sql.placeholder('bucket'), windowStart: sql.placeholder('windowStart'), count: 1 })
     .onConflictDoUpdate({
       target: [rateLimitCounters.bucket, rateLimitCounters.windowStart],
       set: { count: sql`${rateLimitCounters.count} + 1` },
     })
-    .returning({ count: rateLimitCounters.count });
-  return row.count;
+    .returning({ count: rateLimitCounters.count })
+    .prepare('count_request'),
+);
+
+export async function countRequest(db: Db, bucket: string, windowStart: Date): Promise<number> {
+  const [row] = await upsertCount(db).execute({ bucket, windowStart });
+  return row!.count;
 }
