@@ -23,7 +23,7 @@ import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
 import { canonicalJson } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
-import { fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
+import { createBlockTrieCache, fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
 import { parseIntentEntries, planIntentAnchor, type ExpectedState } from './intent.js';
 import type { ChainCycleRecord, CycleRecord, LegCycleRecord, QuorumRecord } from './cycle-record.js';
@@ -292,6 +292,9 @@ function ledgerReceipt(r: ReceiptInfo): BundleLedgerReceipt {
   return out;
 }
 
+/** Tries of recently proven blocks, by block hash: a leg's three transactions, and concurrent intents, share blocks. */
+const blockTries = createBlockTrieCache(256);
+
 /** Reads a mined transaction and proves it: header hash, transactions trie, receipts trie (+ the previous receipt). */
 export async function proveEvmTx(c: ChainClients, txHash: Hex, what: string): Promise<ProvenEvmTx> {
   const pub = c.public;
@@ -302,8 +305,8 @@ export async function proveEvmTx(c: ChainClients, txHash: Hex, what: string): Pr
     throw new BundleError(`${what}: no receipt for ${txHash} on chain ${c.chain.id}: ${(e as Error).message.split('\n')[0]}`);
   }
   const block = await fetchVerifiedBlock(pub, { hash: receipt.blockHash });
-  const t = await proveTransaction(pub, block, txHash);
-  const r = await proveReceipt(pub, block, t.txIndex);
+  const t = await proveTransaction(pub, block, txHash, blockTries);
+  const r = await proveReceipt(pub, block, t.txIndex, blockTries);
   const value = verifyMptProof(block.receiptsRoot, rlpIndexKey(t.txIndex), r.proof);
   if (!value) throw new BundleError(`${what}: receipt of ${txHash} is not in the receipts trie`);
   const out: ProvenEvmTx = {
@@ -316,7 +319,7 @@ export async function proveEvmTx(c: ChainClients, txHash: Hex, what: string): Pr
     receipt_proof: r.proof.map(hex0x),
   };
   if (t.txIndex > 0) {
-    const p = await proveReceipt(pub, block, t.txIndex - 1);
+    const p = await proveReceipt(pub, block, t.txIndex - 1, blockTries);
     const pv = verifyMptProof(block.receiptsRoot, rlpIndexKey(t.txIndex - 1), p.proof);
     if (!pv) throw new BundleError(`${what}: previous receipt of ${txHash} is not in the receipts trie`);
     out.prev_receipt = { receipt: hex0x(pv), proof: p.proof.map(hex0x) };

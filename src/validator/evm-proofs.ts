@@ -4,7 +4,7 @@
  * trie against transactionsRoot, and storage values by eth_getProof against stateRoot.
  */
 import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, toRlp, type Address, type Hex, type PublicClient } from 'viem';
-import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof } from './mpt.js';
+import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
 import type { ResultLog } from '../chain/formulas.js';
 
 export class EffectProofError extends Error {
@@ -137,17 +137,49 @@ export function decodeReceipt(value: Hex): { status: number; cumulativeGasUsed: 
 }
 
 /**
+ * The transactions and receipts tries of recent blocks, each built (and its root checked against the header)
+ * once: executions that land in one block are proven from one trie, not one trie (and one fetch of every
+ * transaction or receipt of the block) each. Keyed by block hash, so a reorged block is never mistaken for another.
+ */
+export interface BlockTrieCache {
+  trie(kind: 'transactions' | 'receipts', block: RawBlock, build: () => Promise<Trie>): Promise<Trie>;
+}
+
+export function createBlockTrieCache(maxEntries = 64): BlockTrieCache {
+  const tries = new Map<string, Promise<Trie>>();
+  return {
+    trie(kind, block, build) {
+      const key = `${kind}:${block.hash.toLowerCase()}`;
+      let p = tries.get(key);
+      if (!p) {
+        p = build();
+        p.catch(() => tries.delete(key)); // a failed fetch is tried again next time
+        if (tries.size >= maxEntries) tries.delete(tries.keys().next().value as string);
+        tries.set(key, p);
+      }
+      return p;
+    },
+  };
+}
+
+/** No memo: every call builds its trie. */
+const NO_CACHE: BlockTrieCache = { trie: (_kind, _block, build) => build() };
+
+/**
  * Proves the receipt at `txIndex` of `block`: builds the receipts trie from all of the block's receipts,
  * requires its root to equal the (header-verified) receiptsRoot, then verifies the inclusion proof of
  * the receipt and decodes the proven bytes. Nothing returned comes from the RPC's receipt JSON directly.
  */
-export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number): Promise<ProvenReceipt> {
-  const receipts = (await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null;
-  if (!receipts || receipts.length !== block.transactions.length) throw new EffectProofError('block receipts unavailable or incomplete');
-  const trie = buildTrie(receipts.map((r, i) => ({ key: rlpIndexKey(i), value: encodeReceipt(r) })));
-  if (trie.root.toLowerCase() !== block.receiptsRoot.toLowerCase()) {
-    throw new EffectProofError(`receipts trie root ${trie.root} != block receiptsRoot ${block.receiptsRoot}`);
-  }
+export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number, cache: BlockTrieCache = NO_CACHE): Promise<ProvenReceipt> {
+  const trie = await cache.trie('receipts', block, async () => {
+    const receipts = (await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null;
+    if (!receipts || receipts.length !== block.transactions.length) throw new EffectProofError('block receipts unavailable or incomplete');
+    const t = buildTrie(receipts.map((r, i) => ({ key: rlpIndexKey(i), value: encodeReceipt(r) })));
+    if (t.root.toLowerCase() !== block.receiptsRoot.toLowerCase()) {
+      throw new EffectProofError(`receipts trie root ${t.root} != block receiptsRoot ${block.receiptsRoot}`);
+    }
+    return t;
+  });
   const proof = trie.proof(rlpIndexKey(txIndex));
   const value = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex), proof);
   if (!value) throw new EffectProofError(`no receipt at index ${txIndex}`);
@@ -165,20 +197,23 @@ export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number): 
  * Binds `txHash` to its index in `block`: builds the transactions trie from the raw (EIP-2718) encodings of
  * all the block's transactions, requires root == transactionsRoot and keccak256(raw) == txHash at the index.
  */
-export async function proveTransaction(rpc: Rpc, block: RawBlock, txHash: Hex): Promise<{ txIndex: number; raw: Hex; proof: Hex[] }> {
+export async function proveTransaction(rpc: Rpc, block: RawBlock, txHash: Hex, cache: BlockTrieCache = NO_CACHE): Promise<{ txIndex: number; raw: Hex; proof: Hex[] }> {
   const idx = block.transactions.findIndex((h) => h.toLowerCase() === txHash.toLowerCase());
   if (idx < 0) throw new EffectProofError(`transaction ${txHash} is not in block ${block.hash}`);
-  const raws = await Promise.all(
-    block.transactions.map(async (h) => {
-      const raw = (await rpc.request({ method: 'eth_getRawTransactionByHash', params: [h] } as never)) as Hex | null;
-      if (!raw || keccak256(raw).toLowerCase() !== h.toLowerCase()) throw new EffectProofError(`raw transaction ${h} unavailable or does not hash to its id`);
-      return raw;
-    }),
-  );
-  const trie = buildTrie(raws.map((raw, i) => ({ key: rlpIndexKey(i), value: raw })));
-  if (trie.root.toLowerCase() !== block.transactionsRoot.toLowerCase()) {
-    throw new EffectProofError(`transactions trie root ${trie.root} != block transactionsRoot ${block.transactionsRoot}`);
-  }
+  const trie = await cache.trie('transactions', block, async () => {
+    const raws = await Promise.all(
+      block.transactions.map(async (h) => {
+        const raw = (await rpc.request({ method: 'eth_getRawTransactionByHash', params: [h] } as never)) as Hex | null;
+        if (!raw || keccak256(raw).toLowerCase() !== h.toLowerCase()) throw new EffectProofError(`raw transaction ${h} unavailable or does not hash to its id`);
+        return raw;
+      }),
+    );
+    const t = buildTrie(raws.map((raw, i) => ({ key: rlpIndexKey(i), value: raw })));
+    if (t.root.toLowerCase() !== block.transactionsRoot.toLowerCase()) {
+      throw new EffectProofError(`transactions trie root ${t.root} != block transactionsRoot ${block.transactionsRoot}`);
+    }
+    return t;
+  });
   const proof = trie.proof(rlpIndexKey(idx));
   const value = verifyMptProof(block.transactionsRoot, rlpIndexKey(idx), proof);
   if (!value || keccak256(value).toLowerCase() !== txHash.toLowerCase()) throw new EffectProofError('transaction inclusion proof failed');

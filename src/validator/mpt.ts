@@ -54,7 +54,20 @@ function node(item: RlpItem): Built {
 
 type Entry = { nibbles: number[]; value: Hex };
 
-function build(entries: Entry[], depth: number): Built {
+/**
+ * The node of the entries that share their first `depth` nibbles. That prefix names the node, so `memo` (one per
+ * trie) keeps each node built once: proofs walk the nodes the root was built from instead of rebuilding them.
+ */
+function build(entries: Entry[], depth: number, memo: Map<string, Built>): Built {
+  const name = entries[0]!.nibbles.slice(0, depth).map((n) => n.toString(16)).join('');
+  const known = memo.get(name);
+  if (known) return known;
+  const built = buildNode(entries, depth, memo);
+  memo.set(name, built);
+  return built;
+}
+
+function buildNode(entries: Entry[], depth: number, memo: Map<string, Built>): Built {
   if (entries.length === 1) {
     const e = entries[0]!;
     return node([hexPrefix(e.nibbles.slice(depth), true), e.value]);
@@ -67,13 +80,13 @@ function build(entries: Entry[], depth: number): Built {
     cp++;
   }
   if (cp > 0) {
-    const child = build(entries, depth + cp);
+    const child = build(entries, depth + cp, memo);
     return node([hexPrefix(entries[0]!.nibbles.slice(depth, depth + cp), false), ref(child)]);
   }
   const branch: RlpItem[] = Array.from({ length: 17 }, () => '0x' as Hex);
   for (let k = 0; k < 16; k++) {
     const group = entries.filter((e) => e.nibbles[depth] === k);
-    if (group.length) branch[k] = ref(build(group, depth + 1));
+    if (group.length) branch[k] = ref(build(group, depth + 1, memo));
   }
   const terminal = entries.find((e) => e.nibbles.length === depth);
   if (terminal) branch[16] = terminal.value;
@@ -97,7 +110,8 @@ export function buildTrie(entries: readonly { key: Uint8Array; value: Uint8Array
   }));
   const seen = new Set(es.map((e) => e.nibbles.join(',')));
   if (seen.size !== es.length) throw new Error('buildTrie: duplicate keys');
-  const rootNode = build(es, 0);
+  const memo = new Map<string, Built>();
+  const rootNode = build(es, 0, memo);
   const root = keccak256(rootNode.encoded);
   return {
     root,
@@ -108,7 +122,7 @@ export function buildTrie(entries: readonly { key: Uint8Array; value: Uint8Array
       let group = es;
       let depth = 0;
       for (;;) {
-        const b = build(group, depth);
+        const b = build(group, depth, memo);
         const item = b.item as RlpItem[];
         let next: Entry[] | undefined;
         let nextDepth = depth;
@@ -124,7 +138,7 @@ export function buildTrie(entries: readonly { key: Uint8Array; value: Uint8Array
           nextDepth = depth + nibbles.length;
         }
         if (!next.length) break;
-        const child = build(next, nextDepth);
+        const child = build(next, nextDepth, memo);
         if (hexToBytes(child.encoded).length >= 32) out.push(child.encoded);
         group = next;
         depth = nextDepth;

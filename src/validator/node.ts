@@ -36,7 +36,7 @@ import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, t
 import type { ChainEntry } from '../chain/registry.js';
 import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
 import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
-import { EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
+import { createBlockTrieCache, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
 import type { ValidatorKeys } from './keys.js';
 import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
@@ -246,6 +246,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     chains.set(String(c.chainId), ctx);
   }
   const intents = new Map<string, LoadedIntent>();
+  // executions that share a block are proven from one transactions trie and one receipts trie
+  const blockTries = createBlockTrieCache();
   const observations = new Map<string, ObserveResponse>();
   const writeLocks = new Map<string, Promise<WriteResultResponse>>();
   // BLS signatures are deterministic, so a message signed once is served from here (a retried round costs nothing)
@@ -514,9 +516,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     let proven;
     let rawTx: Hex;
     try {
-      const t = await proveTransaction(pub, block!, txHash);
+      const t = await proveTransaction(pub, block!, txHash, blockTries);
       rawTx = t.raw;
-      proven = await proveReceipt(pub, block!, t.txIndex);
+      proven = await proveReceipt(pub, block!, t.txIndex, blockTries);
     } catch (e) {
       if (e instanceof EffectProofError) refuse('PROOF_FAILED', e.message);
       throw e;

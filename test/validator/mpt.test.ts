@@ -33,4 +33,19 @@ describe('merkle-patricia trie', () => {
     // a proof along another path does not reach this key's node
     expect(() => verifyMptProof(t.root, rlpIndexKey(39), p)).toThrow(/missing node/);
   });
+
+  it('proofs from a trie that already answered others are the proofs a fresh trie gives (nodes are built once)', () => {
+    const sets = [
+      [kv('do', 'verb'), kv('dog', 'puppy'), kv('doge', 'coin'), kv('horse', 'stallion')],
+      Array.from({ length: 300 }, (_, i) => ({ key: rlpIndexKey(i), value: toHex(`r-${i}`) })),
+    ];
+    for (const entries of sets) {
+      const shared = buildTrie(entries);
+      for (const e of [...entries].reverse()) {
+        const fresh = buildTrie(entries).proof(e.key);
+        expect(shared.proof(e.key)).toEqual(fresh);
+        expect(verifyMptProof(shared.root, e.key, fresh)).toBe(typeof e.value === 'string' ? e.value : toHex(e.value));
+      }
+    }
+  });
 });
