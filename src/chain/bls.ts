@@ -137,22 +137,14 @@ function mclG2ToEip2537(p: MclG2): Hex {
 }
 
 /** H(m) under `dst`, memoized per (dst, message): the dominant cost of a signature, shared by every signer here. */
-const hashes = new Map<string, G1Point>();
-function hashToG1(message: Hex, dst: string): G1Point {
-  const key = `${dst}|${message.toLowerCase()}`;
-  let p = hashes.get(key);
-  if (!p) {
-    p = sigs.hash(hexToBytes(message), dst) as G1Point;
-    if (hashes.size >= 4096) hashes.delete(hashes.keys().next().value as string);
-    hashes.set(key, p);
-  }
-  return p;
-}
-const mclHash = memo(4096, (k) => {
+const hashKey = (message: Hex, dst: string) => `${dst}|${message}`;
+const nobleHash = memo(4096, (k) => {
   const [dst, message] = k.split('|') as [string, Hex];
-  return mclG1(g1ToEip2537(hashToG1(message, dst)));
+  return sigs.hash(hexToBytes(message), dst) as G1Point;
 });
-const mclHashToG1 = (message: Hex, dst: string) => mclHash(`${dst}|${message}`);
+const hashToG1 = (message: Hex, dst: string): G1Point => nobleHash(hashKey(message, dst));
+const mclHash = memo(4096, (k) => mclG1(g1ToEip2537(nobleHash(k))));
+const mclHashToG1 = (message: Hex, dst: string) => mclHash(hashKey(message, dst));
 
 function mclScalar(secretKey: Uint8Array): InstanceType<Mcl['Fr']> {
   const fr = new mcl!.Fr();
