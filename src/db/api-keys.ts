@@ -129,10 +129,10 @@ export async function rotateApiKey(
   });
 }
 
-/** Record use, at most once a minute per key (one cheap conditional update). */
 /** last_used_at is kept to the minute: a key used within the last minute is not written again. */
 export const TOUCH_INTERVAL_MS = 60_000;
 
+/** Record use, at most once a minute per key (one cheap conditional update). */
 export async function touchApiKey(db: Db, keyId: string, now = new Date()): Promise<void> {
   const cutoff = new Date(now.getTime() - TOUCH_INTERVAL_MS);
   await db

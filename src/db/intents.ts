@@ -74,7 +74,6 @@ export async function getIntentChains(db: Db, intentId: string): Promise<IntentC
   return db.select().from(intentChains).where(eq(intentChains.intentId, intentId)).orderBy(intentChains.chain);
 }
 
-/** getOrgIntent and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
 const orgIntentWithChains = preparedPerDb((db) =>
   db
     .select({ intent: intents, chain: intentChains })
@@ -85,6 +84,7 @@ const orgIntentWithChains = preparedPerDb((db) =>
     .prepare('org_intent_with_chains'),
 );
 
+/** getOrgIntent and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
 export async function getOrgIntentWithChains(db: Db, orgId: string, id: string): Promise<{ row: IntentRow; chains: IntentChainRow[] } | undefined> {
   if (!UUID.test(id)) return undefined;
   const rows = await orgIntentWithChains(db).execute({ id, orgId });

@@ -4,11 +4,6 @@ import type { Db } from './client.js';
 import { preparedPerDb } from './prepared.js';
 import { rateLimitCounters } from './schema.js';
 
-/**
- * Count one request in `bucket` for the window starting at `windowStart` and return the count including it.
- * `INSERT … ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count` is atomic in Postgres, so concurrent
- * requests from any number of processes each see a distinct count and together never exceed the limit.
- */
 const upsertCount = preparedPerDb((db) =>
   db
     .insert(rateLimitCounters)
@@ -21,6 +16,11 @@ const upsertCount = preparedPerDb((db) =>
     .prepare('count_request'),
 );
 
+/**
+ * Count one request in `bucket` for the window starting at `windowStart` and return the count including it.
+ * `INSERT … ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count` is atomic in Postgres, so concurrent
+ * requests from any number of processes each see a distinct count and together never exceed the limit.
+ */
 export async function countRequest(db: Db, bucket: string, windowStart: Date): Promise<number> {
   const [row] = await upsertCount(db).execute({ bucket, windowStart });
   return row!.count;
