@@ -128,6 +128,17 @@ describe('validator network', () => {
     expect(await d.w.public.getBalance({ address: recipient })).toBe(before + 12345n);
     const post1 = await d.quorum.observe(observeRequest(st, plan, 1, exec1.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot });
     expect(post1.signers.length).toBe(7);
+    // leaf 1's result, written by its designated signer, is found by a node that read the results account before
+    // it existed (its index is extended with the new entries only), and is not written twice
+    const oreq1 = observeRequest(st, plan, 1, exec1.txHash);
+    const w4 = await d.quorum.writeResult(oreq1, post1);
+    expect(w4.written).toBe(true);
+    const scannedBefore = [w1.writtenBy, other].find((i) => i !== w4.writtenBy)!;
+    const w5 = await d.vn.nodes[scannedBefore]!.writeResult({ ...oreq1, aggregateSignature: post1.aggregateSignature, signerBitmap: post1.signerBitmap.toString() });
+    expect(w5).toMatchObject({ written: false, resultId: w4.resultId, txId: w4.txId, entryHash: w4.entryHash });
+    expect(w5.record.written_by).toBe(String(w4.writtenBy));
+    const all = (await d.ledger.readDataEntries(d.vn.protocol.resultsAccount)).map((e) => parseProofResult(e.data, true));
+    expect(all.filter((r) => r?.result_id === w4.resultId)).toHaveLength(1);
     // observing leaf 1 with leaf 0's execution is refused
     const wrong = await unreachable(d.quorum.observe(observeRequest(st, plan, 1, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }));
     expect(wrong.outcomes.every((o) => o.status === 'refused' && o.code === 'CALL_MISMATCH')).toBe(true);
