@@ -309,10 +309,10 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ms = (Number(f[11]) + Number(f[12])) * tick; // utime + stime
         let name = comm;
-        if (comm === 'node' || comm.startsWith('node')) {
+        if (comm.startsWith('node')) {
           const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
           const i = args.indexOf('--index');
-          name = Number(pid) === process.pid ? 'bench process (gateway, ledger simulator, in-process validators)' : i >= 0 ? `validator process` : 'node (other)';
+          name = Number(pid) === process.pid ? 'bench process (gateway, ledger simulator, in-process validators)' : i >= 0 ? 'validator process' : 'node (other)';
         }
         out.set(`${pid}\t${name}`, ms);
       } catch {
