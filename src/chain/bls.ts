@@ -255,15 +255,8 @@ export function blsVerify(signature: Hex, message: Hex, publicKey: Hex): boolean
 export function blsVerifyAggregate(signatures: readonly Hex[], message: Hex, publicKeys: readonly Hex[]): boolean {
   if (!signatures.length || signatures.length !== publicKeys.length) return false;
   try {
-    if (mcl) {
-      const m = mcl;
-      const s = signatures.map(mclG1).reduce((a, b) => m.add(a, b));
-      const p = publicKeys.map(mclG2).reduce((a, b) => m.add(a, b));
-      return mclPairingCheck(s, mclHashToG1(message, BLS_SIG_DST), p);
-    }
-    const s = signatures.map(g1FromEip2537).reduce((a, b) => a.add(b));
-    const p = publicKeys.map(g2FromEip2537).reduce((a, b) => a.add(b));
-    return sigs.verify(s, hashToG1(message, BLS_SIG_DST), p);
+    if (mcl) return mclPairingCheck(mclSumG1(signatures), mclHashToG1(message, BLS_SIG_DST), mclSumG2(publicKeys));
+    return sigs.verify(nobleSumG1(signatures), hashToG1(message, BLS_SIG_DST), nobleSumG2(publicKeys));
   } catch {
     return false;
   }
@@ -271,21 +264,19 @@ export function blsVerifyAggregate(signatures: readonly Hex[], message: Hex, pub
 
 export function blsAggregateSignatures(signatures: readonly Hex[]): Hex {
   if (!signatures.length) throw new Error('nothing to aggregate');
-  if (mcl) {
-    const m = mcl;
-    return mclG1ToEip2537(signatures.map(mclG1).reduce((a, b) => m.add(a, b)));
-  }
-  return g1ToEip2537(signatures.map(g1FromEip2537).reduce((a, b) => a.add(b)));
+  return mcl ? mclG1ToEip2537(mclSumG1(signatures)) : g1ToEip2537(nobleSumG1(signatures));
 }
 
 export function blsAggregatePublicKeys(publicKeys: readonly Hex[]): Hex {
   if (!publicKeys.length) throw new Error('nothing to aggregate');
-  if (mcl) {
-    const m = mcl;
-    return mclG2ToEip2537(publicKeys.map(mclG2).reduce((a, b) => m.add(a, b)));
-  }
-  return g2ToEip2537(publicKeys.map(g2FromEip2537).reduce((a, b) => a.add(b)));
+  return mcl ? mclG2ToEip2537(mclSumG2(publicKeys)) : g2ToEip2537(nobleSumG2(publicKeys));
 }
+
+/** Sums of decoded (and validated) points, per engine; non-empty input. */
+const mclSumG1 = (hs: readonly Hex[]) => hs.map(mclG1).reduce((a, b) => mcl!.add(a, b));
+const mclSumG2 = (hs: readonly Hex[]) => hs.map(mclG2).reduce((a, b) => mcl!.add(a, b));
+const nobleSumG1 = (hs: readonly Hex[]) => hs.map(g1FromEip2537).reduce((a, b) => a.add(b));
+const nobleSumG2 = (hs: readonly Hex[]) => hs.map(g2FromEip2537).reduce((a, b) => a.add(b));
 
 /** Bitmap with bit i set for each validator index i (index = position in the registered set). */
 export function signerBitmap(indices: Iterable<number>): bigint {
