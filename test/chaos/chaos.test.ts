@@ -12,14 +12,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import { blsKeygen, blsSign } from '../../src/chain/bls.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/devnet/postgres.js';
-import { api, arg, recordLeg, SEPOLIA, sign, startCycleBench, startCycleWorker, type CycleBench, type Json } from '../transaction/support.js';
+import { api, arg, deployTestTarget, recordLeg, SEPOLIA, sign, startCycleBench, startCycleWorker, type CycleBench, type Json } from '../transaction/support.js';
 
 let pg: LocalPostgres | undefined;
 let b: CycleBench;
@@ -72,11 +72,14 @@ async function retrying<T>(fn: () => Promise<{ status: number; body: Json }>, ok
 interface Started {
   phase: string;
   intentId: string;
+  /** its own TestTarget: intents in flight together may execute in one block (see deployTestTarget) */
+  target: Address;
 }
 
 async function start(phase: string, label: string): Promise<Started> {
   const key = randomUUID();
-  const legs = [recordLeg(b, SEPOLIA, arg(`${phase}-${label}`))];
+  const target = await deployTestTarget(b.wallets[SEPOLIA.name]!);
+  const legs = [recordLeg(b, SEPOLIA, arg(`${phase}-${label}`), {}, '0', target)];
   const p = await retrying(
     () => api(b, 'POST', '/v1/transaction', { identity_id: b.identity.id, intent: { adiUrl: b.identity.adiUrl, legs } }, { 'Idempotency-Key': key }),
     (s) => s === 201,
@@ -85,7 +88,7 @@ async function start(phase: string, label: string): Promise<Started> {
   const body = { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey };
   // 409 = already signed (an earlier attempt went through): success for the client
   await retrying(() => api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, body), (s) => s === 200 || s === 409, 'signature');
-  return { phase, intentId: p.intent_id };
+  return { phase, intentId: p.intent_id, target };
 }
 
 async function status(id: string): Promise<Json> {
@@ -113,7 +116,6 @@ describe('chaos', () => {
     if (!pg) return ctx.skip(); // no PostgreSQL binaries on this machine
     const vn = b.dn.validators!;
     const w = b.wallets[SEPOLIA.name]!;
-    const callsBefore = await w.public.readContract({ address: b.targets[SEPOLIA.name]!, abi: testTargetAbi, functionName: 'calls' });
     const started: Started[] = [];
     const t0 = Date.now();
 
@@ -172,7 +174,8 @@ describe('chaos', () => {
       const ev = await w.public.getContractEvents({ address: b.identity.account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId }, fromBlock: 0n });
       if (ev.length !== 1) doubled++;
     }
-    const callsAfter = await w.public.readContract({ address: b.targets[SEPOLIA.name]!, abi: testTargetAbi, functionName: 'calls' });
+    // each target was called by its own intent only: exactly once if the leg ran, never twice
+    const calls = await Promise.all(started.map((s) => w.public.readContract({ address: s.target, abi: testTargetAbi, functionName: 'calls' })));
     console.log(`phases settled: A ${a.size}, B ${bb.size}, C ${c.size}, D ${d.size}`);
     const figures = {
       started: started.length,
@@ -180,7 +183,7 @@ describe('chaos', () => {
       failed: [...all.values()].filter((x) => x.status !== 'completed').length,
       doubled,
       lost: started.length - all.size,
-      target_calls: Number(callsAfter - callsBefore),
+      target_calls: calls.reduce((n, c) => n + Number(c), 0),
       seconds: Math.round((Date.now() - t0) / 1000),
       faults: {
         ledger_failed: ledgerProxy.stats.failed,
@@ -192,5 +195,6 @@ describe('chaos', () => {
     console.log(JSON.stringify({ chaos: figures }));
     for (const x of all.values()) expect(x.error_message, x.intent_id).toBeNull();
     expect(figures).toMatchObject({ completed: started.length, failed: 0, doubled: 0, lost: 0, target_calls: started.length });
+    expect(calls, 'calls per intent target').toEqual(started.map(() => 1n));
   }, 1_800_000);
 });

@@ -47,8 +47,7 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
     for (const [i, c] of [SEPOLIA, AMOY].entries()) {
       const w = createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
       bench.wallets[c.name] = w;
-      const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
-      bench.targets[c.name] = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
+      bench.targets[c.name] = await deployTestTarget(w);
     }
     bench.identity = await createCycleIdentity(bench);
     return bench;
@@ -58,12 +57,19 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
   }
 }
 
-/** An active identity on both chains with 1 ETH in its account on each. */
 /** A worker for the bench's app, optionally with other activity deps (a tampering executor). */
 export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}, wrap?: (a: Activities) => Activities) {
   return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s', wrap });
 }
 
+/** A fresh TestTarget. Intents in flight together each need their own: expectedState (its lastArg slot) is proven
+ * at the end of the execution's block, where concurrent record() calls on one target overwrite each other. */
+export async function deployTestTarget(w: ChainWriter): Promise<Address> {
+  const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
+  return (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
+}
+
+/** An active identity on both chains with 1 ETH in its account on each. */
 export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>, credits = 1000) {
   const key = newClientKey();
   const res = await b.app.call('/v1/identity', {
@@ -86,8 +92,7 @@ export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>
 export const arg = (s: string): Hex => keccak256(stringToHex(s));
 
 /** A TestTarget.record(arg) leg with the Called event (from the account) and the lastArg slot (3) expected. */
-export function recordLeg(b: CycleBench, chain: { name: string; chainId: number }, a: Hex, over: Json = {}, value = '0'): Json {
-  const target = b.targets[chain.name]!;
+export function recordLeg(b: CycleBench, chain: { name: string; chainId: number }, a: Hex, over: Json = {}, value = '0', target: Address = b.targets[chain.name]!): Json {
   return {
     legId: `rec-${chain.name}-${a.slice(2, 8)}`,
     chain: chain.name,
