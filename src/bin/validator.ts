@@ -53,6 +53,7 @@ async function main() {
   logger.info('validator running', { index: keys.index, url: server.url, bls_public_key: keys.bls.publicKey, ledger: config.ledgerUrl });
   const stop = async () => {
     await server.close();
+    node.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);

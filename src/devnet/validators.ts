@@ -264,6 +264,7 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
     async stop() {
       await Promise.all(servers.map((s) => s?.close()));
       servers.length = 0;
+      for (const n of nodes) n.close();
     },
   };
 }

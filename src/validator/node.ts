@@ -185,7 +185,7 @@ export interface ValidatorNodeOptions {
     /** execution-results data account */
     resultsAccount: string;
   };
-  /** JSON file for attestations / written results (in memory when omitted) */
+  /** append-only log of attestations / written results (src/validator/store.ts; in memory when omitted) */
   storeFile?: string;
   store?: ValidatorStore;
   /** how long observe waits for the receipt and confirmations; default 60 s */
@@ -205,6 +205,8 @@ export interface ValidatorNode {
   attest(req: AttestRequest): Promise<AttestResponse>;
   observe(req: ObserveRequest): Promise<ObserveResponse>;
   writeResult(req: WriteResultRequest): Promise<WriteResultResponse>;
+  /** Releases the node's store file; the node answers nothing afterwards. */
+  close(): void;
 }
 
 interface ChainCtx {
@@ -754,6 +756,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }),
     attest: shared('attest', attest),
     observe: shared('observe', observe),
+    close: () => store.close(),
     async writeResult(req) {
       const resultId = resultIdOf(req.anchorId, req.leafIndex);
       const running = writeLocks.get(resultId);

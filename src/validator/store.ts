@@ -1,44 +1,163 @@
 /**
  * A validator's own memory: which anchor it attested per (chain, operation id) — so it never signs a
- * conflicting anchor for the same operation — and which result records it wrote. Kept in a JSON file when a
- * path is given (survives restarts), else in memory.
+ * conflicting anchor for the same operation — and which result records it wrote. In memory, and, when a path is
+ * given, in an append-only log that survives restarts and power loss:
+ *   - line 1 is the header `{"version":2}`; every other line is one record, `{"a":[key, anchorId, at]}` or
+ *     `{"r":[resultId, txId, entryHash|null, at]}`, replayed in order on start;
+ *   - a record is appended and fdatasync'ed before the call returns, so an attestation is on disk before its
+ *     signature leaves the node; each write costs the same however long the log is;
+ *   - a torn last line (the process died mid-append) is cut off on start; a bad line anywhere else stops the
+ *     start, since silently forgetting an attestation could let the node sign a conflicting anchor;
+ *   - a version 1 file (one JSON object, rewritten whole on every record) is converted in place on first start.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-interface StoreState {
-  version: 1;
-  attested: Record<string, { anchorId: string; at: number }>;
-  results: Record<string, { txId: string; entryHash?: string; at: number }>;
+interface Attested {
+  anchorId: string;
+  at: number;
 }
+interface Written {
+  txId: string;
+  entryHash?: string;
+  at: number;
+}
+
+/** The version 1 file: the whole state as one JSON object. */
+interface StoreStateV1 {
+  version: 1;
+  attested: Record<string, Attested>;
+  results: Record<string, Written>;
+}
+
+type LogRecord = { a: [key: string, anchorId: string, at: number] } | { r: [resultId: string, txId: string, entryHash: string | null, at: number] };
+
+const HEADER = JSON.stringify({ version: 2 });
 
 export interface ValidatorStore {
   attestedAnchor(chainId: bigint, operationId: string): string | undefined;
   recordAttestation(chainId: bigint, operationId: string, anchorId: string): void;
   writtenResult(resultId: string): { txId: string; entryHash?: string } | undefined;
   recordResult(resultId: string, r: { txId: string; entryHash?: string }): void;
+  /** Closes the log file; recording afterwards throws. Idempotent. */
+  close(): void;
 }
 
+export class ValidatorStoreError extends Error {}
+
 export function createValidatorStore(file?: string): ValidatorStore {
-  let state: StoreState = { version: 1, attested: {}, results: {} };
-  if (file && existsSync(file)) state = JSON.parse(readFileSync(file, 'utf8')) as StoreState;
-  const save = () => {
-    if (!file) return;
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(`${file}.tmp`, JSON.stringify(state));
-    renameSync(`${file}.tmp`, file);
+  const attested = new Map<string, Attested>();
+  const results = new Map<string, Written>();
+  const apply = (rec: LogRecord) => {
+    if ('a' in rec) attested.set(rec.a[0], { anchorId: rec.a[1], at: rec.a[2] });
+    else results.set(rec.r[0], { txId: rec.r[1], ...(rec.r[2] ? { entryHash: rec.r[2] } : {}), at: rec.r[3] });
+  };
+  let fd = file === undefined ? undefined : openLog(file, apply);
+  let closed = false;
+  const append = (rec: LogRecord) => {
+    if (closed) throw new ValidatorStoreError(`${file ?? 'store'}: closed`);
+    if (fd !== undefined) {
+      writeSync(fd, `${JSON.stringify(rec)}\n`);
+      fdatasyncSync(fd);
+    }
+    apply(rec);
   };
   const key = (c: bigint, op: string) => `${c}:${op.toLowerCase()}`;
   return {
-    attestedAnchor: (c, op) => state.attested[key(c, op)]?.anchorId,
+    attestedAnchor: (c, op) => attested.get(key(c, op))?.anchorId,
     recordAttestation(c, op, anchorId) {
-      state.attested[key(c, op)] = { anchorId: anchorId.toLowerCase(), at: Date.now() };
-      save();
+      append({ a: [key(c, op), anchorId.toLowerCase(), Date.now()] });
     },
-    writtenResult: (id) => state.results[id.toLowerCase()],
+    writtenResult(id) {
+      const w = results.get(id.toLowerCase());
+      return w && { txId: w.txId, ...(w.entryHash ? { entryHash: w.entryHash } : {}) };
+    },
     recordResult(id, r) {
-      state.results[id.toLowerCase()] = { ...r, at: Date.now() };
-      save();
+      append({ r: [id.toLowerCase(), r.txId, r.entryHash ?? null, Date.now()] });
+    },
+    close() {
+      closed = true;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
     },
   };
+}
+
+/** Replays the log at `file` into `apply` (converting a version 1 file first) and opens it for appending. */
+function openLog(file: string, apply: (rec: LogRecord) => void): number {
+  mkdirSync(dirname(file), { recursive: true });
+  if (!existsSync(file)) writeDurably(file, `${HEADER}\n`);
+  let text = readFileSync(file, 'utf8');
+  if (text.startsWith('{"version":1')) {
+    writeDurably(file, convertV1(file, text));
+    text = readFileSync(file, 'utf8');
+  }
+  const lines = text.split('\n');
+  if (lines[0] !== HEADER) throw new ValidatorStoreError(`${file}: not a validator store (first line ${JSON.stringify(lines[0]?.slice(0, 40))})`);
+  // text ends with '\n' after a complete append, so the last element is '' unless the last append was torn
+  let goodLength = HEADER.length + 1;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const last = i === lines.length - 1;
+    if (last && line === '') break;
+    let rec: LogRecord | undefined;
+    try {
+      rec = parseRecord(line);
+    } catch {
+      rec = undefined;
+    }
+    if (!rec || last) {
+      if (last) break; // torn tail: no newline after it, so the append never completed
+      throw new ValidatorStoreError(`${file}: line ${i + 1} is not a store record; refusing to start without it`);
+    }
+    apply(rec);
+    goodLength += Buffer.byteLength(line) + 1;
+  }
+  const fd = openSync(file, 'r+');
+  if (goodLength < Buffer.byteLength(text)) {
+    ftruncateSync(fd, goodLength);
+    fdatasyncSync(fd);
+  }
+  closeSync(fd);
+  return openSync(file, 'a');
+}
+
+function parseRecord(line: string): LogRecord {
+  const rec = JSON.parse(line) as Partial<{ a: unknown[]; r: unknown[] }>;
+  const str = (x: unknown) => typeof x === 'string';
+  if (Array.isArray(rec.a) && rec.a.length === 3 && str(rec.a[0]) && str(rec.a[1]) && typeof rec.a[2] === 'number') return rec as LogRecord;
+  if (Array.isArray(rec.r) && rec.r.length === 4 && str(rec.r[0]) && str(rec.r[1]) && (rec.r[2] === null || str(rec.r[2])) && typeof rec.r[3] === 'number') return rec as LogRecord;
+  throw new Error('not a record');
+}
+
+function convertV1(file: string, text: string): string {
+  let v1: StoreStateV1;
+  try {
+    v1 = JSON.parse(text) as StoreStateV1;
+  } catch (e) {
+    throw new ValidatorStoreError(`${file}: unreadable version 1 store (${(e as Error).message})`);
+  }
+  const out = [HEADER];
+  for (const [k, a] of Object.entries(v1.attested ?? {})) out.push(JSON.stringify({ a: [k, a.anchorId, a.at] }));
+  for (const [id, w] of Object.entries(v1.results ?? {})) out.push(JSON.stringify({ r: [id, w.txId, w.entryHash ?? null, w.at] }));
+  return `${out.join('\n')}\n`;
+}
+
+/** Replaces `file` with `content`: written to a temporary file, synced, renamed over, and the directory synced. */
+function writeDurably(file: string, content: string): void {
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  const dir = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }

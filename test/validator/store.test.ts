@@ -1,0 +1,121 @@
+/**
+ * The validator's append-only store (src/validator/store.ts): what it records survives a restart, each record is
+ * one appended line (earlier bytes never rewritten), a torn last line is cut off, a bad line elsewhere stops the
+ * start, and a version 1 file is converted in place.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createValidatorStore, ValidatorStoreError } from '../../src/validator/store.js';
+
+const dirs: string[] = [];
+function file(): string {
+  const d = mkdtempSync(join(tmpdir(), 'vstore-'));
+  dirs.push(d);
+  return join(d, 'sub', 'state-0.json');
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const OP = `0x${'0a'.repeat(32)}`;
+const ANCHOR = `0x${'AB'.repeat(32)}`;
+
+describe('validator store', () => {
+  it('remembers attestations and written results across a restart', () => {
+    const f = file();
+    const s = createValidatorStore(f);
+    expect(s.attestedAnchor(1n, OP)).toBeUndefined();
+    s.recordAttestation(1n, OP, ANCHOR);
+    s.recordResult('0xRES', { txId: 'tx1', entryHash: 'e1' });
+    s.recordResult('0xres2', { txId: 'tx2' });
+    s.close();
+
+    const again = createValidatorStore(f);
+    expect(again.attestedAnchor(1n, OP.toUpperCase().replace('0X', '0x'))).toBe(ANCHOR.toLowerCase());
+    expect(again.attestedAnchor(2n, OP)).toBeUndefined(); // keyed by chain too
+    expect(again.writtenResult('0xres')).toEqual({ txId: 'tx1', entryHash: 'e1' });
+    expect(again.writtenResult('0xRES2')).toEqual({ txId: 'tx2' });
+    again.close();
+  });
+
+  it('appends one line per record and never rewrites what is already there', () => {
+    const f = file();
+    const s = createValidatorStore(f);
+    const sizes: string[] = [readFileSync(f, 'utf8')];
+    for (let i = 0; i < 5; i++) {
+      s.recordAttestation(1n, `0x${i.toString(16).padStart(64, '0')}`, ANCHOR);
+      sizes.push(readFileSync(f, 'utf8'));
+    }
+    for (let i = 1; i < sizes.length; i++) {
+      expect(sizes[i]!.startsWith(sizes[i - 1]!)).toBe(true);
+      expect(sizes[i]!.split('\n').length).toBe(sizes[i - 1]!.split('\n').length + 1);
+    }
+    s.close();
+  });
+
+  it('cuts off a torn last line and keeps appending after it', () => {
+    const f = file();
+    const s = createValidatorStore(f);
+    s.recordAttestation(1n, OP, ANCHOR);
+    s.close();
+    const intact = readFileSync(f, 'utf8');
+    appendFileSync(f, '{"a":["1:0xdead","0xbeef",17'); // the process died mid-append
+
+    const again = createValidatorStore(f);
+    expect(readFileSync(f, 'utf8')).toBe(intact);
+    expect(again.attestedAnchor(1n, '0xdead')).toBeUndefined();
+    expect(again.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+    again.recordResult('0xr', { txId: 't' });
+    again.close();
+    const third = createValidatorStore(f);
+    expect(third.writtenResult('0xr')).toEqual({ txId: 't' });
+    third.close();
+  });
+
+  it('refuses to start on a bad line before the end, or on a file that is not a store', () => {
+    const f = file();
+    const s = createValidatorStore(f);
+    s.recordAttestation(1n, OP, ANCHOR);
+    s.close();
+    const text = readFileSync(f, 'utf8');
+    const lines = text.split('\n');
+    writeFileSync(f, [lines[0], '{"a":["1:0x1"]}', ...lines.slice(1)].join('\n'));
+    expect(() => createValidatorStore(f)).toThrow(ValidatorStoreError);
+    expect(() => createValidatorStore(f)).toThrow(/line 2 is not a store record/);
+    writeFileSync(f, 'hello\n');
+    expect(() => createValidatorStore(f)).toThrow(/not a validator store/);
+  });
+
+  it('converts a version 1 file (one JSON object) in place', () => {
+    const f = file();
+    createValidatorStore(f).close(); // makes the directory
+    const v1 = {
+      version: 1,
+      attested: { [`1:${OP}`]: { anchorId: ANCHOR.toLowerCase(), at: 1 } },
+      results: { '0xres': { txId: 'tx1', entryHash: 'e1', at: 2 }, '0xres2': { txId: 'tx2', at: 3 } },
+    };
+    writeFileSync(f, JSON.stringify(v1));
+    const s = createValidatorStore(f);
+    expect(s.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+    expect(s.writtenResult('0xres')).toEqual({ txId: 'tx1', entryHash: 'e1' });
+    expect(s.writtenResult('0xres2')).toEqual({ txId: 'tx2' });
+    s.close();
+    expect(readFileSync(f, 'utf8').split('\n')[0]).toBe('{"version":2}');
+    const again = createValidatorStore(f);
+    expect(again.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+    again.close();
+  });
+
+  it('after close, recording throws (nothing is kept in memory only); close twice is fine', () => {
+    const s = createValidatorStore(file());
+    s.close();
+    s.close();
+    expect(() => s.recordAttestation(1n, OP, ANCHOR)).toThrow(/closed/);
+    expect(s.attestedAnchor(1n, OP)).toBeUndefined();
+    const mem = createValidatorStore();
+    mem.recordAttestation(1n, OP, ANCHOR);
+    expect(mem.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+  });
+});
