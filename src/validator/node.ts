@@ -391,7 +391,17 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     throw new Error('unreachable');
   }
 
+  // plans are pure functions of a loaded intent (cached above) and a chain: attest, observe and writeResult share one
+  const plans = new WeakMap<LoadedIntent, Map<string, IntentAnchorPlan>>();
   function planFor(loaded: LoadedIntent, c: ChainCtx): IntentAnchorPlan {
+    let byChain = plans.get(loaded);
+    if (!byChain) plans.set(loaded, (byChain = new Map()));
+    let plan = byChain.get(c.entry.name);
+    if (!plan) byChain.set(c.entry.name, (plan = computePlan(loaded, c)));
+    return plan;
+  }
+
+  function computePlan(loaded: LoadedIntent, c: ChainCtx): IntentAnchorPlan {
     const chainId = BigInt(c.entry.chainId);
     const legs = loaded.intent.legs.filter((l) => l.chainId === chainId);
     if (!legs.length) refuse('NO_LEGS', `intent has no leg on ${c.entry.name} (chain id ${chainId})`);
