@@ -205,7 +205,7 @@ export interface ValidatorNode {
   attest(req: AttestRequest): Promise<AttestResponse>;
   observe(req: ObserveRequest): Promise<ObserveResponse>;
   writeResult(req: WriteResultRequest): Promise<WriteResultResponse>;
-  /** Releases the node's store file; the node answers nothing afterwards. */
+  /** Closes the node's store file (stopping it): recording an attestation or a result afterwards fails. */
   close(): void;
 }
 
