@@ -43,7 +43,16 @@ export interface LedgerClientOptions {
   timeoutMs?: number;
   /** poll interval of waitForTransaction, default 25 ms */
   pollIntervalMs?: number;
+  /**
+   * Pauses before retrying a read (`query`, `network-status`) that failed in transit: connection refused or reset,
+   * or an HTTP 5xx/429 that is not a JSON-RPC answer. Default [50, 200] (two retries); [] turns retries off.
+   * Timeouts, JSON-RPC errors and submissions are never retried here.
+   */
+  readRetryDelaysMs?: readonly number[];
 }
+
+/** Methods that only read, so sending them again cannot change the ledger. */
+const READ_METHODS = new Set(['query', 'network-status']);
 
 export interface KeyEntryInfo {
   publicKeyHash?: string;
@@ -324,21 +333,37 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   let rpcId = 0;
   const issued = new Map<string, number>();
 
+  const readRetryDelaysMs = opts.readRetryDelaysMs ?? [50, 200];
+
   async function call<T = any>(method: string, params: unknown): Promise<T> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+    const retries = READ_METHODS.has(method) ? readRetryDelaysMs : [];
     let text: string;
-    try {
-      const res = await doFetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await res.text();
-      if (!res.ok && !text.startsWith('{')) throw new LedgerTransportError(`ledger ${endpoint}: HTTP ${res.status}`);
-    } catch (e) {
-      if (e instanceof LedgerError) throw e;
-      throw new LedgerTransportError(`ledger ${endpoint} unreachable: ${(e as Error).message}`, { cause: e });
+    for (let attempt = 0; ; attempt++) {
+      let transient = false;
+      try {
+        const res = await doFetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        text = await res.text();
+        if (!res.ok && !text.startsWith('{')) {
+          transient = res.status >= 500 || res.status === 429;
+          throw new LedgerTransportError(`ledger ${endpoint}: HTTP ${res.status}`);
+        }
+        break;
+      } catch (e) {
+        const timedOut = (e as Error)?.name === 'TimeoutError' || (e as Error)?.name === 'AbortError';
+        if (!(e instanceof LedgerError)) transient = !timedOut;
+        if (transient && attempt < retries.length) {
+          await new Promise((r) => setTimeout(r, retries[attempt]));
+          continue;
+        }
+        if (e instanceof LedgerError) throw e;
+        throw new LedgerTransportError(`ledger ${endpoint} unreachable: ${(e as Error).message}`, { cause: e });
+      }
     }
     let msg: any;
     try {
