@@ -294,8 +294,9 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
       return NaN;
     }
   };
+  // by pid: a kernel worker's name changes with the work item it runs, so a name is no key
   const processes = () => {
-    const out = new Map<string, number>();
+    const out = new Map<string, { name: string; ms: number }>();
     let pids: string[] = [];
     try {
       pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -308,13 +309,13 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ms = (Number(f[11]) + Number(f[12])) * tick; // utime + stime
-        let name = comm;
+        let name = comm.startsWith('kworker/') ? 'kernel workers (kworker)' : comm;
         if (comm.startsWith('node')) {
           const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
           const i = args.indexOf('--index');
           name = Number(pid) === process.pid ? 'bench process (gateway, ledger simulator, in-process validators)' : i >= 0 ? 'validator process' : 'node (other)';
         }
-        out.set(`${pid}\t${name}`, ms);
+        out.set(pid, { name, ms });
       } catch {
         /* ended meanwhile */
       }
@@ -326,11 +327,9 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
   const result = await during();
   const m1 = machine();
   const byProcess: Record<string, number> = {};
-  for (const [k, v] of processes()) {
-    const d = v - (p0.get(k) ?? 0);
-    if (d <= 0) continue;
-    const name = k.split('\t')[1]!;
-    byProcess[name] = (byProcess[name] ?? 0) + d;
+  for (const [pid, { name, ms }] of processes()) {
+    const d = ms - (p0.get(pid)?.ms ?? 0);
+    if (d > 0) byProcess[name] = (byProcess[name] ?? 0) + d;
   }
   return { result, machineMs: m1 - m0, byProcess };
 }
