@@ -13,21 +13,16 @@
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-interface Attested {
-  anchorId: string;
-  at: number;
-}
 interface Written {
   txId: string;
   entryHash?: string;
-  at: number;
 }
 
 /** The version 1 file: the whole state as one JSON object. */
 interface StoreStateV1 {
   version: 1;
-  attested: Record<string, Attested>;
-  results: Record<string, Written>;
+  attested: Record<string, { anchorId: string; at: number }>;
+  results: Record<string, Written & { at: number }>;
 }
 
 type LogRecord = { a: [key: string, anchorId: string, at: number] } | { r: [resultId: string, txId: string, entryHash: string | null, at: number] };
@@ -37,8 +32,8 @@ const HEADER = JSON.stringify({ version: 2 });
 export interface ValidatorStore {
   attestedAnchor(chainId: bigint, operationId: string): string | undefined;
   recordAttestation(chainId: bigint, operationId: string, anchorId: string): void;
-  writtenResult(resultId: string): { txId: string; entryHash?: string } | undefined;
-  recordResult(resultId: string, r: { txId: string; entryHash?: string }): void;
+  writtenResult(resultId: string): Written | undefined;
+  recordResult(resultId: string, r: Written): void;
   /** Closes the log file; recording afterwards throws. Idempotent. */
   close(): void;
 }
@@ -46,11 +41,12 @@ export interface ValidatorStore {
 export class ValidatorStoreError extends Error {}
 
 export function createValidatorStore(file?: string): ValidatorStore {
-  const attested = new Map<string, Attested>();
+  // in memory what the lookups answer; the log also keeps when each record was made, for operators
+  const attested = new Map<string, string>();
   const results = new Map<string, Written>();
   const apply = (rec: LogRecord) => {
-    if ('a' in rec) attested.set(rec.a[0], { anchorId: rec.a[1], at: rec.a[2] });
-    else results.set(rec.r[0], { txId: rec.r[1], ...(rec.r[2] ? { entryHash: rec.r[2] } : {}), at: rec.r[3] });
+    if ('a' in rec) attested.set(rec.a[0], rec.a[1]);
+    else results.set(rec.r[0], { txId: rec.r[1], ...(rec.r[2] ? { entryHash: rec.r[2] } : {}) });
   };
   let fd = file === undefined ? undefined : openLog(file, apply);
   let closed = false;
@@ -64,14 +60,11 @@ export function createValidatorStore(file?: string): ValidatorStore {
   };
   const key = (c: bigint, op: string) => `${c}:${op.toLowerCase()}`;
   return {
-    attestedAnchor: (c, op) => attested.get(key(c, op))?.anchorId,
+    attestedAnchor: (c, op) => attested.get(key(c, op)),
     recordAttestation(c, op, anchorId) {
       append({ a: [key(c, op), anchorId.toLowerCase(), Date.now()] });
     },
-    writtenResult(id) {
-      const w = results.get(id.toLowerCase());
-      return w && { txId: w.txId, ...(w.entryHash ? { entryHash: w.entryHash } : {}) };
-    },
+    writtenResult: (id) => results.get(id.toLowerCase()),
     recordResult(id, r) {
       append({ r: [id.toLowerCase(), r.txId, r.entryHash ?? null, Date.now()] });
     },
@@ -94,22 +87,12 @@ function openLog(file: string, apply: (rec: LogRecord) => void): number {
   }
   const lines = text.split('\n');
   if (lines[0] !== HEADER) throw new ValidatorStoreError(`${file}: not a validator store (first line ${JSON.stringify(lines[0]?.slice(0, 40))})`);
-  // text ends with '\n' after a complete append, so the last element is '' unless the last append was torn
+  // every complete append ends with '\n', so the last element is '' or a torn append (its newline never written)
   let goodLength = HEADER.length + 1;
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const last = i === lines.length - 1;
-    if (last && line === '') break;
-    let rec: LogRecord | undefined;
-    try {
-      rec = parseRecord(line);
-    } catch {
-      rec = undefined;
-    }
-    if (!rec || last) {
-      if (last) break; // torn tail: no newline after it, so the append never completed
-      throw new ValidatorStoreError(`${file}: line ${i + 1} is not a store record; refusing to start without it`);
-    }
+  for (const [i, line] of lines.slice(0, -1).entries()) {
+    if (i === 0) continue; // the header
+    const rec = parseRecord(line);
+    if (!rec) throw new ValidatorStoreError(`${file}: line ${i + 1} is not a store record; refusing to start without it`);
     apply(rec);
     goodLength += Buffer.byteLength(line) + 1;
   }
@@ -122,12 +105,17 @@ function openLog(file: string, apply: (rec: LogRecord) => void): number {
   return openSync(file, 'a');
 }
 
-function parseRecord(line: string): LogRecord {
-  const rec = JSON.parse(line) as Partial<{ a: unknown[]; r: unknown[] }>;
+function parseRecord(line: string): LogRecord | undefined {
+  let rec: Partial<{ a: unknown[]; r: unknown[] }>;
+  try {
+    rec = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
   const str = (x: unknown) => typeof x === 'string';
-  if (Array.isArray(rec.a) && rec.a.length === 3 && str(rec.a[0]) && str(rec.a[1]) && typeof rec.a[2] === 'number') return rec as LogRecord;
-  if (Array.isArray(rec.r) && rec.r.length === 4 && str(rec.r[0]) && str(rec.r[1]) && (rec.r[2] === null || str(rec.r[2])) && typeof rec.r[3] === 'number') return rec as LogRecord;
-  throw new Error('not a record');
+  if (Array.isArray(rec?.a) && rec.a.length === 3 && str(rec.a[0]) && str(rec.a[1]) && typeof rec.a[2] === 'number') return rec as LogRecord;
+  if (Array.isArray(rec?.r) && rec.r.length === 4 && str(rec.r[0]) && str(rec.r[1]) && (rec.r[2] === null || str(rec.r[2])) && typeof rec.r[3] === 'number') return rec as LogRecord;
+  return undefined;
 }
 
 function convertV1(file: string, text: string): string {

@@ -22,6 +22,15 @@ afterEach(() => {
 const OP = `0x${'0a'.repeat(32)}`;
 const ANCHOR = `0x${'AB'.repeat(32)}`;
 
+/** A closed store file holding the attestation of ANCHOR for (1, OP). */
+function fileWithOneAttestation(): string {
+  const f = file();
+  const s = createValidatorStore(f);
+  s.recordAttestation(1n, OP, ANCHOR);
+  s.close();
+  return f;
+}
+
 describe('validator store', () => {
   it('remembers attestations and written results across a restart', () => {
     const f = file();
@@ -56,10 +65,7 @@ describe('validator store', () => {
   });
 
   it('cuts off a torn last line and keeps appending after it', () => {
-    const f = file();
-    const s = createValidatorStore(f);
-    s.recordAttestation(1n, OP, ANCHOR);
-    s.close();
+    const f = fileWithOneAttestation();
     const intact = readFileSync(f, 'utf8');
     appendFileSync(f, '{"a":["1:0xdead","0xbeef",17'); // the process died mid-append
 
@@ -75,10 +81,7 @@ describe('validator store', () => {
   });
 
   it('refuses to start on a bad line before the end, or on a file that is not a store', () => {
-    const f = file();
-    const s = createValidatorStore(f);
-    s.recordAttestation(1n, OP, ANCHOR);
-    s.close();
+    const f = fileWithOneAttestation();
     const text = readFileSync(f, 'utf8');
     const lines = text.split('\n');
     writeFileSync(f, [lines[0], '{"a":["1:0x1"]}', ...lines.slice(1)].join('\n'));
