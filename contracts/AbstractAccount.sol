@@ -11,12 +11,15 @@ import {ProofAnchor} from "./ProofAnchor.sol";
 contract AbstractAccount {
     ProofAnchor public immutable anchor;
     bytes32 public immutable adiHash;
+    /// block of the deployment (AccountFactory's AccountCreated log is in it)
+    uint256 public immutable deployedBlock;
 
     event Executed(bytes32 indexed anchorId, uint256 leafIndex, bytes32 executionCommitment);
 
     constructor(ProofAnchor anchor_, bytes32 adiHash_) payable {
         anchor = anchor_;
         adiHash = adiHash_;
+        deployedBlock = block.number;
     }
 
     receive() external payable {}

@@ -40,6 +40,7 @@ contract ProofAnchor {
 
     uint8 internal constant STATUS_CREATED = 1;
     uint8 internal constant STATUS_PROVEN = 2;
+    uint256 internal constant BLOCK_MASK = (1 << 48) - 1;
 
     /// Inclusion proof of one leg in an anchor, passed by the account.
     struct AnchorProof {
@@ -82,7 +83,10 @@ contract ProofAnchor {
     address public owner;
     /// packed: data contract address (low 160 bits) | blob length << 160
     uint256 internal _set;
-    /// packed per anchor: status (bits 0..7) | leafCount (bits 8..23) | used-leaf bitmap (bits 128..255)
+    /// packed per anchor: status (bits 0..7) | leafCount (bits 8..23) | block of createAnchor (bits 32..79) |
+    /// block of executeComprehensiveProof (bits 80..127) | used-leaf bitmap (bits 128..255). The two block
+    /// numbers cost no extra gas (same slot, same writes) and let a reader fetch the anchor's logs from one
+    /// block instead of scanning the chain's history.
     mapping(bytes32 => uint256) internal _anchors;
 
     constructor(
@@ -112,7 +116,7 @@ contract ProofAnchor {
         if (commitmentRoot == 0 || operationId == 0 || leafCount == 0 || leafCount > MAX_LEAVES) revert InvalidAnchor();
         anchorId = computeAnchorId(commitmentRoot, operationId, ledgerTxHash, leafCount);
         if (_anchors[anchorId] != 0) revert AnchorAlreadyExists(anchorId);
-        _anchors[anchorId] = STATUS_CREATED | (leafCount << 8);
+        _anchors[anchorId] = STATUS_CREATED | (leafCount << 8) | (block.number << 32);
         emit AnchorCreated(anchorId, operationId, commitmentRoot, ledgerTxHash, leafCount);
     }
 
@@ -132,7 +136,7 @@ contract ProofAnchor {
             )
         ) revert InvalidSignature();
 
-        _anchors[anchorId] = meta + 1; // STATUS_CREATED -> STATUS_PROVEN
+        _anchors[anchorId] = (meta + 1) | (block.number << 80); // STATUS_CREATED -> STATUS_PROVEN
         emit AnchorProven(anchorId, signerBitmap);
         return true;
     }
@@ -200,10 +204,15 @@ contract ProofAnchor {
         }
     }
 
-    /// status: 0 none, 1 created, 2 proven.
-    function anchorState(bytes32 anchorId) external view returns (uint8 status, uint256 leafCount, uint256 usedBitmap) {
+    /// status: 0 none, 1 created, 2 proven; createdBlock / provenBlock: the blocks of createAnchor and
+    /// executeComprehensiveProof (0 until they happen).
+    function anchorState(bytes32 anchorId)
+        external
+        view
+        returns (uint8 status, uint256 leafCount, uint256 usedBitmap, uint256 createdBlock, uint256 provenBlock)
+    {
         uint256 meta = _anchors[anchorId];
-        return (uint8(meta), (meta >> 8) & 0xffff, meta >> 128);
+        return (uint8(meta), (meta >> 8) & 0xffff, meta >> 128, (meta >> 32) & BLOCK_MASK, (meta >> 80) & BLOCK_MASK);
     }
 
     function isLeafUsed(bytes32 anchorId, uint256 leafIndex) external view returns (bool) {

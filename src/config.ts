@@ -13,6 +13,8 @@ export const chainSchema = z.object({
   rpcUrl: url,
   /** blocks to wait after inclusion before an execution counts as final */
   confirmations: z.number().int().min(0).default(2),
+  /** most blocks one eth_getLogs call may span (the RPC provider's limit) */
+  logRangeBlocks: z.number().int().min(1).optional(),
   /** system contracts (same address on every chain: CREATE2); the devnet fills these in after deploying */
   contracts: z
     .object({

@@ -10,9 +10,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Address, Hex } from 'viem';
 import { accountFactoryAbi } from '../chain/abi/index.js';
-import { getAccountAddress } from '../chain/account.js';
+import { findAccountDeploymentTx, getAccountAddress } from '../chain/account.js';
 import type { ChainClients } from '../chain/clients.js';
-import { adiHash } from '../chain/formulas.js';
 import type { Db } from '../db/client.js';
 import { upsertChainAccount } from '../db/identities.js';
 import { createChainAccess, type ChainAccess, type ChainAccessDeps } from './chain-access.js';
@@ -61,19 +60,6 @@ export function createChainActivities(deps: ChainActivityDeps) {
     return !!code && code !== '0x';
   }
 
-  /** The AccountCreated log of the account (its deployment transaction), searched from the factory's events. */
-  async function findDeploymentTx(c: ChainClients, factory: Address, adiUrl: string): Promise<Hex | null> {
-    const logs = await c.public.getContractEvents({
-      address: factory,
-      abi: accountFactoryAbi,
-      eventName: 'AccountCreated',
-      args: { adiHash: adiHash(adiUrl) },
-      fromBlock: 0n,
-      toBlock: 'latest',
-    });
-    return logs[0]?.transactionHash ?? null;
-  }
-
   async function waitReceipt(c: ChainClients, hash: Hex) {
     const deadline = Date.now() + receiptTimeoutMs;
     for (;;) {
@@ -98,7 +84,7 @@ export function createChainActivities(deps: ChainActivityDeps) {
         await upsertChainAccount(deps.db, { identityId: i.identityId, chain: i.chain, chainId: BigInt(e.chainId), address, deploymentTx: tx });
         return { chain: i.chain, chainId: String(e.chainId), address, deploymentTx: tx, deployed };
       };
-      if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+      if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
 
       const w = writer(i.chain);
       let hash: Hex;
@@ -106,13 +92,13 @@ export function createChainActivities(deps: ChainActivityDeps) {
         hash = await w.wallet.writeContract({ address: factory, abi: accountFactoryAbi, functionName: 'createAccount', args: [i.adiUrl] });
       } catch (err) {
         // estimation reverts when a concurrent attempt deployed it in the meantime
-        if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+        if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
         throw err;
       }
       beat();
       const receipt = await waitReceipt(w, hash);
       if (receipt.status !== 'success') {
-        if (await deployedCode(r, address)) return record(await findDeploymentTx(r, factory, i.adiUrl), false);
+        if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
         throw new Error(`createAccount(${i.adiUrl}) reverted on ${i.chain} (tx ${hash})`);
       }
       return record(hash, true);

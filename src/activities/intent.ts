@@ -12,9 +12,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { BaseError, decodeErrorResult, type Address, type Hex } from 'viem';
-import { accountAbiWithAnchorErrors, isLegExecuted, proofForLeg } from '../chain/account.js';
-import { proofAnchorAbi } from '../chain/abi/index.js';
-import { createAnchor, executeComprehensiveProof, readValidatorSet, revertErrorName } from '../chain/anchor.js';
+import { accountAbiWithAnchorErrors, findExecutionTx, isLegExecuted, proofForLeg } from '../chain/account.js';
+import { createAnchor, executeComprehensiveProof, findAnchorTx, readValidatorSet, revertErrorName } from '../chain/anchor.js';
 import type { ChainClients, ChainWriter } from '../chain/clients.js';
 import { anchorMessage } from '../chain/formulas.js';
 import type { Db } from '../db/client.js';
@@ -42,7 +41,7 @@ import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreacha
 import type { ChainAccess } from './chain-access.js';
 
 /** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
-const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM']);
+const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
 
 
 /** Sends executeGovernanceProofDirect for one leg and returns the transaction hash (tests inject a tampering one). */
@@ -221,17 +220,10 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     return new Error(`${e.message} (will retry)`);
   }
 
-  async function findLogTx(r: ChainClients, address: Address, eventName: 'AnchorCreated' | 'AnchorProven', anchorId: Hex): Promise<Hex> {
-    const logs = await r.public.getContractEvents({ address, abi: proofAnchorAbi, eventName, args: { anchorId }, fromBlock: 0n, toBlock: 'latest' });
-    const h = logs[0]?.transactionHash;
-    if (!h) throw new Error(`${eventName} log of anchor ${anchorId} not found`);
-    return h;
-  }
-
-  async function findExecutionTx(r: ChainClients, account: Address, anchorId: Hex, leafIndex: bigint): Promise<Hex> {
-    const logs = await r.public.getContractEvents({ address: account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId }, fromBlock: 0n, toBlock: 'latest' });
-    const h = logs.find((l) => l.args.leafIndex === leafIndex)?.transactionHash;
-    if (!h) throw new Error(`Executed log of anchor ${anchorId} leaf ${leafIndex} not found on ${account}`);
+  /** The transaction of a step found on chain (a retry after a crash between sending it and recording it). */
+  async function foundTx(what: string, hash: Promise<Hex | undefined>): Promise<Hex> {
+    const h = await hash;
+    if (!h) throw new Error(`${what} not found on chain`);
     return h;
   }
 
@@ -341,7 +333,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         createAnchor(w, c.plan.anchor, { commitmentRoot: c.plan.commitmentRoot, operationId: c.plan.operationId, ledgerTxHash: c.plan.ledgerTxHash, leafCount: c.plan.leafCount }),
       );
       if (res.tx && res.tx.status !== 'success') throw new Error(`createAnchor reverted (tx ${res.tx.txHash})`);
-      const txHash = res.tx?.txHash ?? (await findLogTx(w, c.plan.anchor, 'AnchorCreated', c.plan.anchorId));
+      const txHash = res.tx?.txHash ?? (await foundTx(`AnchorCreated log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'created')));
       await updateIntentChain(db, i.intentId, i.chain, { record: (rec) => void (rec.createAnchorTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
@@ -357,7 +349,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         executeComprehensiveProof(w, c.plan.anchor, { anchorId: c.plan.anchorId, signerBitmap: BigInt(att.signerBitmap), signature: att.aggregateSignature }),
       );
       if (res.tx && res.tx.status !== 'success') throw new Error(`executeComprehensiveProof reverted (tx ${res.tx.txHash})`);
-      const txHash = res.tx?.txHash ?? (await findLogTx(w, c.plan.anchor, 'AnchorProven', c.plan.anchorId));
+      const txHash = res.tx?.txHash ?? (await foundTx(`AnchorProven log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'proven')));
       await updateIntentChain(db, i.intentId, i.chain, { step: 'anchored', record: (rec) => void (rec.proveTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
@@ -383,7 +375,13 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         });
         return { txHash, sent };
       };
-      const found = async () => ((await isLegExecuted(w, c.plan.anchor, proof)) ? findExecutionTx(w, leg.account, c.plan.anchorId, proof.leafIndex) : undefined);
+      const found = async () =>
+        (await isLegExecuted(w, c.plan.anchor, proof))
+          ? foundTx(
+              `Executed log of anchor ${c.plan.anchorId} leaf ${proof.leafIndex} on ${leg.account}`,
+              findExecutionTx(w, { proofAnchor: c.plan.anchor, account: leg.account, anchorId: c.plan.anchorId, leafIndex: proof.leafIndex, maxRange: access.entry(i.chain).logRangeBlocks }),
+            )
+          : undefined;
       const already = await found();
       if (already) return record(already, false);
       if (leg.value > 0n) {

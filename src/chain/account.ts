@@ -6,7 +6,8 @@ import { encodeAbiParameters, getContractAddress, keccak256, concatHex, type Add
 import { abstractAccountAbi, abstractAccountBytecode, accountFactoryAbi, proofAnchorAbi } from './abi/index.js';
 import type { ChainClients, ChainWriter } from './clients.js';
 import { adiHash, anchorId as computeAnchorId, type AnchorPlan } from './formulas.js';
-import { waitTx, type TxOptions, type TxResult } from './anchor.js';
+import { readAnchorState, waitTx, type TxOptions, type TxResult } from './anchor.js';
+import { scanLogs } from './logs.js';
 
 /** The account ABI plus the ProofAnchor errors that consume() bubbles up, so viem decodes them by name. */
 export const accountAbiWithAnchorErrors = [
@@ -116,4 +117,33 @@ export async function executeLeg(
   if (await isLegExecuted(w, p.proofAnchor, p.proof)) return { alreadyExecuted: true };
   const tx = await executeGovernanceProofDirect(w, p.account, p, opts);
   return { alreadyExecuted: false, tx };
+}
+
+/**
+ * The executeGovernanceProofDirect transaction that consumed leaf `leafIndex` of `anchorId` on `account`: its
+ * Executed log, searched forward from the block where the anchor was proven (nothing can consume it earlier) in
+ * spans of `maxRange` blocks. undefined if there is none (yet).
+ */
+export async function findExecutionTx(
+  c: ChainClients,
+  p: { proofAnchor: Address; account: Address; anchorId: Hex; leafIndex: bigint; maxRange?: number },
+): Promise<Hex | undefined> {
+  const { provenBlock } = await readAnchorState(c, p.proofAnchor, p.anchorId);
+  if (!provenBlock) return undefined;
+  const [log] = await scanLogs(
+    c,
+    provenBlock,
+    async (fromBlock, toBlock) =>
+      (await c.public.getContractEvents({ address: p.account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId: p.anchorId }, fromBlock, toBlock }))
+        .filter((l) => l.args.leafIndex === p.leafIndex),
+    { maxRange: p.maxRange, firstMatch: true },
+  );
+  return log?.transactionHash ?? undefined;
+}
+
+/** The transaction that deployed `account` (AccountFactory's AccountCreated log, in the block the deployed account recorded). */
+export async function findAccountDeploymentTx(c: ChainClients, accountFactory: Address, account: Address): Promise<Hex | undefined> {
+  const block = await c.public.readContract({ address: account, abi: abstractAccountAbi, functionName: 'deployedBlock' });
+  const logs = await c.public.getContractEvents({ address: accountFactory, abi: accountFactoryAbi, eventName: 'AccountCreated', args: { account }, fromBlock: block, toBlock: block });
+  return logs[0]?.transactionHash ?? undefined;
 }

@@ -36,18 +36,41 @@ export interface AnchorState {
   status: AnchorStatus;
   leafCount: bigint;
   usedBitmap: bigint;
+  /** block of createAnchor (its AnchorCreated log), 0n if none */
+  createdBlock: bigint;
+  /** block of executeComprehensiveProof (its AnchorProven log), 0n if not proven */
+  provenBlock: bigint;
 }
 
 const STATUS: AnchorStatus[] = ['none', 'created', 'proven'];
 
 export async function readAnchorState(c: ChainClients, anchor: Address, anchorId: Hex): Promise<AnchorState> {
-  const [s, leafCount, usedBitmap] = await c.public.readContract({
+  const [s, leafCount, usedBitmap, createdBlock, provenBlock] = await c.public.readContract({
     address: anchor,
     abi: proofAnchorAbi,
     functionName: 'anchorState',
     args: [anchorId],
   });
-  return { status: STATUS[s] ?? 'none', leafCount, usedBitmap };
+  return { status: STATUS[s] ?? 'none', leafCount, usedBitmap, createdBlock, provenBlock };
+}
+
+/**
+ * The transaction that created (`AnchorCreated`) or proved (`AnchorProven`) an anchor, read from the one block the
+ * contract recorded for that step; undefined while the step has not happened.
+ */
+export async function findAnchorTx(c: ChainClients, anchor: Address, anchorId: Hex, step: 'created' | 'proven'): Promise<Hex | undefined> {
+  const s = await readAnchorState(c, anchor, anchorId);
+  const block = step === 'created' ? s.createdBlock : s.provenBlock;
+  if (!block) return undefined;
+  const logs = await c.public.getContractEvents({
+    address: anchor,
+    abi: proofAnchorAbi,
+    eventName: step === 'created' ? 'AnchorCreated' : 'AnchorProven',
+    args: { anchorId },
+    fromBlock: block,
+    toBlock: block,
+  });
+  return logs[0]?.transactionHash ?? undefined;
 }
 
 export async function readValidatorSet(c: ChainClients, anchor: Address) {

@@ -7,6 +7,7 @@
  *  - deploy: CREATE2 deployment and offline address computation of ProofAnchor + AccountFactory
  *  - anchor: createAnchor / executeComprehensiveProof / rotateValidatorSet / reads
  *  - account: account address prediction, createAccount, executeGovernanceProofDirect, executeLeg
+ *  - logs: bounded eth_getLogs searches (spans the provider allows, start block found by timestamp)
  *  - abi: generated ABIs and bytecode
  */
 export * from './formulas.js';
@@ -16,4 +17,5 @@ export * from './clients.js';
 export * from './deploy.js';
 export * from './anchor.js';
 export * from './account.js';
+export * from './logs.js';
 export * as abi from './abi/index.js';

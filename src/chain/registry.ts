@@ -26,6 +26,8 @@ export interface ChainEntry {
   rpcUrl: string;
   /** blocks after inclusion before an execution counts as final */
   confirmations: number;
+  /** most blocks one eth_getLogs call may span (the RPC provider's limit); default logs.DEFAULT_LOG_RANGE_BLOCKS */
+  logRangeBlocks?: number;
   /** set once the system contracts are deployed (the same on every chain) */
   contracts?: SystemContracts;
 }
@@ -46,6 +48,7 @@ export function createChainRegistry(entries: readonly ChainEntry[]): ChainRegist
   for (const e of entries) {
     if (!e.name || !Number.isSafeInteger(e.chainId) || e.chainId <= 0) throw new Error(`bad chain entry ${JSON.stringify(e)}`);
     if (!Number.isInteger(e.confirmations) || e.confirmations < 0) throw new Error(`bad confirmations for ${e.name}`);
+    if (e.logRangeBlocks !== undefined && (!Number.isSafeInteger(e.logRangeBlocks) || e.logRangeBlocks < 1)) throw new Error(`bad logRangeBlocks for ${e.name}`);
     if (byName.has(e.name)) throw new Error(`duplicate chain name ${e.name}`);
     if (byId.has(e.chainId)) throw new Error(`duplicate chain id ${e.chainId}`);
     const frozen = Object.freeze({ ...e });

@@ -4,8 +4,9 @@
  * else itself, refusing with a reason (ValidatorRefusal) when anything does not hold.
  *
  *   attest   pre-execution: intent tx executed under the identity's book with a page's threshold met,
- *            intent recomputed from the stored bytes, legs of the chain, not expired, no conflicting
- *            anchor for the operation id -> BLS signature over formulas.anchorMessage
+ *            intent recomputed from the stored bytes, legs of the chain, created_at not beyond now + CLOCK_SKEW_S,
+ *            not expired, no conflicting anchor for the operation id (in this node's store, and none proven on
+ *            chain since created_at) -> BLS signature over formulas.anchorMessage
  *   observe  post-execution: receipt + block read and proven (header hash, transactions and receipts tries),
  *            confirmations waited, status 1, the executed call is the committed one, expectedEvents from
  *            proven logs, expectedState by eth_getProof -> BLS signature over formulas.resultMessage
@@ -32,6 +33,7 @@ import { predictAccountAddress } from '../chain/account.js';
 import { readAnchorState, readValidatorSet } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsSign, blsVerify } from '../chain/bls.js';
 import { createChainClients, type ChainClients } from '../chain/clients.js';
+import { blockAtOrBefore, scanLogs } from '../chain/logs.js';
 import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult, type ResultLog } from '../chain/formulas.js';
 import type { ChainEntry } from '../chain/registry.js';
 import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
@@ -54,6 +56,13 @@ export class ValidatorRefusal extends Error {
 const refuse = (code: string, reason: string): never => {
   throw new ValidatorRefusal(code, reason);
 };
+
+/**
+ * Clock skew tolerated between the gateway that stamps an intent's created_at, the validators and the chains.
+ * No validator attests an intent before created_at - CLOCK_SKEW_S, so no anchor of its operation can have been
+ * proven before then: the on-chain conflict search starts at a block from created_at - 2 * CLOCK_SKEW_S.
+ */
+export const CLOCK_SKEW_S = 300;
 
 // ------------------------------------------------------------------------------------------------ wire types
 
@@ -421,7 +430,11 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || !req.anchor) refuse('BAD_REQUEST', 'intentTxId, chain and anchor are required');
     const c = chainCtx(req.chain);
     const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
-    if (loaded.intent.expiresAt <= now()) refuse('EXPIRED', `intent expired at ${new Date(loaded.intent.expiresAt * 1000).toISOString()}`);
+    const t = now();
+    if (loaded.intent.expiresAt <= t) refuse('EXPIRED', `intent expired at ${new Date(loaded.intent.expiresAt * 1000).toISOString()}`);
+    if (loaded.intent.createdAt > t + CLOCK_SKEW_S) {
+      refuse('NOT_YET_VALID', `intent created_at ${new Date(loaded.intent.createdAt * 1000).toISOString()} is more than ${CLOCK_SKEW_S} s ahead of this validator's clock`);
+    }
     const plan = planFor(loaded, c);
     const a = req.anchor;
     const cmp = (field: string, got: unknown, want: string) => {
@@ -440,13 +453,13 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     // another anchor for this operation already PROVEN on chain (by any quorum) is a conflict too; merely
     // created ones are not (createAnchor is permissionless, so they prove nothing)
-    const created = await c.clients.public.getContractEvents({
-      address: plan.anchor,
-      abi: proofAnchorAbi,
-      eventName: 'AnchorCreated',
-      args: { operationId: plan.operationId },
-      fromBlock: 0n,
-    });
+    const fromBlock = await blockAtOrBefore(c.clients, BigInt(loaded.intent.createdAt - 2 * CLOCK_SKEW_S));
+    const created = await scanLogs(
+      c.clients,
+      fromBlock,
+      (from, to) => c.clients.public.getContractEvents({ address: plan.anchor, abi: proofAnchorAbi, eventName: 'AnchorCreated', args: { operationId: plan.operationId }, fromBlock: from, toBlock: to }),
+      { maxRange: c.entry.logRangeBlocks },
+    );
     for (const ev of created) {
       const other = (ev.args as { anchorId?: Hex }).anchorId;
       if (!other || other.toLowerCase() === plan.anchorId.toLowerCase()) continue;

@@ -4,6 +4,8 @@
  *   dropRate     destroy the connection before forwarding (the client sees a reset)
  *   dropAfterRate  forward, then destroy the connection instead of answering (the upstream acted; the answer is lost)
  *   rewrite      change a JSON answer before it is returned (e.g. a validator signing garbage)
+ *   answer       answer a JSON request itself, the upstream never sees it (e.g. an RPC provider's limit:
+ *                rpcLogRangeLimit)
  * Counts what it did, so a test can say how many faults it survived.
  */
 import { createServer, type Server } from 'node:http';
@@ -14,18 +16,37 @@ export interface FaultSettings {
   dropRate?: number;
   dropAfterRate?: number;
   rewrite?: (path: string, body: any) => any;
+  answer?: (path: string, body: any) => any;
+}
+
+/**
+ * `answer` of a public RPC provider that serves eth_getLogs only for explicit block numbers spanning at most `limit`
+ * blocks, like most do (a tag such as "latest" or "earliest", or a wider span, gets a JSON-RPC error); `seen`
+ * collects the spans it served.
+ */
+export function rpcLogRangeLimit(limit: number, seen: { from: bigint; to: bigint }[] = []) {
+  return (_path: string, body: any) => {
+    if (body?.method !== 'eth_getLogs') return undefined;
+    const { fromBlock, toBlock } = body.params?.[0] ?? {};
+    const hex = (x: unknown) => typeof x === 'string' && /^0x[0-9a-f]+$/i.test(x);
+    if (hex(fromBlock) && hex(toBlock) && BigInt(toBlock) - BigInt(fromBlock) < BigInt(limit)) {
+      seen.push({ from: BigInt(fromBlock), to: BigInt(toBlock) });
+      return undefined;
+    }
+    return { jsonrpc: '2.0', id: body.id, error: { code: -32005, message: `eth_getLogs is limited to ${limit} blocks given by number (got ${fromBlock}..${toBlock})` } };
+  };
 }
 
 export interface FaultProxy {
   url: string;
   settings: FaultSettings;
-  stats: { requests: number; failed: number; dropped: number; droppedAfter: number; rewritten: number };
+  stats: { requests: number; failed: number; dropped: number; droppedAfter: number; rewritten: number; answered: number };
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(upstream: string, settings: FaultSettings = {}, random: () => number = Math.random): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const stats = { requests: 0, failed: 0, dropped: 0, droppedAfter: 0, rewritten: 0 };
+  const stats = { requests: 0, failed: 0, dropped: 0, droppedAfter: 0, rewritten: 0, answered: 0 };
   const proxy: FaultProxy = { url: '', settings, stats, close: async () => undefined };
   const server: Server = createServer(async (req, res) => {
     stats.requests++;
@@ -39,6 +60,38 @@ export async function startFaultProxy(upstream: string, settings: FaultSettings 
     if (s.failRate && random() < s.failRate) {
       stats.failed++;
       return void res.writeHead(503, { 'content-type': 'text/plain' }).end('injected fault');
+    }
+    if (s.answer) {
+      // per request; in a JSON-RPC batch the requests it does not answer go upstream as a smaller batch
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        /* not JSON: forward */
+      }
+      const items: any[] = parsed === undefined ? [] : Array.isArray(parsed) ? parsed : [parsed];
+      const own = items.map((x) => s.answer!(req.url ?? '/', x));
+      if (own.some((x) => x !== undefined)) {
+        stats.answered += own.filter((x) => x !== undefined).length;
+        const rest = items.filter((_, i) => own[i] === undefined);
+        let upstream: any[] = [];
+        if (rest.length) {
+          try {
+            const r = await fetch(`${target.origin}${req.url ?? '/'}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(Array.isArray(parsed) ? rest : rest[0]),
+            });
+            const j = await r.json();
+            upstream = Array.isArray(j) ? j : [j];
+          } catch {
+            return void req.socket.destroy();
+          }
+        }
+        const byId = new Map(upstream.map((x) => [x?.id, x]));
+        const out = items.map((x, i) => own[i] ?? byId.get(x?.id));
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(parsed) ? out : out[0]));
+      }
     }
     let r: Response;
     try {

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { keccak256, stringToHex, toHex, type Hex } from 'viem';
 import { readAnchorState } from '../../src/chain/anchor.js';
 import { blsAggregatePublicKeys, blsKeygen, blsSign, blsVerify } from '../../src/chain/bls.js';
@@ -257,6 +257,15 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'EXPIRED' && /expired at/.test(o.reason ?? ''))).toBe(true);
   });
 
+  it('an intent created more than CLOCK_SKEW_S ahead of the validators\' clocks is refused (NOT_YET_VALID, retried by the gateway)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const intent = intentFor(id, [recordLeg(d, id, arg('future'))], { createdAt: now + 3600, expiresAt: now + 7200 });
+    const st = await writeIntent(d, id, intent.parts);
+    const plan = planOf(d, intent, st);
+    const e = await unreachable(d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) }));
+    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'NOT_YET_VALID' && /ahead of this validator's clock/.test(o.reason ?? ''))).toBe(true);
+  });
+
   it('under-threshold multi-sig intent (1 of 2) is refused; attested once the second key signs', async () => {
     const ms = await createIdentity(d, { extraKeys: 1, threshold: 2 });
     const intent = intentFor(ms, [recordLeg(d, ms, arg('multisig'))]);
@@ -317,17 +326,24 @@ describe('validator network', () => {
     await anchorAndExecute(d, id, a.plan, pre);
     const st2 = await writeIntent(d, id, a.intent.parts);
     const plan2 = planOf(d, a.intent, st2);
-    // a node with no memory (fresh store) still refuses: it reads AnchorCreated for the operation and its state
+    // a node with no memory (fresh store) still refuses: it reads AnchorCreated for the operation and its state,
+    // here from a provider that serves eth_getLogs only by block number and 200 blocks at a time
+    const { rpcLogRangeLimit, startFaultProxy } = await import('../support/fault-proxy.js');
+    const spans: { from: bigint; to: bigint }[] = [];
+    const rpc = await startFaultProxy(d.anvil.rpcUrl, { answer: rpcLogRangeLimit(200, spans) });
+    onTestFinished(() => rpc.close());
     const amnesiac = createValidatorNode({
       keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-3.json')),
       ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
+      chains: [{ ...CHAIN, rpcUrl: rpc.url, logRangeBlocks: 200, contracts: d.vn.contracts }],
       protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
     });
     const e = await amnesiac.attest(attestRequest(st2, plan2)).catch((x) => x);
     expect(e).toBeInstanceOf(ValidatorRefusal);
     expect(e.code).toBe('CONFLICTING_ANCHOR');
     expect(e.message).toMatch(/already proven on chain|already proven on ethereum-sepolia/);
+    expect(spans.length).toBeGreaterThan(0);
+    expect(rpc.stats.answered).toBe(0); // no search the provider refuses
     // a merely created (unproven) anchor for the operation does not block: createAnchor is permissionless
     const a3 = await freshAttest('onchain-created-only');
     const st4 = await writeIntent(d, id, a3.intent.parts);
