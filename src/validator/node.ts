@@ -222,6 +222,8 @@ interface ChainCtx {
   entry: ChainEntry;
   clients: ChainClients;
   set?: { at: number; root: Hex; publicKeys: Hex[]; powers: bigint[]; thresholdNum: bigint; thresholdDen: bigint };
+  /** the last blockAtOrBefore answer: a block at or before `at` is at or before any later time too */
+  blockAt?: { at: bigint; block: bigint };
 }
 
 interface LoadedIntent {
@@ -425,6 +427,14 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     return planIntentAnchor(loaded.intent, { chainId, proofAnchor: contracts.proofAnchor, ledgerTxHash: loaded.txHash });
   }
 
+  /** A block at or before `at`; the last answer is reused for times up to a minute after it (a slightly wider search). */
+  async function conflictSearchStart(c: ChainCtx, at: bigint): Promise<bigint> {
+    if (c.blockAt && at >= c.blockAt.at && at - c.blockAt.at <= 60n) return c.blockAt.block;
+    const block = await blockAtOrBefore(c.clients, at);
+    c.blockAt = { at, block };
+    return block;
+  }
+
   async function attest(req: AttestRequest): Promise<AttestResponse> {
     const t0 = performance.now();
     if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || !req.anchor) refuse('BAD_REQUEST', 'intentTxId, chain and anchor are required');
@@ -453,7 +463,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     // another anchor for this operation already PROVEN on chain (by any quorum) is a conflict too; merely
     // created ones are not (createAnchor is permissionless, so they prove nothing)
-    const fromBlock = await blockAtOrBefore(c.clients, BigInt(loaded.intent.createdAt - 2 * CLOCK_SKEW_S));
+    const fromBlock = await conflictSearchStart(c, BigInt(loaded.intent.createdAt - 2 * CLOCK_SKEW_S));
     const created = await scanLogs(
       c.clients,
       fromBlock,
