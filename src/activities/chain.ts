@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Address, Hex } from 'viem';
 import { accountFactoryAbi } from '../chain/abi/index.js';
 import { findAccountDeploymentTx, getAccountAddress } from '../chain/account.js';
-import type { ChainClients } from '../chain/clients.js';
+import { waitForReceipt, type ChainClients } from '../chain/clients.js';
 import type { Db } from '../db/client.js';
 import { upsertChainAccount } from '../db/identities.js';
 import { createChainAccess, type ChainAccess, type ChainAccessDeps } from './chain-access.js';
@@ -48,7 +48,6 @@ function beat() {
     /* outside an activity */
   }
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createChainActivities(deps: ChainActivityDeps) {
   const pollMs = deps.pollMs ?? 50;
@@ -61,13 +60,11 @@ export function createChainActivities(deps: ChainActivityDeps) {
   }
 
   async function waitReceipt(c: ChainClients, hash: Hex) {
-    const deadline = Date.now() + receiptTimeoutMs;
-    for (;;) {
-      const r = await c.public.getTransactionReceipt({ hash }).catch(() => undefined);
-      if (r) return r;
-      if (Date.now() > deadline) throw new Error(`no receipt for ${hash} after ${receiptTimeoutMs} ms`);
-      beat();
-      await sleep(pollMs);
+    const t = setInterval(beat, 2_000);
+    try {
+      return await waitForReceipt(c, hash, { timeoutMs: receiptTimeoutMs, pollMs });
+    } finally {
+      clearInterval(t);
     }
   }
 

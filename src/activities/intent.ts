@@ -14,7 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BaseError, decodeErrorResult, type Address, type Hex } from 'viem';
 import { accountAbiWithAnchorErrors, findExecutionTx, isLegExecuted, proofForLeg } from '../chain/account.js';
 import { createAnchor, executeComprehensiveProof, findAnchorTx, readValidatorSet, revertErrorName } from '../chain/anchor.js';
-import type { ChainClients, ChainWriter } from '../chain/clients.js';
+import { waitForReceipt, type ChainClients, type ChainWriter } from '../chain/clients.js';
 import { anchorMessage } from '../chain/formulas.js';
 import type { Db } from '../db/client.js';
 import {
@@ -228,7 +228,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
   }
 
   async function waitReceipt(r: ChainClients, hash: Hex) {
-    return heartbeating(r.public.waitForTransactionReceipt({ hash, pollingInterval: 25, timeout: 120_000 }));
+    return heartbeating(waitForReceipt(r, hash));
   }
 
   function legOf(plan: IntentAnchorPlan, legId: string) {

@@ -6,7 +6,7 @@
  */
 import { BaseError, ContractFunctionRevertedError, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { proofAnchorAbi } from './abi/index.js';
-import type { ChainClients, ChainWriter } from './clients.js';
+import { waitForReceipt, type ChainClients, type ChainWriter } from './clients.js';
 import { anchorId as computeAnchorId } from './formulas.js';
 import type { ValidatorRegistration } from './deploy.js';
 
@@ -91,8 +91,9 @@ export function revertErrorName(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The receipt of a sent transaction (clients.waitForReceipt: a dropped one releases its nonce and throws). */
 export async function waitTx(w: ChainClients, txHash: Hex): Promise<TxResult> {
-  const receipt = await w.public.waitForTransactionReceipt({ hash: txHash, pollingInterval: 25 });
+  const receipt = await waitForReceipt(w, txHash);
   return { txHash, receipt, gasUsed: receipt.gasUsed, status: receipt.status };
 }
 

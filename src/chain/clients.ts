@@ -4,6 +4,8 @@
  * concurrent sends through this client do not collide (use one writer per key and chain per process).
  */
 import {
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
   createPublicClient,
   createWalletClient,
   defineChain,
@@ -13,6 +15,7 @@ import {
   type Chain,
   type Hex,
   type PublicClient,
+  type TransactionReceipt,
   type Transport,
   type WalletClient,
 } from 'viem';
@@ -65,4 +68,63 @@ export function createChainClients(p: {
   const account = privateKeyToAccount(p.privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   const wallet = createWalletClient({ chain, transport, account, pollingInterval });
   return { chain, public: pub, wallet, account };
+}
+
+/** The node no longer knows a transaction that was sent (evicted from its mempool, or the node restarted). */
+export class DroppedTransactionError extends Error {
+  constructor(readonly hash: Hex) {
+    super(`transaction ${hash} was dropped by the node before it was mined; its nonce is released, send again`);
+    this.name = 'DroppedTransactionError';
+  }
+}
+
+export interface WaitReceiptOptions {
+  /** give up after this long (default 120 s) */
+  timeoutMs?: number;
+  /** receipt poll interval (default 25 ms) */
+  pollMs?: number;
+  /** after this long without a receipt, also ask whether the node still knows the transaction (default 2 s) */
+  droppedCheckMs?: number;
+}
+
+/**
+ * The receipt of a transaction, polled. A writer's nonce manager hands out nonces from its own count; if a sent
+ * transaction is dropped before it is mined, every later one from that key would queue behind the gap forever.
+ * So while no receipt has come, this asks (every `droppedCheckMs`) whether the node still knows the transaction;
+ * if not, it resets the writer's nonce manager, so the next send takes the freed nonce from the node's count,
+ * and throws DroppedTransactionError.
+ */
+export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, opts: WaitReceiptOptions = {}): Promise<TransactionReceipt> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const pollMs = opts.pollMs ?? 25;
+  const checkMs = opts.droppedCheckMs ?? 2_000;
+  const t0 = Date.now();
+  let checkedAt = t0;
+  let lastError: unknown;
+  // a failed read (the RPC hiccuped) is retried at the next poll, like a missing receipt
+  const receipt = () =>
+    c.public.getTransactionReceipt({ hash }).catch((e) => {
+      if (!(e instanceof TransactionReceiptNotFoundError)) lastError = e;
+      return undefined;
+    });
+  for (;;) {
+    const r = await receipt();
+    if (r) return r;
+    const now = Date.now();
+    if (now - checkedAt >= checkMs) {
+      checkedAt = now;
+      const dropped = await c.public.getTransaction({ hash }).then(
+        () => false,
+        (e) => e instanceof TransactionNotFoundError,
+      );
+      if (dropped) {
+        const late = await receipt(); // mined between the two reads?
+        if (late) return late;
+        if ('account' in c) c.account.nonceManager?.reset({ address: c.account.address, chainId: c.chain.id });
+        throw new DroppedTransactionError(hash);
+      }
+    }
+    if (now - t0 > timeoutMs) throw new Error(`no receipt for ${hash} after ${timeoutMs} ms${lastError ? ` (last read error: ${(lastError as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }

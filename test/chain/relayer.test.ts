@@ -1,0 +1,62 @@
+/**
+ * A relayer key's nonces on a real anvil: a sent transaction that the node drops before mining it (evicted from the
+ * mempool, node restarted) must not leave a gap that every later transaction of the key queues behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hex } from 'viem';
+import { createChainClients, DroppedTransactionError, waitForReceipt, type ChainWriter } from '../../src/chain/clients.js';
+import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { ANVIL_ADDRESSES, ANVIL_KEYS } from './fixture.js';
+
+let anvil: AnvilHandle;
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 31337, blockTime: 0 });
+}, 30_000);
+afterAll(async () => {
+  await anvil?.stop();
+});
+
+const rpc = (method: string, params: unknown[]) =>
+  fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then((r) => r.json());
+
+const writer = (key: Hex) => createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, privateKey: key, pollingIntervalMs: 25 });
+
+/** sends a transfer while mining is paused and has the node drop it */
+async function sendAndDrop(w: ChainWriter): Promise<{ hash: Hex; nonce: number }> {
+  await rpc('evm_setAutomine', [false]);
+  try {
+    const hash = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
+    const { nonce } = await w.public.getTransaction({ hash });
+    await rpc('anvil_dropTransaction', [hash]);
+    return { hash, nonce };
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+  }
+}
+
+describe('waitForReceipt', () => {
+  it('the hazard: after a dropped transaction, the next one takes the nonce after the gap and is never mined', async () => {
+    const w = writer(ANVIL_KEYS[2]);
+    const dropped = await sendAndDrop(w);
+    const next = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
+    expect((await w.public.getTransaction({ hash: next })).nonce).toBe(dropped.nonce + 1);
+    await expect(waitForReceipt(w, next, { timeoutMs: 1_000, droppedCheckMs: 60_000 })).rejects.toThrow(/no receipt .* after 1000 ms/);
+    await rpc('anvil_dropTransaction', [next]);
+  });
+
+  it('a dropped transaction throws DroppedTransactionError and releases its nonce: the next send fills the gap and is mined', async () => {
+    const w = writer(ANVIL_KEYS[1]);
+    const first = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
+    expect((await waitForReceipt(w, first)).status).toBe('success');
+
+    const dropped = await sendAndDrop(w);
+    const e = await waitForReceipt(w, dropped.hash, { droppedCheckMs: 50 }).catch((x) => x);
+    expect(e).toBeInstanceOf(DroppedTransactionError);
+    expect(e.message).toMatch(/dropped by the node/);
+
+    const again = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
+    const receipt = await waitForReceipt(w, again, { timeoutMs: 10_000 });
+    expect(receipt.status).toBe('success');
+    expect((await w.public.getTransaction({ hash: again })).nonce).toBe(dropped.nonce);
+  });
+});
