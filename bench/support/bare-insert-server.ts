@@ -6,20 +6,20 @@
 import { randomUUID } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import postgres from 'postgres';
+import pg from 'pg';
 
-const sql = postgres(process.env.DATABASE_URL!, { max: 10, onnotice: () => {} });
-await sql`create table if not exists bench_bare (id uuid primary key, body jsonb not null, created_at timestamptz not null default now())`;
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL!, max: 10 });
+await pool.query('create table if not exists bench_bare (id uuid primary key, body jsonb not null, created_at timestamptz not null default now())');
 
 const app = new Hono();
 app.post('/insert', async (c) => {
   const body = await c.req.json();
   const id = randomUUID();
-  await sql`insert into bench_bare (id, body) values (${id}, ${sql.json(body)})`;
+  await pool.query('insert into bench_bare (id, body) values ($1, $2)', [id, JSON.stringify(body)]);
   return c.json({ id }, 201);
 });
 app.get('/row/:id', async (c) => {
-  const [row] = await sql`select id, body, created_at from bench_bare where id = ${c.req.param('id')}`;
+  const { rows: [row] } = await pool.query('select id, body, created_at from bench_bare where id = $1', [c.req.param('id')]);
   return row ? c.json(row) : c.json({ error: 'not found' }, 404);
 });
 

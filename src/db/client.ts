@@ -1,5 +1,5 @@
 /**
- * One factory for the database: the `postgres` driver when a DATABASE_URL is given, otherwise embedded PGlite
+ * One factory for the database: node-postgres (`pg`, a pool of 10) when a DATABASE_URL is given, otherwise embedded PGlite
  * (data under `<dataDir>/pglite`, or in memory when `pgliteDir` is 'memory'). Migrations run on open.
  */
 import { mkdirSync } from 'node:fs';
@@ -33,25 +33,30 @@ export async function openDatabase(opts: { databaseUrl?: string; pgliteDir?: str
 }
 
 async function openPostgres(url: string): Promise<Database & { migrate(): Promise<void> }> {
-  const { default: postgres } = await import('postgres');
-  const { drizzle } = await import('drizzle-orm/postgres-js');
-  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
-  const db = drizzle(client, { schema });
+  const { default: pg } = await import('pg');
+  const { drizzle } = await import('drizzle-orm/node-postgres');
+  const { migrate } = await import('drizzle-orm/node-postgres/migrator');
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000 });
+  // An idle connection that the server closes (restart, failover) is dropped by the pool and replaced on demand;
+  // without a listener its 'error' event would end the process. A query on a lost connection fails as usual.
+  pool.on('error', () => {});
+  const db = drizzle(pool, { schema });
   return {
     db: db as unknown as Db,
     driver: 'postgres',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`), timeoutMs, 'database'),
-    close: () => client.end({ timeout: 5 }),
+    close: () => pool.end(),
     // Several API/worker processes may start at once; a session advisory lock on one dedicated connection
     // serialises their migrations.
     migrate: async () => {
-      const single = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+      const single = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+      single.on('error', () => {});
+      await single.connect();
       try {
-        await single`select pg_advisory_lock(${ADVISORY_LOCKS.migrate})`;
+        await single.query('select pg_advisory_lock($1)', [ADVISORY_LOCKS.migrate]);
         await migrate(drizzle(single, { schema }), { migrationsFolder: MIGRATIONS_DIR });
       } finally {
-        await single.end({ timeout: 5 });
+        await single.end();
       }
     },
   };

@@ -39,15 +39,9 @@ export async function startLocalPostgres(): Promise<LocalPostgres | undefined> {
   const port = await freePort();
   const [c2, a2] = run(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const { default: postgres } = await import('postgres');
   const ready = () => waitUntilReady('test postgres', async () => {
-    const sql = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => {} });
-    try {
-      await sql`select 1`;
-      return true;
-    } finally {
-      await sql.end();
-    }
+    await adminQuery(url, 'select 1', 1_000);
+    return true;
   }, { timeoutMs: 20_000 });
   let child = spawn(c2, a2, { stdio: 'ignore', detached: true });
   await ready();
@@ -75,19 +69,27 @@ export async function startLocalPostgres(): Promise<LocalPostgres | undefined> {
 
 /** A fresh database on the cluster at `baseUrl`, dropped by the returned function. */
 export async function createScratchDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: postgres } = await import('postgres');
   const name = `gw_test_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
+  await adminQuery(baseUrl, `create database ${name}`);
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
   return {
     url: u.toString(),
     async drop() {
-      const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
-      await a.unsafe(`drop database if exists ${name} with (force)`);
-      await a.end();
+      await adminQuery(baseUrl, `drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/** One statement on a connection of its own. */
+async function adminQuery(url: string, text: string, connectTimeoutMs = 10_000): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query(text);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
