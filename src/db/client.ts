@@ -1,6 +1,6 @@
 /**
- * One factory for the database: node-postgres (`pg`, a pool of 10) when a DATABASE_URL is given, otherwise embedded PGlite
- * (data under `<dataDir>/pglite`, or in memory when `pgliteDir` is 'memory'). Migrations run on open.
+ * One factory for the database: node-postgres (`pg`, a pool of 10) when a DATABASE_URL is given, otherwise
+ * embedded PGlite (data under `<dataDir>/pglite`, or in memory when `pgliteDir` is 'memory'). Migrations run on open.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
