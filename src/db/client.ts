@@ -37,9 +37,12 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000 });
-  // An idle connection that the server closes (restart, failover) is dropped by the pool and replaced on demand;
-  // without a listener its 'error' event would end the process. A query on a lost connection fails as usual.
+  // A connection the server closes (restart, failover) raises an 'error' event, which ends the process when nothing
+  // listens. The pool listens only while a connection is idle (and then drops it); a connection checked out for a
+  // transaction gets its goodbye between statements with no listener. So every connection listens for its whole
+  // life: the statement in flight fails as usual, and the pool drops the dead connection when it is released.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
   return {
     db: db as unknown as Db,

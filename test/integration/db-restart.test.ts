@@ -4,6 +4,8 @@
  * and once the server is back every connection of the pool answers again. postgres.js 3.4.9, the driver before,
  * failed this: with the same load no query completed after the second restart (its connections stopped flushing
  * writes), and in a CI run a deferred write on a closed socket crashed the process (porsager/postgres#1154, #1208).
+ * node-postgres itself, with only the pool's idle listener, raised 9 uncaught exceptions here: the goodbye of a
+ * connection checked out for a transaction, between its statements.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
@@ -36,6 +38,23 @@ describe('PostgreSQL restarts under load', () => {
         );
       }
     });
+    // and 4 transactions that hold a checked-out connection between statements, where the server's goodbye
+    // arrives with no query running (node-postgres emits it as the client's 'error' event)
+    let txOk = 0;
+    const txLoops = Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        await database.db
+          .transaction(async (tx) => {
+            await tx.execute(sql`select 1`);
+            await new Promise((r) => setTimeout(r, 30));
+            await tx.execute(sql`select 2`);
+          })
+          .then(
+            () => txOk++,
+            () => failed++,
+          );
+      }
+    });
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, 300));
       await pg.restart();
@@ -43,9 +62,12 @@ describe('PostgreSQL restarts under load', () => {
       const deadline = Date.now() + 10_000;
       while (ok <= before + 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(ok).toBeGreaterThan(before + 50); // queries flow again after the restart
+      const txBefore = txOk;
+      while (txOk <= txBefore + 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(txOk).toBeGreaterThan(txBefore + 4); // and transactions
     }
     stop = true;
-    await Promise.all(loops);
+    await Promise.all([...loops, ...txLoops]);
     expect(failed).toBeGreaterThan(0); // the restarts did hit queries in flight
     const answers = await Promise.all(Array.from({ length: 10 }, () => database.db.execute(sql`select 1 as one`)));
     expect(answers).toHaveLength(10);
