@@ -20,7 +20,9 @@
  *
  * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
- *   npx tsx bench/proof-cycle.ts [count=20] [in-process|processes]   (where the 7 validators run; default in-process)
+ *   npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]
+ *     (processes: the 7 validators each in its own process; worker-process: the worker in its own process, which
+ *      needs DATABASE_URL; by default both run in the bench's process)
  *   PROFILE_DIR=/tmp/prof npx tsx bench/proof-cycle.ts                 (+ a CPU profile of the concurrent run)
  *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)
  */
@@ -58,8 +60,12 @@ import {
 } from './lib/devnet.js';
 
 const COUNT = Number(process.argv[2] ?? 20);
+const FLAGS = new Set(process.argv.slice(3));
+for (const f of FLAGS) if (f !== 'processes' && f !== 'worker-process') throw new Error(`unknown argument ${f}: expected processes and/or worker-process`);
 /** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
-const VALIDATORS = process.argv[3] === 'processes' ? 'processes' : 'in-process';
+const VALIDATORS = FLAGS.has('processes') ? 'processes' : 'in-process';
+/** `worker-process`: the worker as its own process (as deployed) instead of in the bench's process; needs DATABASE_URL */
+const WORKER = FLAGS.has('worker-process') ? 'process' : 'in-process';
 const CHAIN = CHAINS[0];
 /** PROFILE_DIR=dir: a V8 CPU profile of this process during the concurrent run is written there (open it in Chrome DevTools) */
 const PROFILE_DIR = process.env.PROFILE_DIR;
@@ -75,7 +81,7 @@ interface Cycle {
 const median = (xs: number[]) => pct(xs, 0.5);
 
 async function main() {
-  const dn = await startBenchDevnet({ name: 'bench-cycle', validators: VALIDATORS === 'processes' ? 'processes' : true });
+  const dn = await startBenchDevnet({ name: 'bench-cycle', validators: VALIDATORS === 'processes' ? 'processes' : true, worker: WORKER });
   try {
     const wallets = benchWallets(dn);
     const [target] = await deployTestTargets(wallets);
@@ -161,7 +167,7 @@ async function main() {
       concurrency: concurrencyRatio <= TARGET.concurrency,
     };
 
-    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), ledger block 20 ms\n`);
+    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), worker ${WORKER}, ledger block 20 ms\n`);
     console.table(rows);
     console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
     console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.gas[call as keyof typeof bare.gas] })));
@@ -185,6 +191,7 @@ async function main() {
         bench: 'proof-cycle',
         count: COUNT,
         validators: VALIDATORS,
+        worker: WORKER,
         results: rows,
         gas: gas.gateway,
         bare_gas: bare.gas,

@@ -71,8 +71,16 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * keys as the set (what the proof cycle needs); `'processes'` then moves each node to its own process
  * (src/bin/validator.ts, same keys, state and port), as deployed; otherwise the contracts get a throwaway set.
  */
-export async function startBenchDevnet(opts: { name: string; validators?: boolean | 'processes'; blockIntervalMs?: number; logLevel?: 'error' | 'warn' | 'info' }): Promise<BenchDevnet> {
+export async function startBenchDevnet(opts: {
+  name: string;
+  validators?: boolean | 'processes';
+  /** 'process': the worker runs as its own process (`src/bin/worker.ts`, as deployed); needs DATABASE_URL */
+  worker?: 'in-process' | 'process';
+  blockIntervalMs?: number;
+  logLevel?: 'error' | 'warn' | 'info';
+}): Promise<BenchDevnet> {
   const base = loadConfig();
+  if (opts.worker === 'process' && !base.databaseUrl) throw new Error('a worker process needs a database it can share: set DATABASE_URL');
   const logger = createLogger(opts.logLevel ?? 'error');
   const dataDir = mkdtempSync(join(tmpdir(), `pgw-${opts.name}-`));
   const stops: (() => Promise<void>)[] = [];
@@ -127,19 +135,40 @@ export async function startBenchDevnet(opts: { name: string; validators?: boolea
     // DATABASE_URL (Postgres) when set, else in-memory PGlite
     const database = await openDatabase(base.databaseUrl ? { databaseUrl: base.databaseUrl } : { pgliteDir: 'memory' });
     stops.push(() => database.close());
-    const { worker, connection } = await createGatewayWorker({
-      address: config.temporal.address,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
-      activities: createActivities({ db: database.db, webhooks: config.webhooks, ...identityActivityDeps(config) }),
-      shutdownGraceTime: '1s',
-    });
-    const running = worker.run();
-    stops.push(async () => {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    });
+    if (opts.worker === 'process') {
+      const logFile = join(dataDir, 'worker.log');
+      const env = {
+        ...process.env,
+        DATABASE_URL: base.databaseUrl,
+        DATA_DIR: dataDir,
+        LEDGER_URL: config.ledgerUrl,
+        CHAINS: JSON.stringify(config.chains),
+        VALIDATOR_URLS: config.validatorUrls.join(','),
+        SPONSOR_KEY: config.sponsorKey,
+        RELAYER_PRIVATE_KEY: config.relayerPrivateKey,
+        TEMPORAL_ADDRESS: config.temporal.address,
+        TEMPORAL_NAMESPACE: config.temporal.namespace,
+        TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+        LOG_LEVEL: 'info',
+      };
+      const child = spawnManaged('worker', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], { cwd: PROJECT_ROOT, env, logFile });
+      stops.push(() => child.stop());
+      await waitUntilReady('worker', async () => readFileSync(logFile, 'utf8').includes('"worker running"'), { timeoutMs: 60_000, process: child });
+    } else {
+      const { worker, connection } = await createGatewayWorker({
+        address: config.temporal.address,
+        namespace: config.temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        activities: createActivities({ db: database.db, webhooks: config.webhooks, ...identityActivityDeps(config) }),
+        shutdownGraceTime: '1s',
+      });
+      const running = worker.run();
+      stops.push(async () => {
+        worker.shutdown();
+        await running;
+        await connection.close();
+      });
+    }
     const client = await connectTemporalClient(config.temporal);
     stops.push(() => client.connection.close());
     const app = createApp({ config, database, temporal: client, logger });
@@ -313,7 +342,14 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
         if (comm.startsWith('node')) {
           const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
           const i = args.indexOf('--index');
-          name = Number(pid) === process.pid ? 'bench process (gateway, ledger simulator, in-process validators)' : i >= 0 ? 'validator process' : 'node (other)';
+          name =
+            Number(pid) === process.pid
+              ? 'bench process (API, ledger simulator, and the worker and validators unless they run as processes)'
+              : i >= 0
+                ? 'validator process'
+                : args.some((a) => a.endsWith('src/bin/worker.ts'))
+                  ? 'worker process'
+                  : 'node (other)';
         }
         out.set(pid, { name, ms });
       } catch {
