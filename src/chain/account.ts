@@ -8,6 +8,7 @@ import type { ChainClients, ChainWriter } from './clients.js';
 import { adiHash, anchorId as computeAnchorId, type AnchorPlan } from './formulas.js';
 import { readAnchorState, waitTx, type TxOptions, type TxResult } from './anchor.js';
 import { scanLogs } from './logs.js';
+import { memo } from './memo.js';
 
 /** The account ABI plus the ProofAnchor errors that consume() bubbles up, so viem decodes them by name. */
 export const accountAbiWithAnchorErrors = [
@@ -17,13 +18,16 @@ export const accountAbiWithAnchorErrors = [
 
 /** Offline: the AbstractAccount address of `adiUrl` (identical on every chain for the same factory). */
 export function predictAccountAddress(p: { accountFactory: Address; proofAnchor: Address; adiUrl: string }): Address {
-  const salt = adiHash(p.adiUrl);
-  const initCode = concatHex([
-    abstractAccountBytecode,
-    encodeAbiParameters([{ type: 'address' }, { type: 'bytes32' }], [p.proofAnchor, salt]),
-  ]);
-  return getContractAddress({ opcode: 'CREATE2', from: p.accountFactory, salt, bytecodeHash: keccak256(initCode) });
+  return predicted(JSON.stringify([p.accountFactory.toLowerCase(), p.proofAnchor.toLowerCase(), p.adiUrl]));
 }
+
+/** keccak of the 4 KB init code per call: every validator predicts the account of every intent it attests */
+const predicted = memo(4096, (key): Address => {
+  const [accountFactory, proofAnchor, adiUrl] = JSON.parse(key) as [Address, Address, string];
+  const salt = adiHash(adiUrl);
+  const initCode = concatHex([abstractAccountBytecode, encodeAbiParameters([{ type: 'address' }, { type: 'bytes32' }], [proofAnchor, salt])]);
+  return getContractAddress({ opcode: 'CREATE2', from: accountFactory, salt, bytecodeHash: keccak256(initCode) });
+});
 
 /** On chain: AccountFactory.getAddress(adiUrl). */
 export function getAccountAddress(c: ChainClients, accountFactory: Address, adiUrl: string): Promise<Address> {

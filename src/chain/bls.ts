@@ -24,6 +24,7 @@ import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatHex, hexToBigInt, hexToBytes, numberToHex, sliceHex, type Hex } from 'viem';
 import { BLS_POP_DST, BLS_SIG_DST } from './formulas.js';
+import { memo } from './memo.js';
 
 type Mcl = typeof import('mcl-wasm');
 type MclG1 = InstanceType<Mcl['G1']>;
@@ -95,20 +96,8 @@ function mclAffine(h: Hex, limbs: number): string {
   return `1 ${parts.join(' ')}`;
 }
 
-/** Bounded memo of decoded points: validator keys and signatures are decoded again and again. */
-function memo<V>(max: number, make: (k: string) => V): (k: string) => V {
-  const m = new Map<string, V>();
-  return (k) => {
-    const key = k.toLowerCase();
-    let v = m.get(key);
-    if (v === undefined) {
-      v = make(k);
-      if (m.size >= max) m.delete(m.keys().next().value as string);
-      m.set(key, v);
-    }
-    return v;
-  };
-}
+/** Bounded memo keyed by lower-cased hex: validator keys and signatures are decoded again and again. */
+const hexMemo = <V>(max: number, make: (k: string) => V) => memo(max, make, (k) => k.toLowerCase());
 
 function mclPoint<T extends MclG1 | MclG2>(p: T, str: string): T {
   try {
@@ -118,8 +107,8 @@ function mclPoint<T extends MclG1 | MclG2>(p: T, str: string): T {
   }
   return p;
 }
-const mclG1 = memo(1024, (h) => mclPoint(new mcl!.G1(), mclAffine(h as Hex, 2)));
-const mclG2 = memo(256, (h) => mclPoint(new mcl!.G2(), mclAffine(h as Hex, 4)));
+const mclG1 = hexMemo(1024, (h) => mclPoint(new mcl!.G1(), mclAffine(h as Hex, 2)));
+const mclG2 = hexMemo(256, (h) => mclPoint(new mcl!.G2(), mclAffine(h as Hex, 4)));
 
 const fpHex = (x: { getStr(base?: number): string }): string => x.getStr(16).padStart(96, '0');
 const PAD = '0'.repeat(32);
@@ -138,12 +127,12 @@ function mclG2ToEip2537(p: MclG2): Hex {
 
 /** H(m) under `dst`, memoized per (dst, message): the dominant cost of a signature, shared by every signer here. */
 const hashKey = (message: Hex, dst: string) => `${dst}|${message}`;
-const nobleHash = memo(4096, (k) => {
+const nobleHash = hexMemo(4096, (k) => {
   const [dst, message] = k.split('|') as [string, Hex];
   return sigs.hash(hexToBytes(message), dst) as G1Point;
 });
 const hashToG1 = (message: Hex, dst: string): G1Point => nobleHash(hashKey(message, dst));
-const mclHash = memo(4096, (k) => mclG1(g1ToEip2537(nobleHash(k))));
+const mclHash = hexMemo(4096, (k) => mclG1(g1ToEip2537(nobleHash(k))));
 const mclHashToG1 = (message: Hex, dst: string) => mclHash(hashKey(message, dst));
 
 function mclScalar(secretKey: Uint8Array): InstanceType<Mcl['Fr']> {
