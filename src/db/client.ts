@@ -6,7 +6,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PoolClient } from 'pg';
 import * as schema from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
 
@@ -44,6 +46,22 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
+  // drizzle 0.45's pooled transaction() runs BEGIN before the try/finally that releases the connection, so a BEGIN
+  // that fails (the server restarted while the connection sat idle) leaks it for good: a few restarts starve the
+  // pool of 10 and every query waits forever (drizzle-team/drizzle-orm#6023, #6241, open). So the gateway checks the
+  // connection out and releases it itself, and runs drizzle's transaction on that one client; the pool drops it on
+  // release when it is dead. A drizzle instance per pooled connection, made once (building one costs ~0.2 ms).
+  const onClient = new WeakMap<PoolClient, NodePgDatabase<Schema>>();
+  db.transaction = async (transaction, config) => {
+    const client = await pool.connect();
+    try {
+      let single = onClient.get(client);
+      if (!single) onClient.set(client, (single = drizzle(client, { schema })));
+      return await single.transaction(transaction, config);
+    } finally {
+      client.release();
+    }
+  };
   return {
     db: db as unknown as Db,
     driver: 'postgres',
