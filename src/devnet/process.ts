@@ -12,6 +12,8 @@ export interface ManagedProcess {
   child: ChildProcess;
   /** resolves with the exit code once the process has exited */
   exited: Promise<number | null>;
+  /** the last lines it wrote to stderr, for the error when it dies at start-up */
+  outputTail(): string;
   stop(): Promise<void>;
 }
 
@@ -48,8 +50,11 @@ export function spawnManaged(
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     detached: true,
-    stdio: ['ignore', out ? 'pipe' : 'ignore', out ? 'pipe' : 'ignore'],
+    // stdout only when it is logged (anvil writes a line per RPC call); stderr always, for its last words
+    stdio: ['ignore', out ? 'pipe' : 'ignore', 'pipe'],
   });
+  let tail = '';
+  child.stderr?.on('data', (d: Buffer) => void (tail = (tail + d.toString()).slice(-4000)));
   if (out) {
     child.stdout?.pipe(out, { end: false });
     child.stderr?.pipe(out, { end: false });
@@ -62,6 +67,7 @@ export function spawnManaged(
     name,
     child,
     exited,
+    outputTail: () => tail,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       killGroup(child.pid, 'SIGTERM');
@@ -90,7 +96,13 @@ export async function waitUntilReady(
   void opts.process?.exited.then(() => (exited = true));
   let lastError = '';
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`${what} exited before it became ready (exit code ${opts.process?.child.exitCode})`);
+    if (exited) {
+      // its last words may still be in the pipes: wait for them to close (briefly; a grandchild may hold them)
+      const child = opts.process!.child;
+      if (child.stdout?.readable || child.stderr?.readable) await Promise.race([new Promise((r) => child.once('close', r)), new Promise((r) => setTimeout(r, 500))]);
+      const said = opts.process!.outputTail().trim().split('\n').slice(-5).join(' | ');
+      throw new Error(`${what} exited before it became ready (exit code ${opts.process?.child.exitCode})${said ? `: ${said}` : ''}`);
+    }
     try {
       if (await probe()) return;
     } catch (err) {

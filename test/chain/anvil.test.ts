@@ -60,7 +60,8 @@ describe('startAnvil', () => {
     const [x, y] = await Promise.all([startAnvil({ chainId: 11155111 }), startAnvil({ chainId: 80002, blockTime: 0 })]);
     try {
       expect(x.port).not.toBe(y.port);
-      await expect(startAnvil({ chainId: 1, port: x.port, timeoutMs: 3000 })).rejects.toThrow();
+      // with anvil's own words, not only its exit code
+      await expect(startAnvil({ chainId: 1, port: x.port, timeoutMs: 3000 })).rejects.toThrow(/exited before it became ready \(exit code 1\): .*Address already in use/);
     } finally {
       await Promise.all([x.stop(), y.stop()]);
     }
