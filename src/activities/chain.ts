@@ -6,7 +6,6 @@
  * is recorded with the deployment transaction found in the factory's AccountCreated log; only a missing one is
  * deployed. CREATE2 can never make two accounts for one ADI, so a crash at any point cannot duplicate it.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Address, Hex } from 'viem';
 import { accountFactoryAbi } from '../chain/abi/index.js';
@@ -15,6 +14,7 @@ import { waitForReceipt, type ChainClients } from '../chain/clients.js';
 import type { Db } from '../db/client.js';
 import { upsertChainAccount } from '../db/identities.js';
 import { createChainAccess, type ChainAccess, type ChainAccessDeps } from './chain-access.js';
+import { beat, heartbeating } from './heartbeat.js';
 
 export const NON_RETRYABLE_CHAIN_ERRORS = ['ChainNotConfigured'];
 
@@ -41,14 +41,6 @@ export interface ChainAccountResult {
   deployed: boolean;
 }
 
-function beat() {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* outside an activity */
-  }
-}
-
 export function createChainActivities(deps: ChainActivityDeps) {
   const pollMs = deps.pollMs ?? 50;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 120_000;
@@ -59,14 +51,7 @@ export function createChainActivities(deps: ChainActivityDeps) {
     return !!code && code !== '0x';
   }
 
-  async function waitReceipt(c: ChainClients, hash: Hex) {
-    const t = setInterval(beat, 2_000);
-    try {
-      return await waitForReceipt(c, hash, { timeoutMs: receiptTimeoutMs, pollMs });
-    } finally {
-      clearInterval(t);
-    }
-  }
+  const waitReceipt = (c: ChainClients, hash: Hex) => heartbeating(waitForReceipt(c, hash, { timeoutMs: receiptTimeoutMs, pollMs }));
 
   return {
     async ensureAbstractAccount(i: AccountInput): Promise<ChainAccountResult> {
@@ -81,7 +66,9 @@ export function createChainActivities(deps: ChainActivityDeps) {
         await upsertChainAccount(deps.db, { identityId: i.identityId, chain: i.chain, chainId: BigInt(e.chainId), address, deploymentTx: tx });
         return { chain: i.chain, chainId: String(e.chainId), address, deploymentTx: tx, deployed };
       };
-      if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
+      /** deployed before (or by a concurrent attempt): its deployment transaction as found on chain */
+      const existing = async () => record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
+      if (await deployedCode(r, address)) return existing();
 
       const w = writer(i.chain);
       let hash: Hex;
@@ -89,13 +76,13 @@ export function createChainActivities(deps: ChainActivityDeps) {
         hash = await w.wallet.writeContract({ address: factory, abi: accountFactoryAbi, functionName: 'createAccount', args: [i.adiUrl] });
       } catch (err) {
         // estimation reverts when a concurrent attempt deployed it in the meantime
-        if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
+        if (await deployedCode(r, address)) return existing();
         throw err;
       }
       beat();
       const receipt = await waitReceipt(w, hash);
       if (receipt.status !== 'success') {
-        if (await deployedCode(r, address)) return record((await findAccountDeploymentTx(r, factory, address)) ?? null, false);
+        if (await deployedCode(r, address)) return existing();
         throw new Error(`createAccount(${i.adiUrl}) reverted on ${i.chain} (tx ${hash})`);
       }
       return record(hash, true);

@@ -9,7 +9,6 @@
  * validators write a result once (they look it up on the ledger). Outputs are stored on the intent_chains row,
  * so the workflow history stays small and GET /v1/transaction/{id} shows each transaction as soon as it exists.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { BaseError, decodeErrorResult, type Address, type Hex } from 'viem';
 import { accountAbiWithAnchorErrors, findExecutionTx, isLegExecuted, proofForLeg } from '../chain/account.js';
@@ -39,6 +38,7 @@ import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../proof/
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
 import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient } from '../validator/quorum.js';
 import type { ChainAccess } from './chain-access.js';
+import { beat, heartbeating } from './heartbeat.js';
 
 /** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
 const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
@@ -78,23 +78,6 @@ export interface LegStepInput extends IntentStepInput {
   legId: string;
 }
 
-function beat(details?: unknown) {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* outside an activity */
-  }
-}
-
-/** Heartbeats every 2 s while `p` runs (a quorum round or a receipt wait is one long await). */
-async function heartbeating<T>(p: Promise<T>): Promise<T> {
-  const t = setInterval(() => beat(), 2000);
-  try {
-    return await p;
-  } finally {
-    clearInterval(t);
-  }
-}
 
 /** What the account's and the anchor's errors mean for a leg. */
 const REVERT_MEANING: Record<string, string> = {

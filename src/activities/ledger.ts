@@ -16,7 +16,6 @@
  * NameTaken, SponsorOutOfCredits, SponsorOutOfFunds, PageOutOfCredits, KeyPageChanged. Everything else
  * (transport errors, timeouts, stale timestamps) is thrown as is and retried with backoff.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { core, messaging } from 'accumulate.js';
 import type { Db } from '../db/client.js';
@@ -42,6 +41,7 @@ import {
   type LedgerClient,
   type TxStatus,
 } from '../ledger/index.js';
+import { beat } from './heartbeat.js';
 
 /**
  * Credits the setup spends from page 1 before the client's key takes over: CreateDataAccount (25) and
@@ -82,14 +82,6 @@ export interface StepResult {
   txId?: string;
 }
 
-/** Heartbeat when running as an activity (a crashed worker is then noticed within the heartbeat timeout). */
-function beat(details?: unknown) {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not in an activity context (direct calls in tests) */
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
