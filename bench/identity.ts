@@ -1,8 +1,9 @@
 /**
  * Identity provisioning latency: POST /v1/identity (two chains, 100 credits) until GET shows `active`, over 20
  * identities, on a local devnet made here (ledger simulator with 20 ms blocks, two anvils with the system
- * contracts, Temporal dev server, in-memory PGlite (or DATABASE_URL), in-process worker and API). Two runs: one identity at a time
- * (latency) and all 20 at once (contention). Prints a table and a JSON line.
+ * contracts, Temporal dev server, in-memory PGlite (or a fresh database on DATABASE_URL's server), in-process
+ * worker and API). Two runs: one identity at a time (latency) and all 20 at once (contention). Prints a table and a
+ * JSON line.
  *
  *   npx tsx bench/identity.ts [count=20] [blockIntervalMs=20]
  *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)

@@ -1,7 +1,8 @@
 /**
  * Proof cycle latency and gas (issue 8 "done when", issue 11): on a local devnet made here (bench/lib/devnet.ts:
  * Temporal dev server, ledger simulator with 20 ms blocks, two anvils with the system contracts deployed with the
- * 7 validators' set, the 7 validators, in-memory PGlite (or DATABASE_URL), in-process worker and API).
+ * 7 validators' set, the 7 validators, in-memory PGlite (or a fresh database on DATABASE_URL's server),
+ * in-process worker and API).
  *
  * Gateway: single-leg TestTarget.record(bytes32) calls with expectedEvents + expectedState on ethereum-sepolia,
  * timed from POST /v1/transaction/{id}/signature until GET /v1/transaction/{id} shows `completed`:
@@ -23,7 +24,8 @@
  *   npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]
  *     (processes: the 7 validators each in its own process; worker-process: the worker in its own process, which
  *      needs DATABASE_URL; by default both run in the bench's process)
- *   PROFILE_DIR=/tmp/prof npx tsx bench/proof-cycle.ts                 (+ a CPU profile of the concurrent run)
+ *   PROFILE_DIR=/tmp/prof npx tsx bench/proof-cycle.ts                 (+ a CPU profile of the concurrent run, and
+ *                                                                       with worker-process one of the worker's whole run)
  *   (the Temporal CLI is found as for `npm start`: TEMPORAL_CLI_PATH, PATH or .venv-temporal)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,9 +1,10 @@
 /**
  * The local devnet the benches and scripts/record-histories.ts make in-process (nothing from test/): Temporal dev
  * server (in memory), ledger simulator, two anvils with the system contracts (optionally deployed with the 7
- * validators' set and the validators running), in-memory PGlite (or DATABASE_URL), one worker, the API app (called
- * in-process with app.request) with an organization and a key; plus helpers to make an active identity, deploy
- * TestTarget, and prepare, sign, submit and follow an intent through the API.
+ * validators' set and the validators running), in-memory PGlite (or a fresh database on DATABASE_URL's server,
+ * dropped at the end), one worker, the API app (called in-process with app.request) with an organization and a
+ * key; plus helpers to make an active identity, deploy TestTarget, and prepare, sign, submit and follow an intent
+ * through the API.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,7 @@ import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
 import { setupIdentityDevnet } from '../../src/devnet/identity.js';
 import { freePort } from '../../src/devnet/ports.js';
+import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { spawnManaged, waitUntilReady } from '../../src/devnet/process.js';
 import { PROJECT_ROOT, startTemporalDevServer } from '../../src/devnet/temporal.js';
 import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
@@ -132,14 +134,21 @@ export async function startBenchDevnet(opts: {
       ...parts,
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, taskQueue: `${opts.name}-${randomBytes(4).toString('hex')}` },
     };
-    // DATABASE_URL (Postgres) when set, else in-memory PGlite
-    const database = await openDatabase(base.databaseUrl ? { databaseUrl: base.databaseUrl } : { pgliteDir: 'memory' });
+    // DATABASE_URL (Postgres) when set: a fresh database on that cluster, dropped at the end, so that no run pays
+    // for an earlier run's rows (the pending scan reads every active identity's accounts); else in-memory PGlite
+    let databaseUrl: string | undefined;
+    if (base.databaseUrl) {
+      const scratch = await createScratchDatabase(base.databaseUrl);
+      stops.push(scratch.drop);
+      databaseUrl = scratch.url;
+    }
+    const database = await openDatabase(databaseUrl ? { databaseUrl } : { pgliteDir: 'memory' });
     stops.push(() => database.close());
     if (opts.worker === 'process') {
       const logFile = join(dataDir, 'worker.log');
       const env = {
         ...process.env,
-        DATABASE_URL: base.databaseUrl,
+        DATABASE_URL: databaseUrl,
         DATA_DIR: dataDir,
         LEDGER_URL: config.ledgerUrl,
         CHAINS: JSON.stringify(config.chains),
@@ -151,7 +160,9 @@ export async function startBenchDevnet(opts: {
         TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
         LOG_LEVEL: 'info',
       };
-      const child = spawnManaged('worker', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], { cwd: PROJECT_ROOT, env, logFile });
+      // PROFILE_DIR=dir: the worker writes a V8 CPU profile of its whole run there when it stops
+      const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
+      const child = spawnManaged('worker', process.execPath, [...profile, '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], { cwd: PROJECT_ROOT, env, logFile });
       stops.push(() => child.stop());
       await waitUntilReady('worker', async () => readFileSync(logFile, 'utf8').includes('"worker running"'), { timeoutMs: 60_000, process: child });
     } else {
