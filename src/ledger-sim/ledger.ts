@@ -672,7 +672,7 @@ export class SimLedger {
     for (const acc of touched) {
       const leaves = st.chains[acc];
       if (!leaves?.length) continue;
-      const chain = new MerkleChain(leaves);
+      const chain = MerkleChain.of(leaves);
       st.root.push(chain.anchor());
       st.rootBlocks.push(st.block);
       (st.anchors[acc] ??= []).push({ height: leaves.length, rootIndex: st.root.length - 1, block: st.block });
@@ -1234,7 +1234,7 @@ export class SimLedger {
   receipt(account: string, entryHash: string): { index: number; receipt: Receipt } {
     const leaves = this.state.chains[account];
     if (!leaves) throw new SimError('notFound', `account ${account} has no main chain entries`);
-    const chain = new MerkleChain(leaves);
+    const chain = MerkleChain.of(leaves);
     const index = chain.indexOf(entryHash);
     if (index < 0) throw new SimError('notFound', `entry ${entryHash} not found on the main chain of ${account}`);
     const anchorRec = (this.state.anchors[account] ?? []).find((a) => a.height > index);
@@ -1243,7 +1243,7 @@ export class SimLedger {
       return { index, receipt: { ...r, localBlock: this.state.block, localBlockTime: new Date(this.state.blockTime).toISOString() } };
     }
     const r1 = chain.receipt(index, anchorRec.height);
-    const root = new MerkleChain(this.state.root);
+    const root = MerkleChain.of(this.state.root);
     const r2 = root.receipt(anchorRec.rootIndex);
     return {
       index,

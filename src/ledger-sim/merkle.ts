@@ -2,17 +2,36 @@
  * Append-only Merkle chain with the Accumulate Go DAG algorithm (pkg/database/merkle/state.go):
  * AddEntry fills "pending" slots like a binary counter; Anchor() folds them as combine(slot, acc),
  * starting from the lowest non-empty slot. Receipts fold with right ? H(h||x) : H(x||h).
+ *
+ * Every subtree the algorithm touches is perfect and aligned (2^level leaves from a multiple of 2^level), and a
+ * complete one never changes in an append-only chain, so each root is hashed once and kept: an anchor or a receipt
+ * costs O(log n) lookups plus the hashing of what was appended since, not O(n) hashes from the leaves up.
  */
-import { sha256 } from 'accumulate.js/common';
+import { createHash } from 'node:crypto';
 import type { Receipt, ReceiptEntry } from '../ledger/receipt.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
-const unhex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
-const combine = (l: Uint8Array, r: Uint8Array) => sha256(Buffer.concat([l, r]));
+const combine = (l: Uint8Array, r: Uint8Array) => createHash('sha256').update(l).update(r).digest();
+
+/** One chain object per leaves array, so its memo lives as long as the array (the simulator's state). */
+const chains = new WeakMap<string[], MerkleChain>();
 
 export class MerkleChain {
+  /** nodes[level][k]: root of the subtree of 2^level leaves starting at k·2^level */
+  private readonly nodes: Uint8Array[][] = [];
+  /** leaf hash -> first index, for the first `indexed` leaves */
+  private readonly positions = new Map<string, number>();
+  private indexed = 0;
+
   /** Leaves as hex. */
   constructor(readonly leaves: string[] = []) {}
+
+  /** The chain over `leaves` (an array that is only ever appended to), with the roots hashed so far. */
+  static of(leaves: string[]): MerkleChain {
+    let c = chains.get(leaves);
+    if (!c) chains.set(leaves, (c = new MerkleChain(leaves)));
+    return c;
+  }
 
   get height(): number {
     return this.leaves.length;
@@ -24,14 +43,23 @@ export class MerkleChain {
   }
 
   indexOf(hash: string): number {
-    return this.leaves.indexOf(hash.toLowerCase());
+    for (; this.indexed < this.leaves.length; this.indexed++) {
+      const l = this.leaves[this.indexed]!;
+      if (!this.positions.has(l)) this.positions.set(l, this.indexed);
+    }
+    return this.positions.get(hash.toLowerCase()) ?? -1;
   }
 
-  /** Root of a perfect subtree of 2^level leaves starting at `start`. */
+  /** Root of the perfect subtree of 2^level leaves starting at `start` (a multiple of 2^level). */
   private subtree(start: number, level: number): Uint8Array {
-    if (level === 0) return unhex(this.leaves[start]!);
-    const half = 1 << (level - 1);
-    return combine(this.subtree(start, level - 1), this.subtree(start + half, level - 1));
+    const row = (this.nodes[level] ??= []);
+    const k = start >>> level;
+    let h = row[k];
+    if (!h) {
+      h = level === 0 ? Buffer.from(this.leaves[start]!, 'hex') : combine(this.subtree(start, level - 1), this.subtree(start + (1 << (level - 1)), level - 1));
+      row[k] = h;
+    }
+    return h;
   }
 
   /** Decomposition of the first n leaves into perfect subtrees, oldest (largest) first. */

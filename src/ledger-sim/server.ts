@@ -7,6 +7,7 @@ import { core } from 'accumulate.js';
 import { normUrl } from '../ledger/urls.js';
 import { JSONRPC_PROTOCOL_BASE, STATUS } from '../ledger/errors.js';
 import { SimError, SimLedger, type TxRecord } from './ledger.js';
+import { MerkleChain } from './merkle.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
 
@@ -123,7 +124,7 @@ export class SimRpc {
         if (q.name !== 'main') throw new SimError('notFound', `chain ${q.name} of ${scope} not simulated`);
         let index: number;
         if (q.entry !== undefined) {
-          index = leaves.indexOf(String(q.entry).toLowerCase());
+          index = MerkleChain.of(leaves).indexOf(String(q.entry));
           if (index < 0) throw new SimError('notFound', `entry ${q.entry} not found on ${scope}#chain/main`);
         } else if (q.index !== undefined) {
           index = Number(q.index);

@@ -56,6 +56,28 @@ describe('simulated Merkle chains', () => {
     }
   });
 
+  it('the chain kept for a state array follows appends made to the array itself (the simulator pushes leaves)', () => {
+    const leaves: string[] = [];
+    for (let n = 1; n <= 70; n++) {
+      leaves.push(leaf(n));
+      const c = MerkleChain.of(leaves);
+      expect(c).toBe(MerkleChain.of(leaves));
+      expect(c.anchor()).toBe(goAnchor(leaves));
+      expect(c.indexOf(leaf(n).toUpperCase())).toBe(n - 1);
+      for (const i of [0, n >> 1, n - 1]) {
+        const r = c.receipt(i);
+        expect(r.anchor).toBe(goAnchor(leaves));
+        expect(verifyReceipt(r)).toBe(true);
+      }
+      // an earlier height still proves against its own anchor
+      expect(c.receipt(0, Math.ceil(n / 2)).anchor).toBe(goAnchor(leaves.slice(0, Math.ceil(n / 2))));
+    }
+    expect(MerkleChain.of(leaves).indexOf(leaf(999))).toBe(-1);
+    // a duplicate leaf keeps its first position, as Array.indexOf did
+    leaves.push(leaf(3));
+    expect(MerkleChain.of(leaves).indexOf(leaf(3))).toBe(2);
+  });
+
   it('combined receipts (entry -> chain anchor -> root chain) verify; malformed input is false, not a throw', () => {
     const a = new MerkleChain([leaf(1), leaf(2), leaf(3)]);
     const root = new MerkleChain([leaf(50), a.anchor(), leaf(51)]);
