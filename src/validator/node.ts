@@ -531,7 +531,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const blockNumber = receipt.blockNumber;
     let confirmations = 0;
     await waitFor(`${c.entry.confirmations} confirmations`, deadline, async () => {
-      const latest = await pub.getBlockNumber({ cacheTime: 0 });
+      // one eth_blockNumber per poll interval however many observations wait on this chain (viem shares the
+      // answer and the request in flight), not one per observation
+      const latest = await pub.getBlockNumber({ cacheTime: poll });
       confirmations = Number(latest - blockNumber);
       if (opts.finality === 'finalized') {
         const fin = await pub.getBlock({ blockTag: 'finalized' }).catch(() => undefined);

@@ -491,6 +491,51 @@ describe('validator network', () => {
     expect(obs.result.txHash).toBe(exec.txHash);
   });
 
+  it('observations waiting on one chain share one eth_blockNumber per poll interval, however many there are', async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode } = await import('../../src/validator/node.js');
+    const { startFaultProxy } = await import('../support/fault-proxy.js');
+    let blockNumbers = 0;
+    const count = (_path: string, body: any) => {
+      for (const r of Array.isArray(body) ? body : [body]) if (r?.method === 'eth_blockNumber') blockNumbers++;
+      return undefined;
+    };
+    const rpc = await startFaultProxy(d.anvil.rpcUrl, { answer: count });
+    onTestFinished(() => rpc.close());
+    const pollIntervalMs = 100;
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-1.json')),
+      ledger: d.ledger,
+      // 12 confirmations of 0.2 s blocks: every observation below waits at least a second
+      chains: [{ ...CHAIN, confirmations: 12, rpcUrl: rpc.url, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+      pollIntervalMs,
+    });
+    // four executed legs (identical requests would share one answer anyway)
+    const legs: { req: ReturnType<typeof observeRequest>; txHash: Hex }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const a = await freshAttestWith(`shared-block-number-${i}`, {});
+      const pre = await d.quorum.attest(a.req, { message: a.message });
+      const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+      legs.push({ req: observeRequest(a.st, a.plan, 0, exec.txHash), txHash: exec.txHash });
+    }
+    blockNumbers = 0;
+    const t0 = performance.now();
+    // started 15 ms apart, as requests arrive: on its own, each would poll in its own phase
+    const observed = await Promise.all(
+      legs.map(async (l, i) => {
+        await new Promise((r) => setTimeout(r, i * 15));
+        return node.observe(l.req);
+      }),
+    );
+    const elapsed = performance.now() - t0;
+    observed.forEach((o, i) => expect(o.result.txHash).toBe(legs[i]!.txHash));
+    // each of the 4 polling on its own would ask about 4 times per interval
+    expect(blockNumbers).toBeGreaterThan(0);
+    expect(blockNumbers).toBeLessThanOrEqual(Math.ceil(elapsed / pollIntervalMs) + 3);
+  });
+
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
     const next = toHex(BigInt(calls) + 1n, { size: 32 });
