@@ -28,6 +28,9 @@ import {
   type TxStatus,
 } from '../ledger/index.js';
 
+/** Identities whose accounts one scan reads at the same time. */
+const SCAN_CONCURRENCY = 8;
+
 /** Ledger transaction types shown in the governance category; everything else is `transactions`. */
 export const GOVERNANCE_TX_TYPES = new Set(['createIdentity', 'createKeyPage', 'createKeyBook', 'updateKeyPage', 'updateAccountAuth', 'updateKey', 'lockAccount']);
 
@@ -79,21 +82,27 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
         result.error ??= (e as Error).message;
       };
 
-      // 1. pending transactions on every account of the organization's identities
+      // 1. pending transactions on every account of the organization's identities, SCAN_CONCURRENCY identities at
+      // a time (one after another, an organization of 10,000 identities took 50,000 sequential ledger reads)
       const txs = new Map<string, TxStatus>();
-      for (const i of ids) {
-        try {
-          for (const account of await accountsOf(i)) {
-            try {
-              for (const t of await ledger.listPending(account)) if (t.pending) txs.set(t.txHash, t);
-            } catch (e) {
-              if (!isNotFound(e)) throw e;
+      let next = 0;
+      const reader = async () => {
+        while (next < ids.length) {
+          const i = ids[next++]!;
+          try {
+            for (const account of await accountsOf(i)) {
+              try {
+                for (const t of await ledger.listPending(account)) if (t.pending) txs.set(t.txHash, t);
+              } catch (e) {
+                if (!isNotFound(e)) throw e;
+              }
             }
+          } catch (e) {
+            degrade(e);
           }
-        } catch (e) {
-          degrade(e);
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, reader));
       result.found = txs.size;
 
       // 2–3. one action per involved identity, with the live progress from its own key page

@@ -392,6 +392,21 @@ describe('governance and co-signing on the devnet', () => {
     expect(after.actions.map((x: any) => x.id).sort()).toEqual(before.actions.map((x: any) => x.id).sort());
   });
 
+  it("a scan reads several identities' accounts at once", async () => {
+    const { createPendingActivities } = await import('../../src/activities/pending.js');
+    const { createLedgerClient } = await import('../../src/ledger/index.js');
+    // a ledger route of its own, so that only this scan's reads are counted
+    const own = await startFaultProxy(dn.sim.url);
+    try {
+      const acts = createPendingActivities({ db: app.db, ledger: createLedgerClient({ url: own.url }) });
+      const result = await acts.scanOrgPending(app.key.orgId);
+      expect(result).toMatchObject({ identities: 3, degraded: false });
+      expect(own.stats.maxInFlight).toBeGreaterThan(1);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('the scheduled discovery runs one pending-scan-<orgId> child per organization with an active identity', async () => {
     const run: any = await app.deps.temporal.workflow.execute('pendingDiscoveryWorkflow', {
       workflowId: `pending-discovery-test-${randomUUID()}`,

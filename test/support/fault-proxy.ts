@@ -40,16 +40,19 @@ export function rpcLogRangeLimit(limit: number, seen: { from: bigint; to: bigint
 export interface FaultProxy {
   url: string;
   settings: FaultSettings;
-  stats: { requests: number; failed: number; dropped: number; droppedAfter: number; rewritten: number; answered: number };
+  /** inFlight: requests being handled now; maxInFlight: the most at one time */
+  stats: { requests: number; failed: number; dropped: number; droppedAfter: number; rewritten: number; answered: number; inFlight: number; maxInFlight: number };
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(upstream: string, settings: FaultSettings = {}, random: () => number = Math.random): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const stats = { requests: 0, failed: 0, dropped: 0, droppedAfter: 0, rewritten: 0, answered: 0 };
+  const stats = { requests: 0, failed: 0, dropped: 0, droppedAfter: 0, rewritten: 0, answered: 0, inFlight: 0, maxInFlight: 0 };
   const proxy: FaultProxy = { url: '', settings, stats, close: async () => undefined };
   const server: Server = createServer(async (req, res) => {
     stats.requests++;
+    stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
+    res.on('close', () => stats.inFlight--);
     let body = '';
     for await (const c of req) body += c;
     const s = proxy.settings;
