@@ -307,6 +307,16 @@ describe('validator network', () => {
     expect(INTENT_MEMO).toBe('PGW_INTENT');
   });
 
+  it('an intent naming a key book that does not govern its data account is refused, naming the authorities', async () => {
+    const intent = intentFor(id, [recordLeg(d, id, arg('other-book'))], { keyBook: `${id.url}/other-book` });
+    const st = await writeIntent(d, id, intent.parts);
+    expect(st.delivered).toBe(true); // the ledger took it: the identity's own book signed
+    const plan = planOf(d, intent, st);
+    const e = await unreachable(d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) }));
+    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'AUTHORITY')).toBe(true);
+    expect(e.outcomes[0]!.reason).toContain(`is not governed by ${id.url}/other-book (authorities: ${id.url.toLowerCase()}/book)`);
+  });
+
   it('conflicting anchor for the same operation (same intent bytes, second ledger tx) is refused', async () => {
     const a = await freshAttest('conflict');
     await d.quorum.attest(a.req, { message: a.message });
