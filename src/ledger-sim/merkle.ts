@@ -17,7 +17,7 @@ const combine = (l: Uint8Array, r: Uint8Array) => createHash('sha256').update(l)
 const chains = new WeakMap<string[], MerkleChain>();
 
 export class MerkleChain {
-  /** nodes[level][k]: root of the subtree of 2^level leaves starting at k·2^level */
+  /** nodes[level][k] (level ≥ 1): root of the subtree of 2^level leaves starting at k·2^level */
   private readonly nodes: Uint8Array[][] = [];
   /** leaf hash -> first index, for the first `indexed` leaves */
   private readonly positions = new Map<string, number>();
@@ -52,13 +52,11 @@ export class MerkleChain {
 
   /** Root of the perfect subtree of 2^level leaves starting at `start` (a multiple of 2^level). */
   private subtree(start: number, level: number): Uint8Array {
+    if (level === 0) return Buffer.from(this.leaves[start]!, 'hex'); // the leaf itself: not worth keeping twice
     const row = (this.nodes[level] ??= []);
     const k = start >>> level;
     let h = row[k];
-    if (!h) {
-      h = level === 0 ? Buffer.from(this.leaves[start]!, 'hex') : combine(this.subtree(start, level - 1), this.subtree(start + (1 << (level - 1)), level - 1));
-      row[k] = h;
-    }
+    if (!h) row[k] = h = combine(this.subtree(start, level - 1), this.subtree(start + (1 << (level - 1)), level - 1));
     return h;
   }
 
