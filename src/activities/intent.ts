@@ -78,7 +78,6 @@ export interface LegStepInput extends IntentStepInput {
   legId: string;
 }
 
-
 /** What the account's and the anchor's errors mean for a leg. */
 const REVERT_MEANING: Record<string, string> = {
   InvalidMerkleProof: 'the runtime (chain id, target, value, calldata) does not match the anchored execution commitment',

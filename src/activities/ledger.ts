@@ -82,7 +82,6 @@ export interface StepResult {
   txId?: string;
 }
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));

@@ -371,27 +371,21 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       // deeper delegation chains are not counted
     }
     // The reads below depend on the transaction only: they go out together (one ledger round trip instead of three
-    // after another), and each is awaited where it is needed, so the checks still fail in the order written.
-    const read = <T>(p: Promise<T>): (() => Promise<T>) => {
-      const settled = p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
-      return async () => {
-        const r = await settled;
-        if (!r.ok) throw r.e;
-        return r.v;
-      };
-    };
-    const account = read(ledger.queryAccount(principal));
-    const identity = read(ledger.queryAccount(intent.adiUrl));
-    const pages = new Map([...byPage.keys()].map((p) => [p, read(ledger.queryKeyPage(p))]));
-    const own = await account();
+    // after another), and each is awaited where it is needed, so the checks still fail in the order written. A read
+    // that is never awaited (the identity, when the account has authorities of its own) must not fail unhandled.
+    const early = <T>(p: Promise<T>): Promise<T> => (p.catch(() => {}), p);
+    const account = early(ledger.queryAccount(principal));
+    const identity = early(ledger.queryAccount(intent.adiUrl));
+    const pages = new Map([...byPage.keys()].map((p) => [p, early(ledger.queryKeyPage(p))]));
+    const own = await account;
     let auths = own.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
     // an account created without authorities of its own is governed by its identity's
-    if (!own.authorities.length) auths = (await identity()).authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    if (!own.authorities.length) auths = (await identity).authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
     if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
     if (!byPage.size) refuse('AUTHORITY', `no accepting signature from a key page of ${intent.keyBook}`);
     const seen: string[] = [];
     for (const [page, pubs] of byPage) {
-      const kp = await pages.get(page)!();
+      const kp = await pages.get(page)!;
       const onPage = new Set(kp.keys.map((k) => k.publicKeyHash?.toLowerCase()).filter(Boolean));
       let n = [...pubs].filter((p) => onPage.has(keyHash(p))).length;
       let viaDelegates = 0;
