@@ -461,10 +461,15 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     cmp('commitmentRoot', a.commitmentRoot, plan.commitmentRoot);
     cmp('anchorId', a.anchorId, plan.anchorId);
     const chainId = BigInt(c.entry.chainId);
-    const prior = store.attestedAnchor(chainId, plan.operationId);
-    if (prior && prior !== plan.anchorId.toLowerCase()) {
-      refuse('CONFLICTING_ANCHOR', `already attested anchor ${prior} for operation ${plan.operationId} on ${c.entry.name}`);
-    }
+    /** Refuses if this node attested another anchor for the operation; true if it attested this one. */
+    const attestedBefore = () => {
+      const prior = store.attestedAnchor(chainId, plan.operationId);
+      if (prior && prior !== plan.anchorId.toLowerCase()) {
+        refuse('CONFLICTING_ANCHOR', `already attested anchor ${prior} for operation ${plan.operationId} on ${c.entry.name}`);
+      }
+      return prior !== undefined;
+    };
+    attestedBefore();
     // another anchor for this operation already PROVEN on chain (by any quorum) is a conflict too; merely
     // created ones are not (createAnchor is permissionless, so they prove nothing)
     const fromBlock = await conflictSearchStart(c, BigInt(loaded.intent.createdAt - 2 * CLOCK_SKEW_S));
@@ -481,7 +486,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
         refuse('CONFLICTING_ANCHOR', `anchor ${other} for operation ${plan.operationId} is already proven on ${c.entry.name}`);
       }
     }
-    if (!prior) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
+    // checked again, and recorded in the same turn of the event loop: while the search above was awaited, a request
+    // for another ledger tx of the same operation may have been attested here
+    if (!attestedBefore()) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
     const message = anchorMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root });
     const signature = signOnce(message);
     return {

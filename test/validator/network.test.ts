@@ -327,6 +327,29 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.code === 'CONFLICTING_ANCHOR')).toBe(true);
   });
 
+  it('two ledger txs of the same intent attested at the same moment: a validator signs one of them, never both', async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const a = await freshAttest('conflict-race');
+    const st2 = await writeIntent(d, id, a.intent.parts);
+    const plan2 = planOf(d, a.intent, st2);
+    // a node of its own (empty store): the network's nodes would already know the first anchor from other tests
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-4.json')),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+    });
+    // both requests pass the store check before either has finished its on-chain conflict search
+    const [r1, r2] = await Promise.allSettled([node.attest(a.req), node.attest(attestRequest(st2, plan2))]);
+    const signed = [r1, r2].filter((r) => r.status === 'fulfilled');
+    const refused = [r1, r2].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect(signed).toHaveLength(1);
+    expect(refused[0]).toBeInstanceOf(ValidatorRefusal);
+    expect(refused[0].code).toBe('CONFLICTING_ANCHOR');
+  });
+
   it('an anchor for the same operation already proven on chain is a conflict even for a validator that never saw it', async () => {
     const { join } = await import('node:path');
     const { loadValidatorKeys } = await import('../../src/validator/keys.js');
