@@ -487,8 +487,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       }
     }
     // checked again, and recorded in the same turn of the event loop: while the search above was awaited, a request
-    // for another ledger tx of the same operation may have been attested here
-    if (!attestedBefore()) store.recordAttestation(chainId, plan.operationId, plan.anchorId);
+    // for another ledger tx of the same operation may have been attested here. On disk before the signature leaves,
+    // also when a concurrent identical request recorded it a moment ago.
+    await (attestedBefore() ? store.durable() : store.recordAttestation(chainId, plan.operationId, plan.anchorId));
     const message = anchorMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root });
     const signature = signOnce(message);
     return {
@@ -785,7 +786,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 60_000 });
     if (!st.delivered) throw new Error(`proof_result write ${sub.txId} ended ${st.status}: ${st.error?.message ?? ''}`);
     const entryHash = bytesToHex(dataEntryHash(parts)).slice(2);
-    store.recordResult(resultId, { txId: sub.txId, entryHash });
+    await store.recordResult(resultId, { txId: sub.txId, entryHash });
     return { ok: true, kind: 'result-write', written: true, resultId, resultsAccount: opts.protocol.resultsAccount, txId: sub.txId, entryHash, record };
   }
 

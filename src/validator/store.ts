@@ -4,13 +4,16 @@
  * given, in an append-only log that survives restarts and power loss:
  *   - line 1 is the header `{"version":2}`; every other line is one record, `{"a":[key, anchorId, at]}` or
  *     `{"r":[resultId, txId, entryHash|null, at]}`, replayed in order on start;
- *   - a record is appended and fdatasync'ed before the call returns, so an attestation is on disk before its
- *     signature leaves the node; each write costs the same however long the log is;
+ *   - a record is applied in memory and appended at once (so a concurrent request sees it), and its promise
+ *     resolves once it is fdatasync'ed: the node awaits it, so an attestation is on disk before its signature
+ *     leaves the node. The sync runs off the event loop, and one sync covers every record appended before it
+ *     started (group commit: records made while a sync runs share the next one). Each write costs the same
+ *     however long the log is;
  *   - a torn last line (the process died mid-append) is cut off on start; a bad line anywhere else stops the
  *     start, since silently forgetting an attestation could let the node sign a conflicting anchor;
  *   - a version 1 file (one JSON object, rewritten whole on every record) is converted in place on first start.
  */
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 interface Written {
@@ -31,16 +34,26 @@ const HEADER = JSON.stringify({ version: 2 });
 
 export interface ValidatorStore {
   attestedAnchor(chainId: bigint, operationId: string): string | undefined;
-  recordAttestation(chainId: bigint, operationId: string, anchorId: string): void;
+  /** In memory at once; the promise resolves when the record is on disk. */
+  recordAttestation(chainId: bigint, operationId: string, anchorId: string): Promise<void>;
   writtenResult(resultId: string): Written | undefined;
-  recordResult(resultId: string, r: Written): void;
-  /** Closes the log file; recording afterwards throws. Idempotent. */
+  /** In memory at once; the promise resolves when the record is on disk. */
+  recordResult(resultId: string, r: Written): Promise<void>;
+  /** Resolves when every record made so far is on disk (one made by a concurrent request may still be syncing). */
+  durable(): Promise<void>;
+  /** Closes the log file once pending syncs end; recording afterwards throws. Idempotent. */
   close(): void;
 }
 
 export class ValidatorStoreError extends Error {}
 
-export function createValidatorStore(file?: string): ValidatorStore {
+export interface ValidatorStoreOptions {
+  /** the disk sync (tests wrap it to count or hold syncs); fs.fdatasync */
+  fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+}
+
+export function createValidatorStore(file?: string, opts: ValidatorStoreOptions = {}): ValidatorStore {
+  const sync = opts.fdatasync ?? fdatasync;
   // in memory what the lookups answer; the log also keeps when each record was made, for operators
   const attested = new Map<string, string>();
   const results = new Map<string, Written>();
@@ -48,30 +61,57 @@ export function createValidatorStore(file?: string): ValidatorStore {
     if ('a' in rec) attested.set(rec.a[0], rec.a[1]);
     else results.set(rec.r[0], { txId: rec.r[1], ...(rec.r[2] ? { entryHash: rec.r[2] } : {}) });
   };
-  let fd = file === undefined ? undefined : openLog(file, apply);
+  const fd = file === undefined ? undefined : openLog(file, apply);
   let closed = false;
-  const append = (rec: LogRecord) => {
+  // group commit: `running` is the sync under way, covering the first `runningUpTo` appends; `queued` is the next
+  // one, which every append made meanwhile joins
+  let written = 0;
+  let synced = 0;
+  let runningUpTo = 0;
+  let running: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
+  const durable = (): Promise<void> => {
+    if (fd === undefined || synced >= written) return Promise.resolve();
+    if (runningUpTo >= written) return running;
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined; // appends from here on need the sync after this one
+        const upTo = (runningUpTo = written);
+        running = new Promise<void>((resolve, reject) =>
+          sync(fd, (err) => {
+            if (err) {
+              runningUpTo = synced; // what it covered is not on disk: the next call syncs again
+              return reject(err);
+            }
+            synced = Math.max(synced, upTo);
+            resolve();
+          }),
+        );
+        return running;
+      });
+    return queued;
+  };
+  const append = (rec: LogRecord): Promise<void> => {
     if (closed) throw new ValidatorStoreError(`${file ?? 'store'}: closed`);
     if (fd !== undefined) {
       writeSync(fd, `${JSON.stringify(rec)}\n`);
-      fdatasyncSync(fd);
+      written++;
     }
     apply(rec);
+    return durable();
   };
   const key = (c: bigint, op: string) => `${c}:${op.toLowerCase()}`;
   return {
     attestedAnchor: (c, op) => attested.get(key(c, op)),
-    recordAttestation(c, op, anchorId) {
-      append({ a: [key(c, op), anchorId.toLowerCase(), Date.now()] });
-    },
+    recordAttestation: (c, op, anchorId) => append({ a: [key(c, op), anchorId.toLowerCase(), Date.now()] }),
     writtenResult: (id) => results.get(id.toLowerCase()),
-    recordResult(id, r) {
-      append({ r: [id.toLowerCase(), r.txId, r.entryHash ?? null, Date.now()] });
-    },
+    recordResult: (id, r) => append({ r: [id.toLowerCase(), r.txId, r.entryHash ?? null, Date.now()] }),
+    durable,
     close() {
+      if (closed) return;
       closed = true;
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
+      if (fd !== undefined) void (queued ?? running).catch(() => {}).finally(() => closeSync(fd));
     },
   };
 }

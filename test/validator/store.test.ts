@@ -1,9 +1,10 @@
 /**
  * The validator's append-only store (src/validator/store.ts): what it records survives a restart, each record is
  * one appended line (earlier bytes never rewritten), a torn last line is cut off, a bad line elsewhere stops the
- * start, and a version 1 file is converted in place.
+ * start, and a version 1 file is converted in place. Records are synced to disk off the event loop, one sync for
+ * every record appended before it started (group commit).
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, fdatasync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,6 +107,97 @@ describe('validator store', () => {
     expect(s.writtenResult('0xres2')).toEqual({ txId: 'tx2' });
     s.close();
     expect(readFileSync(f, 'utf8').split('\n')[0]).toBe('{"version":2}');
+    const again = createValidatorStore(f);
+    expect(again.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+    again.close();
+  });
+
+  /** The real fdatasync, each call held until the test releases it; counts the calls. */
+  function heldSyncs() {
+    const held: (() => void)[] = [];
+    let calls = 0;
+    let fail: NodeJS.ErrnoException | undefined;
+    const fdatasyncHeld = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
+      calls++;
+      const f = fail;
+      fail = undefined;
+      held.push(() => (f ? done(f) : fdatasync(fd, done)));
+    };
+    const settled = <T>(p: Promise<T>) => {
+      const st = { done: false, error: undefined as unknown };
+      p.then(() => (st.done = true), (e) => ((st.done = true), (st.error = e)));
+      return st;
+    };
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    return {
+      fdatasync: fdatasyncHeld,
+      calls: () => calls,
+      failNext: (e: NodeJS.ErrnoException) => (fail = e),
+      release: async () => {
+        await tick(); // the sync starts a microtask after the append
+        held.shift()!();
+        await tick();
+      },
+      settled,
+    };
+  }
+
+  it('records made in one turn share one disk sync, and each promise resolves only when it is on disk', async () => {
+    const h = heldSyncs();
+    const s = createValidatorStore(file(), { fdatasync: h.fdatasync });
+    const ops = Array.from({ length: 20 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
+    const recs = ops.map((op) => h.settled(s.recordAttestation(1n, op, ANCHOR)));
+    expect(s.attestedAnchor(1n, ops[19]!)).toBe(ANCHOR.toLowerCase()); // in memory at once, for concurrent requests
+    await new Promise((r) => setTimeout(r, 5));
+    expect(h.calls()).toBe(1);
+    expect(recs.some((r) => r.done)).toBe(false);
+    await h.release();
+    expect(recs.every((r) => r.done && r.error === undefined)).toBe(true);
+    expect(h.calls()).toBe(1);
+    await s.durable(); // nothing unsynced: no further sync
+    expect(h.calls()).toBe(1);
+    s.close();
+  });
+
+  it('a record made while a sync runs waits for the next one; durable() waits for the sync covering earlier records', async () => {
+    const h = heldSyncs();
+    const s = createValidatorStore(file(), { fdatasync: h.fdatasync });
+    const a = h.settled(s.recordAttestation(1n, OP, ANCHOR));
+    await new Promise((r) => setTimeout(r, 5)); // sync 1 (covering a) is running
+    const again = h.settled(s.durable()); // a concurrent identical request: a is recorded but not yet on disk
+    const b = h.settled(s.recordResult('0xres', { txId: 'tx1' }));
+    const c = h.settled(s.recordResult('0xres2', { txId: 'tx2' }));
+    await h.release();
+    expect([a.done, again.done, b.done, c.done]).toEqual([true, true, false, false]);
+    expect(h.calls()).toBe(2); // b and c share sync 2
+    await h.release();
+    expect([b.done, c.done]).toEqual([true, true]);
+    s.close();
+  });
+
+  it('a failed sync fails the records it covered, and the next call syncs again', async () => {
+    const h = heldSyncs();
+    const s = createValidatorStore(file(), { fdatasync: h.fdatasync });
+    h.failNext(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    const a = h.settled(s.recordAttestation(1n, OP, ANCHOR));
+    await h.release();
+    expect((a.error as Error)?.message).toMatch(/EIO/);
+    const retry = h.settled(s.durable());
+    await h.release();
+    expect(retry).toEqual({ done: true, error: undefined });
+    expect(h.calls()).toBe(2);
+    s.close();
+  });
+
+  it('close waits for a pending sync before it closes the file', async () => {
+    const h = heldSyncs();
+    const f = file();
+    const s = createValidatorStore(f, { fdatasync: h.fdatasync });
+    const a = h.settled(s.recordAttestation(1n, OP, ANCHOR));
+    await new Promise((r) => setTimeout(r, 5));
+    s.close();
+    await h.release(); // the real fdatasync on the log's descriptor: still open
+    expect(a).toEqual({ done: true, error: undefined });
     const again = createValidatorStore(f);
     expect(again.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
     again.close();
