@@ -73,6 +73,7 @@ export function createValidatorStore(file?: string, opts: ValidatorStoreOptions 
   const durable = (): Promise<void> => {
     if (fd === undefined || synced >= written) return Promise.resolve();
     if (runningUpTo >= written) return running;
+    if (closed && !queued) return Promise.reject(new ValidatorStoreError(`${file}: closed before its last records were synced`));
     queued ??= running
       .catch(() => {})
       .then(() => {

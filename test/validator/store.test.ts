@@ -186,7 +186,14 @@ describe('validator store', () => {
     await h.release();
     expect(retry).toEqual({ done: true, error: undefined });
     expect(h.calls()).toBe(2);
+    // once closed, a record whose sync failed is reported, not synced on a descriptor that may be gone
+    h.failNext(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    const b = h.settled(s.recordResult('0xres', { txId: 'tx1' }));
+    await h.release();
+    expect((b.error as Error)?.message).toMatch(/EIO/);
     s.close();
+    await expect(s.durable()).rejects.toThrow(/closed before its last records were synced/);
+    expect(h.calls()).toBe(3);
   });
 
   it('close waits for a pending sync before it closes the file', async () => {
