@@ -27,6 +27,7 @@ import {
   type LedgerClient,
   type TxStatus,
 } from '../ledger/index.js';
+import { beat } from './heartbeat.js';
 
 /** Identities whose accounts one scan reads at the same time. */
 const SCAN_CONCURRENCY = 8;
@@ -89,6 +90,7 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
       const reader = async () => {
         while (next < ids.length) {
           const i = ids[next++]!;
+          beat();
           try {
             for (const account of await accountsOf(i)) {
               try {
@@ -111,6 +113,7 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
         try {
           const required = await requiredAuthorities(ledger, t);
           for (const i of ids) {
+            beat(); // the SDK throttles heartbeats; each call is cheap
             if (!(await involves(i, t, required))) continue;
             const progress = await signingProgress(ledger, t, i.keyPageUrl);
             const userHasSigned =
@@ -146,6 +149,7 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
         const done = new Set<string>();
         for (const a of await openPendingActions(db, orgId)) {
           if (seen.has(`${a.identityId}|${a.txHash}`) || done.has(a.txHash)) continue;
+          beat();
           try {
             const st = await ledger.getTransaction(a.txId);
             if (st.pending) continue;

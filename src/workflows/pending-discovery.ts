@@ -9,16 +9,16 @@ import { executeChild, proxyActivities } from '@temporalio/workflow';
 import type { PendingActivities, PendingScanResult } from '../activities/pending.js';
 import { notifyWebhookDispatcher } from './webhook-dispatcher.js';
 
-const acts = proxyActivities<PendingActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
+const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 };
+const acts = proxyActivities<PendingActivities>({ startToCloseTimeout: '5 minutes', retry });
+/** The scan heartbeats per identity and per transaction: a scan on a worker that died is retried within 30 s. */
+const scan = proxyActivities<PendingActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry });
 
 export const pendingScanWorkflowId = (orgId: string) => `pending-scan-${orgId}`;
 
 /** Scan one organization (the scan itself records a degraded outcome instead of failing on ledger errors). */
 export async function pendingScanWorkflow(input: { orgId: string }): Promise<PendingScanResult> {
-  const result = await acts.scanOrgPending(input.orgId);
+  const result = await scan.scanOrgPending(input.orgId);
   if (result.created > 0) await notifyWebhookDispatcher();
   return result;
 }

@@ -108,9 +108,9 @@ async function cosign(body: Record<string, unknown>, k: Key) {
   return r.body;
 }
 
-async function scan(orgId = app.key.orgId) {
+async function scan(orgId = app.key.orgId, workflowId = `pending-scan-test-${randomUUID()}`) {
   return app.deps.temporal.workflow.execute('pendingScanWorkflow', {
-    workflowId: `pending-scan-test-${randomUUID()}`,
+    workflowId,
     taskQueue: app.config.temporal.taskQueue,
     args: [{ orgId }],
   });
@@ -211,8 +211,13 @@ describe('governance and co-signing on the devnet', () => {
 
   let action: any;
   it('pending discovery lists it for the second seat, once; another organization sees nothing', async () => {
-    const result: any = await scan();
+    const workflowId = `pending-scan-test-${randomUUID()}`;
+    const result: any = await scan(undefined, workflowId);
     expect(result.degraded).toBe(false);
+    // the scan heartbeats, so one on a worker that died is retried after 30 s, not after its 5-minute limit
+    const history = await app.deps.temporal.workflow.getHandle(workflowId).fetchHistory();
+    const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'scanOrgPending');
+    expect(Number(scheduled!.activityTaskScheduledEventAttributes!.heartbeatTimeout!.seconds)).toBe(30);
     const res = await call('GET', `/v1/pending?identity=${encodeURIComponent(A.adi_url)}&category=governance`);
     expect(res.status).toBe(200);
     const body = await res.json();
