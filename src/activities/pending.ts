@@ -18,7 +18,7 @@ import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPen
 import type { IdentityRow } from '../db/identities.js';
 import { identities } from '../db/schema.js';
 import {
-  delegationPath,
+  delegateBooks,
   isNotFound,
   keyPageUrl,
   normUrl,
@@ -56,13 +56,13 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
     return out;
   }
 
-  async function involves(i: IdentityRow, tx: TxStatus, required: string[]): Promise<boolean> {
+  /** The identity's accounts hold `tx`, or its book is a required authority or a delegate of one. */
+  function involves(i: IdentityRow, tx: TxStatus, required: string[], delegates: Map<string, string>): boolean {
     const adi = normUrl(i.adiUrl);
     const principal = normUrl(tx.principal);
     if (principal === adi || principal.startsWith(`${adi}/`)) return true;
     const book = normUrl(i.bookUrl);
-    if (required.includes(book)) return true;
-    return (await delegationPath(ledger, tx, book)).length > 0;
+    return required.includes(book) || delegates.has(book);
   }
 
   return {
@@ -111,10 +111,13 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
       const seen = new Set<string>();
       for (const t of txs.values()) {
         try {
+          // read once per transaction: checking each identity's book on its own took (1 + pages) reads per
+          // required book, per identity, one after another
           const required = await requiredAuthorities(ledger, t);
+          const delegates = await delegateBooks(ledger, required);
           for (const i of ids) {
-            beat(); // the SDK throttles heartbeats; each call is cheap
-            if (!(await involves(i, t, required))) continue;
+            if (!involves(i, t, required, delegates)) continue;
+            beat();
             const progress = await signingProgress(ledger, t, i.keyPageUrl);
             const userHasSigned =
               (i.publicKey !== null && progress.signers.some((s) => s.publicKey === i.publicKey!.toLowerCase())) ||

@@ -88,16 +88,23 @@ export async function delegationPath(ledger: LedgerClient, tx: TxStatus, signerB
   const book = norm(signerBook);
   const required = await requiredAuthorities(ledger, tx);
   if (required.includes(book)) return [];
+  const page = (await delegateBooks(ledger, required)).get(book);
+  return page ? [page] : [];
+}
+
+/** Every book listed as a delegate on a page of the `required` books, with the first such page (in their order). */
+export async function delegateBooks(ledger: LedgerClient, required: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   for (const r of required) {
     const acc = await ledger.tryQueryAccount(r);
     if (acc?.type !== 'keyBook') continue;
     const pages = Number(acc.raw.pageCount ?? 0);
     for (let i = 1; i <= pages; i++) {
       const page = await ledger.queryKeyPage(keyPageUrl(r, i));
-      if (page.keys.some((k) => k.delegate && norm(k.delegate) === book)) return [page.url];
+      for (const k of page.keys) if (k.delegate && !out.has(norm(k.delegate))) out.set(norm(k.delegate), page.url);
     }
   }
-  return [];
+  return out;
 }
 
 /** Poll until `publicKey`'s signature on `txId` is recorded or the transaction is final; the last status read. */

@@ -353,6 +353,10 @@ describe('governance and co-signing on the devnet', () => {
     await pollGov(t.governance_op_id, (x) => x.status === 'executed');
     const op = await prepare(E.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(c.publicKey) }]);
     expect((await govSign(op, e)).body).toMatchObject({ status: 'pending_signatures', is_ready: false });
+    // D's inbox lists it: D's book is not a required authority, only a delegate on E's page
+    expect(((await scan()) as any).degraded).toBe(false);
+    const inbox = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(D.adi_url)}`)).json();
+    expect(inbox.actions.find((x: any) => x.tx_hash === op.tx_hash)).toMatchObject({ identity_url: D.adi_url, status: 'eligible' });
     const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: D.adi_url, public_key: d.publicKey });
     expect(req.signing_data).toMatchObject({ signer_url: D.key_page_url, delegators: [E.key_page_url] });
     const r = await submitSign(req, d);
