@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
+import { parseEther, type Address, type Hex } from 'viem';
 import { createActivities } from '../../src/activities/index.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
 import { createApp } from '../../src/api/app.js';
@@ -34,6 +34,7 @@ import { createLogger } from '../../src/log.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
 import { loadTemporalProfile } from '../../src/temporal/profile.js';
 import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
+import { testTargetLeg } from '../../test/support/test-target.js';
 
 /** anvil's second and third development accounts: not the relayer (account 0) */
 export const ANVIL_KEY_1: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
@@ -254,27 +255,11 @@ export async function fundAccount(wallets: ChainWriter[], account: Address): Pro
   }
 }
 
-export const arg = (s: string): Hex => keccak256(stringToHex(s));
-export const CALLED_EVENT = 'Called(address,uint256,bytes32)';
+export { arg, CALLED_EVENT } from '../../test/support/test-target.js';
 
 /** A TestTarget.record(a) leg with the Called event (from the account) and the lastArg slot (3) expected. */
 export function recordLeg(chain: { name: string; chainId: number }, account: Address, target: Address, a: Hex) {
-  return {
-    legId: `rec-${chain.name}-${a.slice(2, 8)}`,
-    chain: chain.name,
-    chainId: chain.chainId,
-    fromAddress: account,
-    toAddress: target,
-    amount: '0',
-    contractCall: {
-      target,
-      value: '0',
-      functionSignature: 'record(bytes32)',
-      args: [a],
-      expectedEvents: [{ contract: target, event: CALLED_EVENT, topics: [`0x${account.slice(2).toLowerCase().padStart(64, '0')}` as Hex] }],
-      expectedState: [{ account: target, slot: `0x${'0'.repeat(63)}3` as Hex, value: a }],
-    },
-  };
+  return testTargetLeg({ chain, account, target, arg: a });
 }
 
 /** POST /v1/transaction → the prepared intent (201 body). */

@@ -4,10 +4,11 @@
  * sign and follow an intent through the API.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
+import { parseEther, type Address, type Hex } from 'viem';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
 import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
+import { testTargetLeg } from '../support/test-target.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
 import type { Activities, ActivityDeps } from '../../src/activities/index.js';
 import { dbKinds, startTestWorker } from '../support/env.js';
@@ -15,7 +16,6 @@ import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniq
 
 export const SEPOLIA = { name: 'ethereum-sepolia', chainId: 11155111 } as const;
 export const AMOY = { name: 'polygon-amoy', chainId: 80002 } as const;
-export const CALLED_EVENT = 'Called(address,uint256,bytes32)';
 
 export type Json = any;
 
@@ -89,27 +89,11 @@ export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>
   return { id: done.id as string, adiUrl: done.adi_url as string, account, key };
 }
 
-export const arg = (s: string): Hex => keccak256(stringToHex(s));
+export { arg, CALLED_EVENT } from '../support/test-target.js';
 
 /** A TestTarget.record(arg) leg with the Called event (from the account) and the lastArg slot (3) expected. */
 export function recordLeg(b: CycleBench, chain: { name: string; chainId: number }, a: Hex, over: Json = {}, value = '0', target: Address = b.targets[chain.name]!): Json {
-  return {
-    legId: `rec-${chain.name}-${a.slice(2, 8)}`,
-    chain: chain.name,
-    chainId: chain.chainId,
-    fromAddress: b.identity.account,
-    toAddress: target,
-    amount: value,
-    contractCall: {
-      target,
-      value,
-      functionSignature: 'record(bytes32)',
-      args: [a],
-      expectedEvents: [{ contract: target, event: CALLED_EVENT, topics: [`0x${b.identity.account.slice(2).toLowerCase().padStart(64, '0')}`] }],
-      expectedState: [{ account: target, slot: `0x${'0'.repeat(63)}3`, value: a }],
-      ...over,
-    },
-  };
+  return testTargetLeg({ chain, account: b.identity.account, target, arg: a, value, over });
 }
 
 export function transferLeg(b: CycleBench, chain: { name: string; chainId: number }, to: Address, wei: string): Json {

@@ -20,6 +20,7 @@ import { INTENT_MEMO, buildIntent, intentEntries, planIntentAnchor, type Canonic
 import { attestRequestFor, createQuorumClient, observeRequestFor, type QuorumClient } from '../../src/validator/quorum.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { createAdi, executed, fundedLite, held, newKey, type Adi, type Sponsor, type TestKey } from '../ledger-conformance/harness.js';
+import { testTargetLeg } from '../support/test-target.js';
 
 export const CHAIN = { name: 'ethereum-sepolia', chainId: 11155111, confirmations: 2 } as const;
 /** a second chain: same system contract and account addresses (CREATE2) */
@@ -128,27 +129,11 @@ export async function createIdentity(d: TestDevnet, opts: { extraKeys?: number; 
   return { ...adi, data, account, extraKeys };
 }
 
-export const CALLED_EVENT = 'Called(address,uint256,bytes32)';
+export { CALLED_EVENT } from '../support/test-target.js';
 
 /** A contract-call leg on TestTarget.record(arg) with the Called event and the lastArg slot (3) expected. */
 export function recordLeg(d: TestDevnet, id: Identity, arg: Hex, over: Partial<NonNullable<IntentInput['legs'][number]['contractCall']>> = {}) {
-  return {
-    legId: `leg-${arg.slice(2, 10)}`,
-    chain: CHAIN.name,
-    chainId: CHAIN.chainId,
-    fromAddress: id.account,
-    toAddress: d.target,
-    amount: '0',
-    contractCall: {
-      target: d.target,
-      value: '0',
-      functionSignature: 'record(bytes32)',
-      args: [arg],
-      expectedEvents: [{ contract: d.target, event: CALLED_EVENT, topics: [`0x${id.account.slice(2).toLowerCase().padStart(64, '0')}` as Hex] }],
-      expectedState: [{ account: d.target, slot: `0x${'0'.repeat(63)}3` as Hex, value: arg }],
-      ...over,
-    },
-  };
+  return testTargetLeg({ chain: CHAIN, account: id.account, target: d.target, arg, legId: `leg-${arg.slice(2, 10)}`, over });
 }
 
 let seq = 0;
