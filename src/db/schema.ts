@@ -18,7 +18,12 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 
-const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+/**
+ * Millisecond precision, as a JS Date and the API's ISO strings carry it: list cursors are (created_at, id) taken
+ * from a row, so a microsecond created_at would make the next page's `created_at < cursor` skip rows of the same
+ * millisecond.
+ */
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
 export const organizations = pgTable('organizations', {

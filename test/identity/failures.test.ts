@@ -4,11 +4,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { ApiError } from '../../src/api/errors.js';
 import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
-import { events, organizations } from '../../src/db/schema.js';
+import { events, identities, organizations } from '../../src/db/schema.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { tx } from '../../src/ledger/index.js';
@@ -270,6 +270,19 @@ describe('reads', () => {
       cursor = page.pagination.next_cursor;
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
+    // created within one millisecond (parallel POSTs, microseconds apart): a page ending inside that millisecond
+    // must not make the next page skip the rest of it
+    for (const [i, id] of ids.entries()) {
+      await app.db.update(identities).set({ createdAt: sql`${`2026-01-01T00:00:00.123${i + 1}00Z`}::timestamptz` }).where(eq(identities.id, id));
+    }
+    const sameMs: string[] = [];
+    cursor = null;
+    do {
+      const page: any = await get(`/v1/identities?limit=2${cursor ? `&cursor=${cursor}` : ''}`, p.key).then((r) => r.json());
+      sameMs.push(...page.identities.map((i: any) => i.id));
+      cursor = page.pagination.next_cursor;
+    } while (cursor);
+    expect([...sameMs].sort()).toEqual([...ids].sort());
     await app.call(`/v1/identity/${ids[0]}`, { method: 'DELETE', key: p.key });
     const retired = await get('/v1/identities?status=retired', p.key).then((r) => r.json());
     expect(retired.identities.map((i: any) => i.id)).toEqual([ids[0]]);
