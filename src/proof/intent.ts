@@ -203,13 +203,25 @@ function uintString(v: unknown, field: string): string {
     return String(v);
   }
   if (typeof v !== 'string' || !UINT.test(v)) fail(field, 'must be a non-negative integer as a decimal string');
-  if (BigInt(v) >= 1n << 256n) fail(field, 'does not fit in uint256');
+  if (v.length > 78 || BigInt(v) >= 1n << 256n) fail(field, 'does not fit in uint256');
   return v;
 }
 
+/**
+ * A 20-byte 0x address, checksummed. All-lowercase or all-uppercase hex carries no checksum; mixed case must be
+ * the EIP-55 checksum, since a wrong one means a mistyped address. Undefined when it is not one.
+ */
+export function checkedAddress(v: unknown): Address | undefined {
+  if (typeof v !== 'string' || !isAddress(v, { strict: false })) return undefined;
+  const hex = v.slice(2);
+  const a = getAddress(v);
+  return hex === hex.toLowerCase() || hex === hex.toUpperCase() || a === v ? a : undefined;
+}
+
+export const ADDRESS_RULE = 'must be a 20-byte 0x address (mixed case must be its EIP-55 checksum)';
+
 function address(v: unknown, field: string): Address {
-  if (typeof v !== 'string' || !isAddress(v, { strict: false })) fail(field, 'must be a 20-byte hex address');
-  return getAddress(v);
+  return checkedAddress(v) ?? fail(field, ADDRESS_RULE);
 }
 
 function hex32(v: unknown, field: string): Hex {
@@ -260,15 +272,21 @@ function coerceArg(p: AbiParameter, v: unknown, field: string): [unknown, unknow
     const out = comps.map((c, i) => coerceArg(c, vals[i], `${field}.${c.name || i}`));
     return [out.map((o) => o[0]), out.map((o) => o[1])];
   }
-  if (/^u?int\d*$/.test(t)) {
-    const signed = t.startsWith('int');
-    if (typeof v === 'bigint' || typeof v === 'number' || (typeof v === 'string' && /^-?(0|[1-9][0-9]*)$/.test(v))) {
-      const b = BigInt(v);
-      if (!signed && b < 0n) fail(field, `negative value for ${t}`);
-      if (typeof v === 'number' && !Number.isSafeInteger(v)) fail(field, 'integers beyond 2^53 must be strings');
-      return [b, b.toString()];
-    }
-    fail(field, `expected an integer (decimal string) for ${t}`);
+  const int = /^(u?)int(\d*)$/.exec(t);
+  if (int) {
+    const signed = !int[1];
+    const bits = Number(int[2] || 256);
+    let b: bigint;
+    if (typeof v === 'bigint') b = v;
+    else if (typeof v === 'number') {
+      if (!Number.isInteger(v)) fail(field, `expected an integer for ${t}, got ${v}`);
+      if (!Number.isSafeInteger(v)) fail(field, 'integers beyond 2^53 must be strings');
+      b = BigInt(v);
+    } else if (typeof v === 'string' && /^-?(0|[1-9][0-9]{0,77})$/.test(v)) b = BigInt(v);
+    else fail(field, `expected an integer (decimal string) for ${t}`);
+    const [min, max] = signed ? [-(1n << BigInt(bits - 1)), (1n << BigInt(bits - 1)) - 1n] : [0n, (1n << BigInt(bits)) - 1n];
+    if (b < min || b > max) fail(field, `${b < 0n && !signed ? 'negative value' : 'out of range'} for ${t} (${min} to ${max})`);
+    return [b, b.toString()];
   }
   if (t === 'bool') {
     if (typeof v !== 'boolean') fail(field, 'expected a boolean');
@@ -417,7 +435,18 @@ export function buildIntent(input: IntentInput): CanonicalIntent {
     governanceData: { adi_url: adiUrl, key_book: keyBook },
     replayData: { nonce: text(input.nonce ?? randomNonce(), 'nonce', 128), created_at: createdAt, expires_at: expiresAt },
   };
-  return fromBlobs(blobs);
+  const intent = fromBlobs(blobs);
+  // parsing refuses a larger part, so an intent built beyond it could be written but never signed or attested
+  const legsBytes = Buffer.byteLength(intent.parts[1]);
+  if (legsBytes > MAX_INTENT_PART_BYTES) {
+    const sizes = legs.map((l) => Buffer.byteLength(canonicalJson(l)));
+    const i = sizes.indexOf(Math.max(...sizes));
+    fail(
+      legs[i]!.contract_call ? `legs[${i}].contractCall.args` : 'legs',
+      `the legs take ${legsBytes} bytes in the intent, more than the ${MAX_INTENT_PART_BYTES} one ledger entry part holds (legs[${i}] alone ${sizes[i]})`,
+    );
+  }
+  return intent;
 }
 
 function blobList(b: IntentBlobs): unknown[] {

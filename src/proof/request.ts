@@ -6,8 +6,8 @@
  *   single transfer  { fromChain, toChain, fromAddress, toAddress, amount (native units, e.g. "0.01"), tokenSymbol }
  *                    → one native-transfer leg on toChain
  */
-import { getAddress, isAddress, parseEther, type Address } from 'viem';
-import type { ContractCallInput, IntentInput, LegInput } from './intent.js';
+import { parseEther, type Address } from 'viem';
+import { ADDRESS_RULE, checkedAddress, type ContractCallInput, type IntentInput, type LegInput } from './intent.js';
 
 export class IntentRequestError extends Error {
   constructor(
@@ -58,13 +58,15 @@ function weiField(v: unknown, field: string, label: string): string {
   }
   if (typeof v !== 'string') throw new IntentRequestError(`${label}: required, a non-negative integer in wei as a decimal string`, field);
   if (v.startsWith('-')) throw new IntentRequestError(`${label}: must not be negative, got ${v}`, field);
-  if (!UINT.test(v)) throw new IntentRequestError(`${label}: must be a non-negative integer in wei (decimal string, no fraction), got ${JSON.stringify(v)}`, field);
+  if (!UINT.test(v)) throw new IntentRequestError(`${label}: must be a non-negative integer in wei (decimal string, no fraction), got ${JSON.stringify(v.slice(0, 80))}`, field);
+  if (v.length > 78 || BigInt(v) >= 1n << 256n) throw new IntentRequestError(`${label}: does not fit in uint256`, field);
   return v;
 }
 
 function addressField(v: unknown, field: string, label: string): Address {
-  if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw new IntentRequestError(`${label}: must be a 20-byte 0x address`, field);
-  return getAddress(v);
+  const a = checkedAddress(v);
+  if (!a) throw new IntentRequestError(`${label}: ${ADDRESS_RULE}`, field);
+  return a;
 }
 
 function chainOf(ctx: RequestContext, name: unknown, field: string, label: string): RequestChain {

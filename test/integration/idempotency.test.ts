@@ -21,6 +21,7 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
   /** resolved when a handler reaches the gate */
   let entered: (() => void) | undefined;
   let failNext = 0;
+  let failStatus = 502;
 
   beforeAll(async () => {
     t = await startTestApp(kind);
@@ -42,7 +43,7 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
         if (gate) await gate;
         if (failNext > 0) {
           failNext--;
-          throw new ApiError(502, 'DOWNSTREAM', 'downstream failed');
+          throw failStatus === 402 ? new ApiError(402, 'INSUFFICIENT_CREDITS', 'add credits first') : new ApiError(502, 'DOWNSTREAM', 'downstream failed');
         }
         const thing = { org: auth.orgId, name, id: randomUUID() };
         created.push(thing);
@@ -117,6 +118,20 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(retry.status).toBe(201);
     expect((await retry.json()).idempotent).toBeUndefined();
     expect(created.filter((x) => x.name === 'flaky')).toHaveLength(1);
+  });
+
+  it('402 (credits short) is not stored: after the client adds credits the same key runs again', async () => {
+    failNext = 1;
+    failStatus = 402;
+    const idem = randomUUID();
+    try {
+      expect((await post('/v1/test/things', admin.key, { name: 'broke' }, idem)).status).toBe(402);
+    } finally {
+      failStatus = 502;
+    }
+    const retry = await post('/v1/test/things', admin.key, { name: 'broke' }, idem);
+    expect(retry.status).toBe(201);
+    expect((await retry.json()).idempotent).toBeUndefined();
   });
 
   it('validation errors are not stored either', async () => {

@@ -134,6 +134,41 @@ describe('canonical intent', () => {
     expect(() => encodeCall('not a signature', [])).toThrow(IntentError);
   });
 
+  it('refuses integer args that are fractions, out of the type range or absurdly long, naming the argument', () => {
+    const at = (sig: string, v: unknown, re: RegExp) => expectIntentError(() => encodeCall(sig, [0, v], 'c'), re);
+    at('f(uint8,uint256)', 1.5, /c\.args\[1\]: expected an integer for uint256, got 1\.5/);
+    at('f(uint8,uint256)', Infinity, /c\.args\[1\]: expected an integer/);
+    at('f(uint8,int8)', 128, /c\.args\[1\]: out of range for int8 \(-128 to 127\)/);
+    at('f(uint8,int8)', '-129', /c\.args\[1\]: out of range for int8/);
+    at('f(uint8,uint8)', 256, /c\.args\[1\]: out of range for uint8/);
+    at('f(uint8,uint8)', -1, /c\.args\[1\]: negative value for uint8/);
+    at('f(uint8,uint256)', `1${'0'.repeat(78)}`, /c\.args\[1\]: expected an integer/);
+    at('f(uint8,uint256)', (1n << 256n).toString(), /c\.args\[1\]: out of range for uint256/);
+    expect(encodeCall('f(int8,uint256)', [-128, ((1n << 256n) - 1n).toString()]).args).toEqual(['-128', ((1n << 256n) - 1n).toString()]);
+    const t0 = performance.now();
+    expectIntentError(() => buildIntent(input({ legs: [{ ...input().legs[1]!, amount: '9'.repeat(1_000_000) }] })), /legs\[0\]\.amount: does not fit in uint256/);
+    expect(performance.now() - t0).toBeLessThan(100);
+  });
+
+  it('refuses a mixed-case address whose EIP-55 checksum is wrong; all-lower and all-upper hex carry none', () => {
+    const good = '0x52908400098527886E0F7030069857D2E4169EE7';
+    const typo = '0x52908400098527886E0F7030069857D2E4169Ee7';
+    const legs = input().legs;
+    expect(buildIntent(input({ legs: [{ ...legs[1]!, toAddress: good.toLowerCase() as Address }] })).legs[0]!.to).toBe(good);
+    expect(buildIntent(input({ legs: [{ ...legs[1]!, toAddress: `0x${good.slice(2).toUpperCase()}` as Address }] })).legs[0]!.to).toBe(good);
+    expectIntentError(() => buildIntent(input({ legs: [{ ...legs[1]!, toAddress: typo as Address }] })), /legs\[0\]\.toAddress: .*EIP-55/);
+    expectIntentError(() => encodeCall('f(address)', [typo], 'c'), /c\.args\[0\]: .*EIP-55/);
+  });
+
+  it('refuses at build time an intent whose legs would not fit one ledger entry part (so it could never be parsed back)', () => {
+    const legs = input().legs;
+    const big = { ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, functionSignature: 'f(string)', args: ['a'.repeat(70_000)], expectedEvents: [], expectedState: [] } };
+    expectIntentError(() => buildIntent(input({ legs: [legs[1]!, big] })), /legs\[1\]\.contractCall\.args: the legs take \d+ bytes in the intent, more than the 65536/);
+    const fits = { ...big, contractCall: { ...big.contractCall, args: ['a'.repeat(20_000)] } };
+    const i = buildIntent(input({ legs: [legs[1]!, fits] }));
+    expect(parseIntentEntries(i.parts).operationId).toBe(i.operationId);
+  });
+
   it('plans the anchor of one chain: its legs in order, bound to account, ADI, operation id and ledger tx', () => {
     const i = buildIntent(input());
     expect(legsForChain(i, 11155111n).map((l) => l.legId)).toEqual(['call', 'pay2']);

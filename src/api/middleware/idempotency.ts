@@ -6,8 +6,9 @@
  *     to a JSON object body and the header Idempotent-Replayed: true;
  *   - same key, different body/method/path: 422 IDEMPOTENCY_KEY_MISMATCH;
  *   - same key while the first request still runs: 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After;
- *   - stored: 2xx and the final client errors 402/404/410/422. Not stored (the key is released and may be
- *     retried): 5xx, 400 validation errors, 401/403/409/429 — outcomes a retry can change;
+ *   - stored: 2xx and the final client errors 404/410/422. Not stored (the key is released and may be
+ *     retried): 5xx, 400 validation errors, 401/402/403/409/429 — outcomes a retry can change (402: credits or a
+ *     grant the client or operator can top up);
  *   - kept 24 hours (maintenanceWorkflow purges expired rows; an expired record found earlier is replaced).
  * The body is fingerprinted as SHA-256 over canonical JSON (object keys sorted), so whitespace and key order do
  * not matter. The header may be an RFC 8941 quoted string (IETF draft) or bare (Stripe); 1–255 visible characters.
@@ -29,7 +30,7 @@ import { requireAuth } from './auth.js';
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** an in-progress claim older than this is presumed abandoned (its process died) and may be taken over */
 export const IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
-const STORED_CLIENT_ERRORS = new Set([402, 404, 410, 422]);
+const STORED_CLIENT_ERRORS = new Set([404, 410, 422]);
 const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 
 export function parseIdempotencyKey(header: string): string | undefined {
