@@ -334,8 +334,10 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       throw e;
     }
     const principal = String(st.principal);
-    if (!principal.toLowerCase().startsWith(`${intent!.adiUrl.toLowerCase()}/`)) {
-      refuse('INTENT_INVALID', `intent of ${intent!.adiUrl} was written to ${principal}, an account of another identity`);
+    // a direct account of the identity: one further down lives under a sub-identity, which another party may own
+    const rest = principal.toLowerCase().startsWith(`${intent!.adiUrl.toLowerCase()}/`) ? principal.slice(intent!.adiUrl.length + 1) : undefined;
+    if (rest === undefined || !rest || rest.includes('/')) {
+      refuse('INTENT_INVALID', `intent of ${intent!.adiUrl} was written to ${principal}, not to an account of that identity`);
     }
     const authority = await checkAuthority(st, intent!, principal);
     const loaded: LoadedIntent = { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
@@ -372,15 +374,19 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     // The reads below depend on the transaction only: they go out together (one ledger round trip instead of three
     // after another), and each is awaited where it is needed, so the checks still fail in the order written. A read
-    // that is never awaited (the identity, when the account has authorities of its own) must not fail unhandled.
+    // that is never awaited (a key page, after an earlier refusal) must not fail unhandled.
     const early = <T>(p: Promise<T>): Promise<T> => (p.catch(() => {}), p);
     const account = early(ledger.queryAccount(principal));
     const identity = early(ledger.queryAccount(intent.adiUrl));
     const pages = new Map([...byPage.keys()].map((p) => [p, early(ledger.queryKeyPage(p))]));
     const own = await account;
-    let auths = own.authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    const enabled = (a: { authorities: { url: string; disabled?: boolean }[] }) => a.authorities.filter((x) => !x.disabled).map((x) => x.url.toLowerCase());
+    // the book must govern the identity itself, not only the account: the identity's owner may have given an
+    // account of it to another party's book, and that party must not spend from the identity's accounts on chain
+    const idAuths = enabled(await identity);
+    if (!idAuths.includes(book)) refuse('AUTHORITY', `${intent.keyBook} is not an authority of the identity ${intent.adiUrl} (authorities: ${idAuths.join(', ') || 'none'})`);
     // an account created without authorities of its own is governed by its identity's
-    if (!own.authorities.length) auths = (await identity).authorities.filter((a) => !a.disabled).map((a) => a.url.toLowerCase());
+    const auths = own.authorities.length ? enabled(own) : idAuths;
     if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
     if (!byPage.size) refuse('AUTHORITY', `no accepting signature from a key page of ${intent.keyBook}`);
     const seen: string[] = [];

@@ -307,14 +307,36 @@ describe('validator network', () => {
     expect(INTENT_MEMO).toBe('PGW_INTENT');
   });
 
-  it('an intent naming a key book that does not govern its data account is refused, naming the authorities', async () => {
+  it('an intent naming a key book that does not govern its identity is refused, naming the authorities', async () => {
     const intent = intentFor(id, [recordLeg(d, id, arg('other-book'))], { keyBook: `${id.url}/other-book` });
     const st = await writeIntent(d, id, intent.parts);
     expect(st.delivered).toBe(true); // the ledger took it: the identity's own book signed
     const plan = planOf(d, intent, st);
     const e = await unreachable(d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) }));
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'AUTHORITY')).toBe(true);
-    expect(e.outcomes[0]!.reason).toContain(`is not governed by ${id.url}/other-book (authorities: ${id.url.toLowerCase()}/book)`);
+    expect(e.outcomes[0]!.reason).toContain(`${id.url}/other-book is not an authority of the identity ${id.url} (authorities: ${id.url.toLowerCase()}/book)`);
+  });
+
+  it("an intent written under a sub-identity another party holds cannot spend the identity's account", async () => {
+    const { executed, newKey, waitFor } = await import('../ledger-conformance/harness.js');
+    const victim = await createIdentity(d);
+    // the victim made a sub-identity for a partner (Mallory's key), who gives a data account there her own book
+    const mallory = newKey();
+    const dept = `${victim.url}/dept`;
+    const page = `${dept}/book/1`;
+    await executed(d.ledger, d.ledger.signAndSubmit(victim.url, tx.createIdentity({ url: dept, keyBookUrl: `${dept}/book`, publicKeyHash: mallory.publicKeyHash }), held(victim.key, victim.page)));
+    const { amount, oracle } = await d.ledger.acmeForCredits(2_000);
+    await executed(d.ledger, d.ledger.signAndSubmit(d.sponsor.lta, tx.addCredits({ recipient: page, amount, oracle }), held(d.sponsor.key, d.sponsor.lite)));
+    await waitFor('page credits', async () => ((await d.ledger.queryKeyPage(page)).creditBalance > 0 ? true : undefined));
+    await executed(d.ledger, d.ledger.signAndSubmit(dept, tx.createDataAccount({ url: `${dept}/data`, authorities: [`${dept}/book`] }), held(mallory, page)));
+    // an intent of the victim's identity, paying from the victim's account, authorized by Mallory's book alone
+    const intent = intentFor(victim, [recordLeg(d, victim, arg('sub-identity'))], { keyBook: `${dept}/book` });
+    const st = await executed(d.ledger, d.ledger.signAndSubmit(`${dept}/data`, tx.writeData(intent.parts), held(mallory, page), { memo: INTENT_MEMO }));
+    expect(st.delivered).toBe(true); // the ledger took it: the data account's own book signed
+    const plan = planOf(d, intent, st);
+    const e = await unreachable(d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) }));
+    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'INTENT_INVALID')).toBe(true);
+    expect(e.outcomes[0]!.reason).toContain(`was written to ${dept}/data, not to an account of that identity`);
   });
 
   it('conflicting anchor for the same operation (same intent bytes, second ledger tx) is refused', async () => {
