@@ -40,7 +40,7 @@ import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type Tx
 import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
 import { createBlockTrieCache, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
 import type { ValidatorKeys } from './keys.js';
-import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
+import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FIELDS, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
 
 export class ValidatorRefusal extends Error {
@@ -529,7 +529,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || typeof req.executionTxHash !== 'string') {
       refuse('BAD_REQUEST', 'intentTxId, chain, anchorId, leafIndex and executionTxHash are required');
     }
-    const key = `${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
+    // the intent and chain are part of the key: a result record is built from the request's intent and chain, so an
+    // observation must never answer for another intent's request that names the same anchor, leaf and transaction
+    const key = `${req.intentTxId.toLowerCase()}:${req.chain}:${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
     const cached = observations.get(key);
     if (cached) return cached;
     const c = chainCtx(req.chain);
@@ -688,7 +690,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   // The results account read once and then only where it grew: result id -> where its record is. A lookup costs
   // the entries appended since the last one, not the whole account (which only ever grows).
   const resultsAccount = opts.protocol.resultsAccount;
-  const resultIndex = new Map<string, { index: number; txId: string; entryHash: string }>();
+  /** result id → every entry of the results account that claims it, in ledger order (anyone with write access can add one) */
+  const resultIndex = new Map<string, { index: number; txId: string; entryHash: string }[]>();
   let resultsScanned = 0;
   let scanning: Promise<void> = Promise.resolve();
   function scanResults(): Promise<void> {
@@ -699,7 +702,10 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
           const page = await ledger.readDataEntries(resultsAccount, { start: resultsScanned, count: 100 });
           for (const [i, e] of page.entries()) {
             const r = parseProofResult(e.data, true);
-            if (r) resultIndex.set(r.result_id.toLowerCase(), { index: resultsScanned + i, txId: e.txHash ? `acc://${e.txHash}@${resultsAccount.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash });
+            if (!r) continue;
+            const hits = resultIndex.get(r.result_id.toLowerCase()) ?? [];
+            hits.push({ index: resultsScanned + i, txId: e.txHash ? `acc://${e.txHash}@${resultsAccount.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash });
+            resultIndex.set(r.result_id.toLowerCase(), hits);
           }
           resultsScanned += page.length;
           if (page.length < 100) return;
@@ -708,35 +714,56 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     return scanning;
   }
 
-  async function findWrittenResult(resultId: string): Promise<{ txId: string; entryHash: string; record: ProofResultRecord } | undefined> {
+  /** The first entry of the results account for this result id that `accept` takes. */
+  async function findWrittenResult(
+    resultId: string,
+    accept: (r: ProofResultRecord, entryHash: string) => boolean,
+  ): Promise<{ txId: string; entryHash: string; record: ProofResultRecord } | undefined> {
     await scanResults();
-    const hit = resultIndex.get(resultId.toLowerCase());
-    if (!hit) return undefined;
-    const [e] = await ledger.readDataEntries(resultsAccount, { start: hit.index, count: 1 });
-    const record = e ? parseProofResult(e.data, true) : undefined;
-    if (!record || record.result_id.toLowerCase() !== resultId.toLowerCase()) throw new Error(`results entry ${hit.index} no longer holds result ${resultId}`);
-    return { txId: hit.txId, entryHash: hit.entryHash, record };
+    for (const hit of resultIndex.get(resultId.toLowerCase()) ?? []) {
+      const [e] = await ledger.readDataEntries(resultsAccount, { start: hit.index, count: 1 });
+      const record = e ? parseProofResult(e.data, true) : undefined;
+      if (!record || record.result_id.toLowerCase() !== resultId.toLowerCase()) throw new Error(`results entry ${hit.index} no longer holds result ${resultId}`);
+      if (accept(record, hit.entryHash)) return { txId: hit.txId, entryHash: hit.entryHash, record };
+    }
+    return undefined;
+  }
+
+  /** The fields of a result record that depend on which quorum signed it and who wrote it; all others are the result. */
+  const QUORUM_FIELDS = new Set<string>(['aggregate_signature', 'validator_bitfield', 'validator_count', 'signed_power', 'written_by']);
+
+  /** The quorum a bitmap names, if it meets the threshold and the aggregate verifies over `message`. */
+  function quorumOf(set: Awaited<ReturnType<typeof validatorSet>>, bitmapText: string, aggregateSignature: Hex, message: Hex): { bitmap: bigint; count: number; power: bigint } | undefined {
+    let bitmap: bigint;
+    try {
+      bitmap = BigInt(bitmapText);
+    } catch {
+      return undefined;
+    }
+    if (bitmap < 0n || !meetsThreshold(set, bitmap)) return undefined;
+    const idx = set.publicKeys.map((_, i) => i).filter((i) => (bitmap >> BigInt(i)) & 1n);
+    try {
+      if (!blsVerify(aggregateSignature, message, blsAggregatePublicKeys(idx.map((i) => set.publicKeys[i]!)))) return undefined;
+    } catch {
+      return undefined;
+    }
+    return { bitmap, count: idx.length, power: idx.reduce((a, i) => a + set.powers[i]!, 0n) };
   }
 
   async function doWriteResult(req: WriteResultRequest, resultId: Hex): Promise<WriteResultResponse> {
     const obs = await observe(req);
     const c = chainCtx(req.chain);
     const set = await validatorSet(c);
-    let bitmap: bigint;
-    try {
-      bitmap = BigInt(req.signerBitmap);
-    } catch {
-      refuse('BAD_REQUEST', 'signerBitmap must be an integer');
+    if (typeof req.signerBitmap !== 'string' && typeof req.signerBitmap !== 'number') refuse('BAD_REQUEST', 'signerBitmap must be an integer');
+    if (typeof req.aggregateSignature !== 'string') refuse('BAD_REQUEST', 'aggregateSignature is required');
+    const quorum = quorumOf(set, String(req.signerBitmap), req.aggregateSignature, obs.message);
+    if (!quorum) {
+      refuse('BAD_AGGREGATE', `signer bitmap ${String(req.signerBitmap)} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen} with an aggregate signature that verifies over this validator's own result message`);
     }
-    if (!meetsThreshold(set, bitmap!)) refuse('NO_QUORUM', `signer bitmap ${bitmap!} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen}`);
-    const signers = set.publicKeys.filter((_, i) => (bitmap! >> BigInt(i)) & 1n);
-    if (!blsVerify(req.aggregateSignature, obs.message, blsAggregatePublicKeys(signers))) {
-      refuse('BAD_AGGREGATE', 'aggregate signature does not verify over this validator\'s own result message');
-    }
-    const existing = store.writtenResult(resultId) ?? (await findWrittenResult(resultId));
+    const { bitmap, count, power: signedPower } = quorum!;
     const loaded = await loadIntent(req.intentTxId);
     const plan = planFor(loaded, c);
-    const signedPower = set.powers.reduce((a, p, i) => ((bitmap! >> BigInt(i)) & 1n ? a + p : a), 0n);
+    if (plan.anchorId.toLowerCase() !== obs.anchorId.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchorId ${obs.anchorId} is not the intent's anchor ${plan.anchorId}`);
     const totalPower = set.powers.reduce((a, p) => a + p, 0n);
     const record: ProofResultRecord = {
       entry_type: PROOF_RESULT_ENTRY_TYPE,
@@ -773,8 +800,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       attestation_hash: anchorMessage({ chainId: BigInt(c.entry.chainId), anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: set.root }),
       attestation_message_hash: obs.message,
       validator_set_root: set.root,
-      validator_bitfield: bitmap!.toString(),
-      validator_count: String(signers.length),
+      validator_bitfield: bitmap.toString(),
+      validator_count: String(count),
       signed_power: signedPower.toString(),
       total_power: totalPower.toString(),
       threshold_numerator: set.thresholdNum.toString(),
@@ -783,9 +810,19 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       aggregate_signature: req.aggregateSignature.toLowerCase(),
       written_by: String(index),
     };
+    // Already written: by this node (its store names the entry), or by another as a record of this very result with a
+    // quorum of its own. An entry that is neither (junk, or a record of something else under this id) does not count.
+    const mine = store.writtenResult(resultId);
+    const bare = (h: string | null | undefined) => h?.replace(/^0x/, '').toLowerCase();
+    const ofThisResult = (r: ProofResultRecord) => {
+      if (!PROOF_RESULT_FIELDS.every((k) => QUORUM_FIELDS.has(k) || r[k] === record[k])) return false;
+      const q = quorumOf(set, r.validator_bitfield, r.aggregate_signature as Hex, obs.message);
+      return !!q && String(q.count) === r.validator_count && q.power.toString() === r.signed_power;
+    };
+    const existing = await findWrittenResult(resultId, (r, entryHash) => (mine?.entryHash ? bare(entryHash) === bare(mine.entryHash) : ofThisResult(r)));
+    if (mine && !existing) throw new Error(`result ${resultId}, written by this validator in ${mine.txId}, is not in ${resultsAccount} yet`);
     if (existing) {
-      const r: ProofResultRecord = 'record' in existing ? (existing as { record: ProofResultRecord }).record : record;
-      return { ok: true, kind: 'result-write', written: false, resultId, resultsAccount: opts.protocol.resultsAccount, txId: existing.txId, entryHash: existing.entryHash, record: r };
+      return { ok: true, kind: 'result-write', written: false, resultId, resultsAccount: opts.protocol.resultsAccount, txId: existing.txId, entryHash: existing.entryHash, record: existing.record };
     }
     const parts = encodeProofResult(record);
     const sub = await ledger.signAndSubmit(opts.protocol.resultsAccount, ledgerTx.writeData(parts), held, { memo: PROOF_RESULT_MEMO });

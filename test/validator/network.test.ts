@@ -11,7 +11,7 @@ import { readAnchorState } from '../../src/chain/anchor.js';
 import { blsAggregatePublicKeys, blsKeygen, blsSign, blsVerify } from '../../src/chain/bls.js';
 import { INTENT_MEMO } from '../../src/proof/intent.js';
 import { tx } from '../../src/ledger/index.js';
-import { parseProofResult, recomputeProofResult } from '../../src/validator/record.js';
+import { parseProofResult, PROOF_RESULT_FIELDS, recomputeProofResult, type ProofResultRecord } from '../../src/validator/record.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumResult } from '../../src/validator/quorum.js';
 import type { AttestResponse } from '../../src/validator/node.js';
 import { held } from '../ledger-conformance/harness.js';
@@ -524,6 +524,38 @@ describe('validator network', () => {
     // a forged aggregate is refused by the writer
     const forged = await d.vn.nodes[0]!.writeResult({ ...oreq, aggregateSignature: pre.aggregateSignature, signerBitmap: post.signerBitmap.toString() }).catch((e) => e);
     expect(forged.code).toBe('BAD_AGGREGATE');
+  });
+
+  it("a leg's result slot cannot be taken by a record of another intent, nor held by a junk entry", async () => {
+    const a = await freshAttestWith('slot-a', {});
+    const b = await freshAttestWith('slot-b', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const oreq = observeRequest(a.st, a.plan, 0, exec.txHash);
+    const post = await d.quorum.observe(oreq, { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    const agg = { aggregateSignature: post.aggregateSignature, signerBitmap: post.signerBitmap.toString() };
+    // the genuine anchor, leaf, execution and aggregate, but another delivered intent named: its fields would go
+    // into the record under this leg's result id
+    const poisoned = await d.vn.nodes[0]!.writeResult({ ...oreq, intentTxId: b.st.txId, ...agg }).catch((e) => e);
+    expect(poisoned.code).toBe('ANCHOR_MISMATCH');
+    // a junk entry under this leg's result id, written by a key of the protocol page (any one of them can)
+    const { join } = await import('node:path');
+    const { loadOrCreateValidatorKeys } = await import('../../src/validator/keys.js');
+    const { encodeProofResult, PROOF_RESULT_MEMO } = await import('../../src/validator/record.js');
+    const { resultIdOf } = await import('../../src/validator/node.js');
+    const resultId = resultIdOf(a.plan.anchorId, 0);
+    const k6 = loadOrCreateValidatorKeys(join(d.dataDir, 'validators'), 6);
+    const junk = Object.fromEntries(PROOF_RESULT_FIELDS.map((f) => [f, f === 'entry_type' ? 'pgw:proof_result:v2' : f === 'result_id' ? resultId : '0'])) as ProofResultRecord;
+    const wrote = await d.ledger.signAndSubmit(d.vn.protocol.resultsAccount, tx.writeData(encodeProofResult(junk)), { privateKey: k6.ed25519.seed.slice(2), signerUrl: d.vn.protocol.validatorPage }, { memo: PROOF_RESULT_MEMO });
+    expect((await d.ledger.waitForTransaction(wrote.txId)).delivered).toBe(true);
+    const w = await d.quorum.writeResult(oreq, post);
+    expect(w.written).toBe(true);
+    expect(w.record).toMatchObject({ intent_id: a.intent.intentId, result_id: resultId, result_hash: post.resultHash });
+    // the next node finds the valid record, not the junk before it
+    const other = post.signers.find((i) => i !== w.writtenBy)!;
+    const again = await d.vn.nodes[other]!.writeResult({ ...oreq, ...agg });
+    expect(again).toMatchObject({ written: false, txId: w.txId, entryHash: w.entryHash });
+    expect(again.record).toEqual(w.record);
   });
 
   it("a node in 'finalized' mode waits for the finalized tag to pass the execution block", async () => {
