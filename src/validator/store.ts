@@ -13,7 +13,7 @@
  *     start, since silently forgetting an attestation could let the node sign a conflicting anchor;
  *   - a version 1 file (one JSON object, rewritten whole on every record) is converted in place on first start.
  */
-import { closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 interface Written {
@@ -50,10 +50,13 @@ export class ValidatorStoreError extends Error {}
 export interface ValidatorStoreOptions {
   /** the disk sync (tests wrap it to count or hold syncs); fs.fdatasync */
   fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+  /** one write(2) (tests make it short or fail); fs.writeSync */
+  write?: (fd: number, buf: Buffer, offset: number, length: number) => number;
 }
 
 export function createValidatorStore(file?: string, opts: ValidatorStoreOptions = {}): ValidatorStore {
   const sync = opts.fdatasync ?? fdatasync;
+  const write = opts.write ?? writeSync;
   // in memory what the lookups answer; the log also keeps when each record was made, for operators
   const attested = new Map<string, string>();
   const results = new Map<string, Written>();
@@ -62,7 +65,10 @@ export function createValidatorStore(file?: string, opts: ValidatorStoreOptions 
     else results.set(rec.r[0], { txId: rec.r[1], ...(rec.r[2] ? { entryHash: rec.r[2] } : {}) });
   };
   const fd = file === undefined ? undefined : openLog(file, apply);
+  /** bytes of complete records in the file */
+  let size = fd === undefined ? 0 : fstatSync(fd).size;
   let closed = false;
+  let broken: ValidatorStoreError | undefined;
   // group commit: `running` is the sync under way, covering the first `runningUpTo` appends; `queued` is the next
   // one, which every append made meanwhile joins
   let written = 0;
@@ -95,8 +101,25 @@ export function createValidatorStore(file?: string, opts: ValidatorStoreOptions 
   };
   const append = (rec: LogRecord): Promise<void> => {
     if (closed) throw new ValidatorStoreError(`${file ?? 'store'}: closed`);
+    if (broken) throw broken;
     if (fd !== undefined) {
-      writeSync(fd, `${JSON.stringify(rec)}\n`);
+      // a write may be short (a full disk, a file size limit): the rest is written, or the part that was is cut
+      // off again, so a record the node answers for is whole in the file and a failed one leaves no torn line
+      const buf = Buffer.from(`${JSON.stringify(rec)}\n`);
+      let done = 0;
+      try {
+        while (done < buf.length) done += write(fd, buf, done, buf.length - done);
+      } catch (e) {
+        if (done > 0) {
+          try {
+            ftruncateSync(fd, size);
+          } catch (t) {
+            broken = new ValidatorStoreError(`${file}: a failed append could not be cut off (${(t as Error).message}); no further records`);
+          }
+        }
+        throw new ValidatorStoreError(`${file}: cannot append a record: ${(e as Error).message}`);
+      }
+      size += buf.length;
       written++;
     }
     apply(rec);

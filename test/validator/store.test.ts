@@ -4,7 +4,7 @@
  * start, and a version 1 file is converted in place. Records are synced to disk off the event loop, one sync for
  * every record appended before it started (group commit).
  */
-import { appendFileSync, fdatasync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, fdatasync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,6 +79,33 @@ describe('validator store', () => {
     const third = createValidatorStore(f);
     expect(third.writtenResult('0xr')).toEqual({ txId: 't' });
     third.close();
+  });
+
+  it('a short write is completed; a write that fails part way is cut off, leaves nothing in memory, and later records survive a restart', () => {
+    const f = file();
+    let mode: 'short' | 'full-disk' | 'ok' = 'short';
+    const s = createValidatorStore(f, {
+      write: (fd, buf, off, len) => {
+        if (mode === 'ok') return writeSync(fd, buf, off, len);
+        if (len > 10) return writeSync(fd, buf, off, 10); // ten bytes, as a nearly full disk or a file size limit allows
+        if (mode === 'short') return writeSync(fd, buf, off, len);
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    });
+    s.recordAttestation(1n, OP, ANCHOR); // written in pieces
+    mode = 'full-disk';
+    const op2 = `0x${'0b'.repeat(32)}`;
+    expect(() => s.recordAttestation(1n, op2, ANCHOR)).toThrow(/cannot append a record: ENOSPC/);
+    expect(s.attestedAnchor(1n, op2)).toBeUndefined();
+    mode = 'ok';
+    const op3 = `0x${'0c'.repeat(32)}`;
+    s.recordAttestation(1n, op3, ANCHOR);
+    s.close();
+    const again = createValidatorStore(f); // would refuse to start on a torn line in the middle
+    expect(again.attestedAnchor(1n, OP)).toBe(ANCHOR.toLowerCase());
+    expect(again.attestedAnchor(1n, op2)).toBeUndefined();
+    expect(again.attestedAnchor(1n, op3)).toBe(ANCHOR.toLowerCase());
+    again.close();
   });
 
   it('refuses to start on a bad line before the end, or on a file that is not a store', () => {
