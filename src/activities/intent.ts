@@ -16,6 +16,7 @@ import { createAnchor, executeComprehensiveProof, findAnchorTx, readValidatorSet
 import { waitForReceipt, type ChainClients, type ChainWriter } from '../chain/clients.js';
 import { anchorMessage } from '../chain/formulas.js';
 import type { Db } from '../db/client.js';
+import type { PreparedIntentTx } from '../db/schema.js';
 import {
   completeIntent,
   CYCLE_STAGES,
@@ -213,6 +214,14 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     return heartbeating(waitForReceipt(r, hash));
   }
 
+  /** The prepared transaction as the ledger holds it (pending or executed) with the nominated key's signature. */
+  async function heldByLedger(p: PreparedIntentTx): Promise<{ txId: string; txHash: string } | undefined> {
+    const st = await ledger.getTransaction(p.txId);
+    const bare = (h: string) => h.replace(/^0x/, '').toLowerCase();
+    if (bare(st.txHash) !== bare(p.txHash)) return undefined;
+    return st.signatures.some((s) => s.publicKey?.toLowerCase() === p.publicKey.toLowerCase()) ? { txId: st.txId, txHash: st.txHash } : undefined;
+  }
+
   function legOf(plan: IntentAnchorPlan, legId: string) {
     const i = plan.legs.findIndex((l) => l.legId === legId);
     if (i < 0) throw ApplicationFailure.nonRetryable(`leg ${legId} is not on this chain`, 'IntentNotFound');
@@ -253,9 +262,13 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         submitted = await ledger.submitExternalSignature(prepared, i.signature);
       } catch (e) {
         if (e instanceof LedgerInputError || e instanceof LedgerSubmitError) {
-          throw ApplicationFailure.nonRetryable(`the ledger refused the signature: ${e.message}`, 'SignatureRejected');
-        }
-        throw e instanceof LedgerTransportError ? ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable') : e;
+          // An earlier attempt's submission may have reached the ledger and its answer been lost (a crash, a
+          // timeout). On a page that needs more signatures the transaction then waits there with this key's
+          // signature, and the ledger refuses the same signature again (its timestamp is used): that is submitted.
+          const earlier = await heldByLedger(p).catch(() => undefined);
+          if (earlier) submitted = earlier;
+          else throw ApplicationFailure.nonRetryable(`the ledger refused the signature: ${e.message}`, 'SignatureRejected');
+        } else throw e instanceof LedgerTransportError ? ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable') : e;
       }
       await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
       return { txId: submitted.txId, txHash: submitted.txHash };
