@@ -82,11 +82,16 @@ export async function readValidatorSet(c: ChainClients, anchor: Address) {
   return { root, totalPower, thresholdNum, thresholdDen, publicKeys: [...publicKeys], powers: [...powers], data };
 }
 
-/** Name of the custom error a failed call reverted with, if viem could decode it. */
+/** Name of the custom error a failed call reverted with (or its reason); undefined when it did not revert. */
 export function revertErrorName(err: unknown): string | undefined {
   if (err instanceof BaseError) {
     const e = err.walk((x) => x instanceof ContractFunctionRevertedError);
-    if (e instanceof ContractFunctionRevertedError) return e.data?.errorName ?? e.reason;
+    if (e instanceof ContractFunctionRevertedError) {
+      if (e.data?.errorName) return e.data.errorName;
+      // viem also reports a node's internal error (JSON-RPC -32603, e.g. an overloaded provider) as a revert, with
+      // the node's message as its reason: a revert carries revert data ('0x' at least) or says it reverted
+      if (e.raw !== undefined || /revert/i.test(e.reason ?? '')) return e.reason ?? 'reverted';
+    }
   }
   return undefined;
 }

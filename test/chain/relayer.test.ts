@@ -1,11 +1,14 @@
 /**
  * A relayer key's nonces on a real anvil: a sent transaction that the node drops before mining it (evicted from the
- * mempool, node restarted) must not leave a gap that every later transaction of the key queues behind.
+ * mempool, node restarted) must not leave a gap that every later transaction of the key queues behind. And a
+ * provider's internal error is not taken for a revert (a revert fails a leg for good; an RPC fault is retried).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Hex } from 'viem';
+import { getContractAddress, type Hex } from 'viem';
+import { revertErrorName } from '../../src/chain/anchor.js';
 import { createChainClients, DroppedTransactionError, waitForReceipt, type ChainWriter } from '../../src/chain/clients.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { ANVIL_ADDRESSES, ANVIL_KEYS } from './fixture.js';
 
 let anvil: AnvilHandle;
@@ -58,5 +61,34 @@ describe('waitForReceipt', () => {
     const receipt = await waitForReceipt(w, again, { timeoutMs: 10_000 });
     expect(receipt.status).toBe('success');
     expect((await w.public.getTransaction({ hash: again })).nonce).toBe(dropped.nonce);
+  });
+});
+
+describe('revertErrorName', () => {
+  const abi = [{ type: 'function', name: 'f', inputs: [], outputs: [], stateMutability: 'nonpayable' }] as const;
+
+  it('names a contract revert, and not a provider internal error (-32603) that viem reports as one without revert data', async () => {
+    const w = writer(ANVIL_KEYS[2]);
+    // a contract whose code is PUSH1 0 PUSH1 0 REVERT
+    const deploy = await w.wallet.sendTransaction({ data: '0x6460006000fd6000526005601bf3' });
+    const { from, nonce } = await w.public.getTransaction({ hash: deploy });
+    await waitForReceipt(w, deploy);
+    const address = getContractAddress({ from, nonce: BigInt(nonce) });
+    const reverted = await w.wallet.writeContract({ address, abi, functionName: 'f' }).catch((e) => e);
+    expect(revertErrorName(reverted)).toBeDefined();
+
+    const proxy = await startFaultProxy(anvil.rpcUrl, {
+      answer: (_p, body) =>
+        ['eth_estimateGas', 'eth_sendRawTransaction'].includes(body?.method) ? { jsonrpc: '2.0', id: body.id, error: { code: -32603, message: 'upstream request timed out' } } : undefined,
+    });
+    try {
+      const behind = createChainClients({ rpcUrl: proxy.url, chainId: 31337, privateKey: ANVIL_KEYS[2], pollingIntervalMs: 25 });
+      const fault = await behind.wallet.writeContract({ address, abi, functionName: 'f', gas: 100_000n }).catch((e) => e);
+      expect(fault).toBeInstanceOf(Error);
+      expect(String(fault.message)).toMatch(/upstream request timed out/);
+      expect(revertErrorName(fault)).toBeUndefined();
+    } finally {
+      await proxy.close();
+    }
   });
 });
