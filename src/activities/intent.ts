@@ -470,6 +470,9 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     },
 
     async failChainLegs(i: IntentStepInput & { legIds: string[]; error: string }): Promise<void> {
+      // a chain whose cycle never started (its first step failed before the cycle was created) has nothing to
+      // record: finalizeIntent counts its legs as failed
+      if (!(await getIntentChains(db, i.intentId)).some((c) => c.chain === i.chain)) return;
       await updateIntentChain(db, i.intentId, i.chain, {
         record: (rec) => {
           for (const l of rec.legs) if (i.legIds.includes(l.legId) && !l.result) l.error = i.error;
@@ -489,9 +492,14 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         if (c.stage !== stage) await updateIntentChain(db, i.intentId, c.chain, { stage });
         c.stage = stage;
       }
-      const legs = chains.flatMap((c) => c.record.legs.map((l) => ({ chain: c.chain, chainId: c.record.chainId, ...l })));
+      // every leg of the intent, so a chain whose cycle never started fails its legs instead of being left out
+      const legs = intent.legs.map((il) => {
+        const c = chains.find((x) => x.chain === il.chain);
+        const l = c?.record.legs.find((x) => x.legId === il.legId);
+        return { chain: il.chain, chainId: il.chainId.toString(), legId: il.legId, ...l, ...(c ? {} : { error: `no proof cycle ran on ${il.chain}` }) };
+      });
       const done = legs.filter((l) => l.result && l.executionTx);
-      const failed = legs.filter((l) => !l.result);
+      const failed = legs.filter((l) => !(l.result && l.executionTx));
       let proofId: string | undefined;
       const cycle: CycleRecord = {
         intentId: row.id,
@@ -500,6 +508,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         ledgerTxId: row.ledgerTxId ?? undefined,
         ledgerTxHash: row.txHash ?? undefined,
         chains: chains.map((c) => ({ ...c.record, legs: c.record.legs.filter((l) => l.result) })).filter((c) => c.legs.length),
+        failedLegs: failed.map((l) => ({ legId: l.legId, chain: l.chain, reason: l.error ?? 'not completed' })),
       };
       const proof = async () => {
         const bundle = await heartbeating(assembleBundle({ ledger, chain: (name) => access.reader(name) }, cycle));

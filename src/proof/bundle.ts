@@ -226,6 +226,8 @@ export interface ProofBundle {
     };
   };
   chains: BundleChain[];
+  /** legs of the intent that did not complete: empty for a complete proof; a partial one proves the other legs */
+  failed_legs: { leg_id: string; chain: string; reason: string }[];
   bundle_hash: Hex;
 }
 
@@ -480,5 +482,6 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
       },
     },
     chains,
+    failed_legs: (record.failedLegs ?? []).map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
   });
 }

@@ -47,7 +47,7 @@ export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<num
   else {
     for (const c of v.checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     const failed = v.checks.filter((c) => !c.ok).length;
-    io.out(v.valid ? `bundle valid (${v.checks.length} checks)` : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`);
+    io.out(v.valid ? `bundle valid${v.complete ? '' : ', PARTIAL: some legs of the intent failed (see chains)'} (${v.checks.length} checks)` : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`);
   }
   return v.valid ? 0 : 1;
 }

@@ -63,6 +63,8 @@ export interface CycleRecord {
   ledgerTxId?: string;
   ledgerTxHash?: string;
   chains: ChainCycleRecord[];
+  /** legs of the intent that did not complete (the bundle of a partial proof names them) */
+  failedLegs?: { legId: string; chain: string; reason: string }[];
 }
 
 /** The stored form of a quorum round's result. */

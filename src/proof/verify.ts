@@ -66,6 +66,8 @@ export interface BundleCheck {
 
 export interface BundleVerification {
   valid: boolean;
+  /** valid, and every leg of the intent proven (a partial proof names its failed legs in failed_legs) */
+  complete: boolean;
   checks: BundleCheck[];
 }
 
@@ -269,7 +271,10 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       return false;
     }
   };
-  const done = (): BundleVerification => ({ valid: checks.length > 0 && checks.every((c) => c.ok), checks });
+  const done = (): BundleVerification => {
+    const valid = checks.length > 0 && checks.every((c) => c.ok);
+    return { valid, complete: valid && Array.isArray(b?.failed_legs) && b.failed_legs.length === 0, checks };
+  };
   const b = parseInput(bundleOrBytes, check);
   if (!b) return done();
 
@@ -375,9 +380,20 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     const names = b.chains.map((c) => c.chain);
     ensure(new Set(names).size === names.length, `a chain is listed twice: ${names.join(', ')}`);
     const legIds = b.chains.flatMap((c) => (Array.isArray(c.legs) ? c.legs.map((l) => l.leg_id) : []));
-    ensure(new Set(legIds).size === legIds.length, 'a leg is listed twice');
-    const of = intent ? ` of ${intent.legs.length} in the intent` : '';
-    return `${names.join(', ')}: ${legIds.length} leg(s)${of} proven (${legIds.join(', ')})`;
+    ensure(Array.isArray(b.failed_legs), 'failed_legs missing');
+    const failed = b.failed_legs.map((l) => l.leg_id);
+    const all = [...legIds, ...failed];
+    ensure(new Set(all).size === all.length, 'a leg is listed twice (proven or failed)');
+    ensure(intent, 'not checked: the intent did not parse');
+    // every leg of the intent is accounted for: proven here, or named as failed (a leg left out is not a proof)
+    for (const l of intent.legs) ensure(all.includes(l.legId), `leg ${l.legId} of the intent is neither proven nor listed as failed`);
+    ensure(all.length === intent.legs.length, `${all.length} legs listed for ${intent.legs.length} in the intent`);
+    for (const f of b.failed_legs) {
+      eq(f.chain, intent.legs.find((l) => l.legId === f.leg_id)!.chain, `failed leg ${f.leg_id} chain`);
+      ensure(typeof f.reason === 'string' && f.reason.length > 0, `failed leg ${f.leg_id} has no reason`);
+    }
+    const partial = failed.length ? `; PARTIAL: ${failed.length} failed (${b.failed_legs.map((f) => `${f.leg_id}: ${f.reason}`).join('; ')})` : '';
+    return `${names.join(', ')}: ${legIds.length} of ${intent.legs.length} leg(s) proven (${legIds.join(', ')})${partial}`;
   });
   if (Array.isArray(b.chains)) for (const c of b.chains) if (c && typeof c === 'object') verifyChain(c);
 

@@ -240,7 +240,28 @@ describe('proof bundle', () => {
     const mv = await verifyBundle(serializeBundle(sealBundle(moved)));
     expect(mv.valid).toBe(false);
     expect(failed(mv)).toContain(`chain[${CHAIN_B.name}].anchor`);
-    expect(failed(mv)).not.toContain('chains');
+    expect(failed(mv)).toContain('chains'); // amoy-pay is gone
+    expect(v.complete).toBe(true);
+    // a leg left out (a whole chain here) is not a proof of the intent, even re-sealed
+    const dropped = clone(b);
+    dropped.chains.pop();
+    const dv = await verifyBundle(serializeBundle(sealBundle(dropped)));
+    expect(failed(dv)).toEqual(['chains']);
+    expect(dv.checks.find((c) => c.name === 'chains')!.detail).toContain('leg amoy-pay of the intent is neither proven nor listed as failed');
+    // named as failed, it is a partial proof of the other legs: valid, not complete, and it says so
+    dropped.failed_legs = [{ leg_id: 'amoy-pay', chain: CHAIN_B.name, reason: 'leg amoy-pay: the account holds 0 wei' }];
+    const pv = await verifyBundle(serializeBundle(sealBundle(dropped)));
+    expect(failed(pv)).toEqual([]);
+    expect(pv).toMatchObject({ valid: true, complete: false });
+    expect(pv.checks.find((c) => c.name === 'chains')!.detail).toContain('2 of 3 leg(s) proven (');
+    expect(pv.checks.find((c) => c.name === 'chains')!.detail).toContain('PARTIAL: 1 failed (amoy-pay: leg amoy-pay: the account holds 0 wei)');
+    // a failed leg named on the wrong chain, or also proven, fails
+    const wrongChain = clone(dropped);
+    wrongChain.failed_legs[0]!.chain = CHAIN.name;
+    expect(failed(await verifyBundle(serializeBundle(sealBundle(wrongChain))))).toEqual(['chains']);
+    const both = clone(b);
+    both.failed_legs = [{ leg_id: 'pay', chain: CHAIN.name, reason: 'x' }];
+    expect(failed(await verifyBundle(serializeBundle(sealBundle(both))))).toEqual(['chains']);
     // byte flips over the whole file
     const bytes = new TextEncoder().encode(serializeBundle(b));
     let rejected = 0;
