@@ -324,6 +324,16 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       const c = await loadChain(i.intentId, i.chain, 'anchoring');
       if (c.record.createAnchorTx) return { txHash: c.record.createAnchorTx, sent: false };
       const w = access.writer(i.chain);
+      // An account that cannot pay its legs fails them here, before an anchor exists: a proven anchor whose legs
+      // fail stays executable by anyone once the account is funded (nothing on chain expires it).
+      const need = c.plan.legs.reduce((a, l) => a + l.value, 0n);
+      if (need > 0n) {
+        const account = c.plan.legs[0]!.account;
+        const balance = await w.public.getBalance({ address: account });
+        if (balance < need) {
+          throw ApplicationFailure.nonRetryable(`the account ${account} holds ${balance} wei but the legs on ${i.chain} send ${need} wei; nothing was anchored`, 'InsufficientFunds');
+        }
+      }
       const res = await heartbeating(
         createAnchor(w, c.plan.anchor, { commitmentRoot: c.plan.commitmentRoot, operationId: c.plan.operationId, ledgerTxHash: c.plan.ledgerTxHash, leafCount: c.plan.leafCount }),
       );

@@ -106,6 +106,25 @@ describe('proof cycle', () => {
     expect((await verifyBundle(JSON.stringify(bundle.body))).valid).toBe(true);
   });
 
+  it('a chain whose legs the account cannot pay fails before anything is anchored there; the other chain completes; the partial proof says so', async () => {
+    const a = arg('partial');
+    const to = '0x00000000000000000000000000000000000B0B0B' as const;
+    const done = await runIntent(b, [recordLeg(b, SEPOLIA, a), transferLeg(b, AMOY, to, (10n ** 30n).toString())]);
+    expect(done.status).toBe('failed');
+    expect(done.legs.map((l: any) => [l.chain, l.status])).toEqual([
+      [SEPOLIA.name, 'completed'],
+      [AMOY.name, 'failed'],
+    ]);
+    expect(done.legs[1].error).toMatch(/holds \d+ wei but the legs on polygon-amoy send 1000000000000000000000000000000 wei; nothing was anchored/);
+    expect(done.legs[1].transactions.create_anchor).toBeNull();
+    expect(done.error_message).toMatch(/failed: .*nothing was anchored; completed: /);
+    const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    const v = await verifyBundle(JSON.stringify(bundle.body));
+    expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(v).toMatchObject({ valid: true, complete: false });
+    expect(bundle.body.failed_legs).toEqual([{ leg_id: done.legs[1].leg_id, chain: AMOY.name, reason: done.legs[1].error }]);
+  });
+
   it('a missing expected event fails observation with the validators’ reason; nothing else is affected', async () => {
     const a = arg('no-event');
     const leg = recordLeg(b, SEPOLIA, a, { expectedEvents: [{ contract: b.targets[SEPOLIA.name], event: 'Never(uint256)' }] });
