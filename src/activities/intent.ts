@@ -31,7 +31,7 @@ import {
   type IntentDocument,
   type IntentRow,
 } from '../db/intents.js';
-import { LedgerInputError, LedgerSubmitError, LedgerTransportError, tx, type LedgerClient } from '../ledger/index.js';
+import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, tx, type LedgerClient } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { assembleBundle, serializeBundle } from '../proof/bundle.js';
 import { custodyTrail } from '../proof/custody-trail.js';
@@ -548,9 +548,28 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       return { status: 'failed', proofId, error };
     },
 
-    /** Terminal failure before the cycle (expired unsigned, refused on the ledger). */
-    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<void> {
+    /**
+     * Terminal failure before the cycle (expired unsigned, refused on the ledger). Expiry first makes sure the
+     * signature never reached the ledger: an attempt whose answer was lost (the client heard 502) may have
+     * submitted it, or still be running past its timeout and mark it submitted later. Then it is submitted, not
+     * expired, and the answer says so (the workflow goes on with the cycle).
+     */
+    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<{ submitted?: { txId: string; txHash: string } } | void> {
       const row = await getIntent(db, i.intentId);
+      if (i.status === 'expired' && row) {
+        let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
+        if (!held) {
+          try {
+            held = await heldByLedger(row.prepared);
+          } catch (e) {
+            if (!isNotFound(e)) throw e instanceof LedgerTransportError ? ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable') : e;
+          }
+        }
+        if (held) {
+          await markIntentSubmitted(db, i.intentId, held);
+          return { submitted: held };
+        }
+      }
       await markIntentFailed(db, i.intentId, { status: i.status, stage: row?.stage ?? 'signing_required', error: i.error });
     },
   };

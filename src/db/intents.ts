@@ -184,7 +184,8 @@ export async function markIntentFailed(
     const [row] = await tx
       .update(intents)
       .set({ status: p.status, stage: 'failed', errorMessage: p.error, proofId: p.proofId ?? null, completedAt: new Date(), updatedAt: new Date() })
-      .where(and(eq(intents.id, id), sql`${intents.status} not in ('completed', 'failed', 'expired')`))
+      // only an unsigned intent expires; one the ledger took goes through its cycle
+      .where(and(eq(intents.id, id), p.status === 'expired' ? eq(intents.status, 'signing_required') : sql`${intents.status} not in ('completed', 'failed', 'expired')`))
       .returning();
     if (!row) return;
     await recordEvent(tx as unknown as Db, {

@@ -162,8 +162,11 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     if (!submitted) {
       ended = true;
       const error = 'expired: no valid signature arrived before expires_at';
-      await acts.failIntent({ intentId: input.intentId, status: 'expired', error });
-      return finish({ intentId: input.intentId, status: 'expired', error });
+      // unless the ledger has it after all (an attempt whose answer was lost): then the cycle goes on
+      const late = await acts.failIntent({ intentId: input.intentId, status: 'expired', error });
+      if (!late?.submitted) return finish({ intentId: input.intentId, status: 'expired', error });
+      submitted = { status: 'submitted', ...late.submitted };
+      progress.txHash = late.submitted.txHash;
     }
   }
   ended = true;

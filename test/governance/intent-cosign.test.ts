@@ -6,11 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { getIntent, type IntentDocument } from '../../src/db/intents.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
-import { tx } from '../../src/ledger/index.js';
 import { newClientKey } from '../identity/devnet.js';
-import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, waitIntent, type CycleBench } from '../transaction/support.js';
+import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, submitToLedgerOnly, waitIntent, type CycleBench } from '../transaction/support.js';
 
 let b: CycleBench;
 const seat2 = newClientKey();
@@ -85,23 +83,11 @@ describe('co-signing a pending intent', () => {
 
   it('a signature the ledger already holds (the first answer lost) is accepted when sent again; the intent waits for the co-signer', async () => {
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`lost-answer-${randomUUID()}`))]);
-    const row = (await getIntent(b.app.db, p.intent_id))!;
-    const pr = row.prepared;
-    const prepared = await b.dn.ledger.prepareExternalSignature({
-      principal: pr.principal,
-      body: tx.writeData((row.intent as IntentDocument).parts),
-      txOptions: { memo: pr.memo, expireAt: new Date(pr.expireAt) },
-      signerUrl: pr.signerUrl,
-      publicKey: pr.publicKey,
-      signerVersion: pr.signerVersion,
-      timestamp: pr.timestamp,
-    });
-    expect(prepared.hashToSign).toBe(p.signing_data.hash_to_sign);
     // a first attempt's submission reaches the ledger (which holds it for the second seat); its answer is lost
-    await b.dn.ledger.submitExternalSignature(prepared, sign(p.signing_data.hash_to_sign, b.identity.key.secretKey));
+    const held = await submitToLedgerOnly(b, p);
     const s = await submit(b, p); // the ledger refuses the same signature again: its timestamp is used
     expect(s).toMatchObject({ status: 'submitted' });
-    expect(s.tx_hash.replace(/^0x/, '')).toBe(prepared.txHash.replace(/^0x/, ''));
+    expect(s.tx_hash.replace(/^0x/, '')).toBe(held.txHash.replace(/^0x/, ''));
     await cosign(s.tx_hash, seat3, 'approve');
     const done = await waitIntent(b, p.intent_id);
     expect(done.error_message).toBeNull();

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerClient } from '../../src/ledger/index.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, uniqueName } from '../identity/devnet.js';
-import { AMOY, api, arg, createCycleIdentity, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, startCycleWorker, submit, transferLeg, waitIntent, type CycleBench, type Json } from './support.js';
+import { AMOY, api, arg, createCycleIdentity, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, startCycleWorker, submit, submitToLedgerOnly, transferLeg, waitIntent, type CycleBench, type Json } from './support.js';
 
 let b: CycleBench;
 
@@ -148,6 +148,26 @@ describe('signature lifecycle', () => {
     expect(done.error_message).toMatch(/expired/);
     const late = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
     expect(late.status).toBe(409);
+  });
+
+  it('at expiry an intent whose signature the ledger took (the answer lost) is not reported unsigned: it is submitted, and the validators refuse it as expired', async () => {
+    const ttl = b.app.config.intentTtlSeconds;
+    b.app.config.intentTtlSeconds = 3;
+    let p: Json;
+    try {
+      p = await prepare(b, [recordLeg(b, SEPOLIA, arg('expiry-held'))]);
+    } finally {
+      b.app.config.intentTtlSeconds = ttl;
+    }
+    const held = await submitToLedgerOnly(b, p); // the gateway never heard back
+    expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
+    const done = await waitIntent(b, p.intent_id, undefined, 60_000);
+    // before: expired, "no valid signature arrived", while the ledger had executed it
+    expect(done.status).toBe('failed');
+    expect(done.tx_hash.replace(/^0x/, '')).toBe(held.txHash.replace(/^0x/, ''));
+    expect(done.submitted_at).not.toBeNull();
+    expect(done.error_message).toMatch(/EXPIRED|expired at/);
+    expect(done.error_message).not.toMatch(/no valid signature/);
   });
 
   it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {

@@ -7,6 +7,8 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { parseEther, type Address, type Hex } from 'viem';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
 import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
+import { getIntent, type IntentDocument } from '../../src/db/intents.js';
+import { tx } from '../../src/ledger/index.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { testTargetLeg } from '../support/test-target.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
@@ -129,6 +131,23 @@ export async function submit(b: CycleBench, prepared: Json) {
   });
   if (r.status !== 200) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
+}
+
+/** Submits the intent's signature to the ledger only, as an attempt whose answer never reached the gateway would have. */
+export async function submitToLedgerOnly(b: CycleBench, p: Json) {
+  const row = (await getIntent(b.app.db, p.intent_id))!;
+  const pr = row.prepared;
+  const prepared = await b.dn.ledger.prepareExternalSignature({
+    principal: pr.principal,
+    body: tx.writeData((row.intent as IntentDocument).parts),
+    txOptions: { memo: pr.memo, expireAt: new Date(pr.expireAt) },
+    signerUrl: pr.signerUrl,
+    publicKey: pr.publicKey,
+    signerVersion: pr.signerVersion,
+    timestamp: pr.timestamp,
+  });
+  if (prepared.hashToSign !== p.signing_data.hash_to_sign) throw new Error('the prepared transaction did not rebuild identically');
+  return b.dn.ledger.submitExternalSignature(prepared, sign(p.signing_data.hash_to_sign, b.identity.key.secretKey));
 }
 
 export async function waitIntent(b: CycleBench, id: string, until: (x: Json) => boolean = (x) => ['completed', 'failed', 'expired'].includes(x.status), timeoutMs = 120_000): Promise<Json> {
