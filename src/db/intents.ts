@@ -246,8 +246,12 @@ export async function getOrgProof(db: Db, orgId: string, id: string): Promise<Pr
   return r;
 }
 
-export async function setProofCustody(db: Db, id: string, custody: unknown[]): Promise<void> {
-  await db.update(proofs).set({ custody }).where(eq(proofs.id, id));
+/** Appends to a proof's custody chain under a row lock: concurrent appends each link to the one before. */
+export async function appendProofCustody<E>(db: Db, id: string, append: (events: E[]) => E[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx.select({ custody: proofs.custody }).from(proofs).where(eq(proofs.id, id)).for('update');
+    if (row) await tx.update(proofs).set({ custody: append(row.custody as E[]) }).where(eq(proofs.id, id));
+  });
 }
 
 /** The intent of `orgId` whose ledger transaction or one of whose chain transactions has this hash. */
@@ -262,6 +266,13 @@ export async function findOrgIntentByTxHash(db: Db, orgId: string, hash: string)
     .select({ intentId: intentChains.intentId })
     .from(intentChains)
     .innerJoin(intents, eq(intents.id, intentChains.intentId))
-    .where(and(eq(intents.orgId, orgId), sql`position(${`0x${h}`} in lower(${intentChains.record}::text)) > 0`));
+    .where(
+      and(
+        eq(intents.orgId, orgId),
+        // exactly one of the cycle's transactions: createAnchor, executeComprehensiveProof or a leg's execution
+        sql`(lower(${intentChains.record}->>'createAnchorTx') = ${`0x${h}`} or lower(${intentChains.record}->>'proveTx') = ${`0x${h}`}
+          or exists (select 1 from jsonb_array_elements(${intentChains.record}->'legs') l where lower(l->>'executionTx') = ${`0x${h}`}))`,
+      ),
+    );
   return byChain ? getIntent(db, byChain.intentId) : undefined;
 }

@@ -227,16 +227,20 @@ describe('reading intents and proofs', () => {
     expect(proof.body).toMatchObject({ proof_id: done.proof_id, intent_id: done.intent_id, status: 'complete' });
     expect(proof.body.chains[0].legs[0].execution_tx).toBe(done.legs[0].transactions.execute_governance_proof_direct);
 
-    await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    // downloads at the same moment each leave their retrieved event, linked in order
+    await Promise.all([1, 2, 3].map(() => api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`)));
     const custody = await api(b, 'GET', `/v1/proof/${done.proof_id}/custody`);
     expect(custody.body.chain_valid).toBe(true);
-    expect(custody.body.events.map((e: Json) => e.type)).toEqual(['created', 'attested', 'anchored', 'executed', 'observed', 'recorded', 'retrieved']);
+    expect(custody.body.events.map((e: Json) => e.type)).toEqual(['created', 'attested', 'anchored', 'executed', 'observed', 'recorded', 'retrieved', 'retrieved', 'retrieved']);
 
-    for (const h of [done.tx_hash, done.legs[0].transactions.execute_governance_proof_direct, done.legs[0].transactions.create_anchor]) {
+    const txs = done.legs[0].transactions;
+    for (const h of [done.tx_hash, txs.execute_governance_proof_direct, txs.create_anchor, txs.execute_comprehensive_proof]) {
       const byTx = await api(b, 'GET', `/v1/proof/tx/${h}`);
       expect(byTx.status, h).toBe(200);
       expect(byTx.body.proof_id).toBe(done.proof_id);
     }
+    // other hashes of the proof are not transaction hashes
+    for (const h of [done.legs[0].anchor_id, proof.body.chains[0].legs[0].result_hash]) expect((await api(b, 'GET', `/v1/proof/tx/${h}`)).status, h).toBe(404);
     const receipt = await api(b, 'GET', `/v1/proof/tx/${done.tx_hash}/receipt`);
     expect(receipt.status).toBe(200);
     expect(receipt.body).toMatchObject({ status: 'delivered', verified: true, anchored: true });

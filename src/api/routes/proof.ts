@@ -8,7 +8,7 @@
  *   GET /v1/proof/tx/{tx_hash}/receipt  Merkle inclusion receipt of a ledger transaction, read from the ledger
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { findOrgIntentByTxHash, getIntent, getOrgProof, setProofCustody, type ProofRow } from '../../db/intents.js';
+import { appendProofCustody, findOrgIntentByTxHash, getIntent, getOrgProof, type ProofRow } from '../../db/intents.js';
 import { createLedgerClient, isNotFound, LedgerInputError, LedgerTransportError } from '../../ledger/index.js';
 import type { ProofBundle } from '../../proof/bundle.js';
 import type { CustodyEvent } from '../../proof/custody.js';
@@ -133,7 +133,7 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     async (c) => {
       const auth = requireAuth(c);
       const row = await findProof(auth.orgId, c.req.valid('param').id);
-      await setProofCustody(db, row.id, appendCustody(row.custody as CustodyEvent[], { type: 'retrieved', at: new Date().toISOString(), data: { key_id: auth.keyId, bundle_hash: row.bundleHash } }));
+      await appendProofCustody<CustodyEvent>(db, row.id, (events) => appendCustody(events, { type: 'retrieved', at: new Date().toISOString(), data: { key_id: auth.keyId, bundle_hash: row.bundleHash } }));
       return c.body(row.bundle, 200, { 'content-type': 'application/json' }) as never;
     },
   );
