@@ -54,7 +54,7 @@ import { verifyReceipt } from '../ledger/receipt.js';
 import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
 import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
-import { PROOF_RESULT_MEMO, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
+import { encodeProofResult, PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
 import { BUNDLE_VERSION, HEADER_INT_FIELDS, bundleHash, type BundleChain, type BundleLedgerReceipt, type ProofBundle, type ProvenEvmTx } from './bundle.js';
 import { INTENT_MEMO, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from './intent.js';
 
@@ -550,6 +550,9 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       ensure(r && Array.isArray(r.parts), 'result missing');
       record = parseProofResult(r.parts);
       ensure(record, 'result parts are not a proof_result v2 record');
+      // exactly the record's encoding: no extra, repeated or reordered line
+      const encoded = encodeProofResult(record);
+      ensure(encoded.length === r.parts.length && encoded.every((p, j) => p === r.parts[j]), 'result parts are not exactly the encoding of the record they parse to');
       const re = recomputeProofResult(record);
       eq(re.resultHash, record.result_hash, 'record result_hash (recomputed)');
       eq(re.resultHash, l.observation.result_hash, 'observation result hash');
@@ -586,6 +589,14 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
         ['attestation_hash', c.attestation.message],
         ['validator_set_root', c.validator_set.root],
         ['validator_bitfield', l.observation.signer_bitmap],
+        ['validator_count', String(l.observation.signers.length)],
+        ['signed_power', String(c.validator_set.powers.reduce((a, p, j) => ((BigInt(l.observation.signer_bitmap) >> BigInt(j)) & 1n ? a + BigInt(p) : a), 0n))],
+        ['total_power', String(c.validator_set.powers.reduce((a, p) => a + BigInt(p), 0n))],
+        ['threshold_met', 'true'],
+        ['confirmation_blocks', l.observation.confirmations],
+        ['entry_type', PROOF_RESULT_ENTRY_TYPE],
+        ['version', PROOF_RESULT_VERSION],
+        ['format', PROOF_RESULT_FORMAT],
         ['threshold_numerator', c.validator_set.threshold_numerator],
         ['threshold_denominator', c.validator_set.threshold_denominator],
         ['aggregate_signature', l.observation.aggregate_signature],

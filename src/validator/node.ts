@@ -40,7 +40,7 @@ import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type Tx
 import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
 import { createBlockTrieCache, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
 import type { ValidatorKeys } from './keys.js';
-import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FIELDS, PROOF_RESULT_MEMO, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
+import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FIELDS, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
 
 export class ValidatorRefusal extends Error {
@@ -767,8 +767,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const totalPower = set.powers.reduce((a, p) => a + p, 0n);
     const record: ProofResultRecord = {
       entry_type: PROOF_RESULT_ENTRY_TYPE,
-      version: '2.0',
-      format: 'pgw_proof_v2',
+      version: PROOF_RESULT_VERSION,
+      format: PROOF_RESULT_FORMAT,
       result_id: resultId,
       intent_id: loaded.intent.intentId,
       intent_tx_id: loaded.status.txId,

@@ -9,6 +9,8 @@ import { resultHash, resultMessage, type ExecutionResult } from '../chain/formul
 
 export const PROOF_RESULT_ENTRY_TYPE = 'pgw:proof_result:v2';
 export const PROOF_RESULT_MEMO = 'PGW_PROOF_RESULT';
+export const PROOF_RESULT_VERSION = '2.0';
+export const PROOF_RESULT_FORMAT = 'pgw_proof_v2';
 
 export const PROOF_RESULT_FIELDS = [
   'entry_type',

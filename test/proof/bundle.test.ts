@@ -325,6 +325,10 @@ describe('proof bundle', () => {
   });
 
   it('targeted changes re-sealed with a fresh bundle_hash fail the check that covers them', async () => {
+    const setPart = (b: ProofBundle, k: string, v: string) => {
+      const parts = b.chains[0]!.legs[0]!.result.parts;
+      parts[parts.findIndex((p) => p.startsWith(`${k}=`))] = `${k}=${v}`;
+    };
     const c0 = single.chains[0]!;
     const L = `chain[${CHAIN.name}].leg[${c0.legs[0]!.leg_id}]`;
     const cases: [string, (b: ProofBundle) => void, string][] = [
@@ -347,6 +351,10 @@ describe('proof bundle', () => {
         },
         `${L}.proof_result`,
       ],
+      ['proof_result threshold_met=false', (b) => setPart(b, 'threshold_met', 'false'), `${L}.proof_result`],
+      ['proof_result confirmation_blocks=0', (b) => setPart(b, 'confirmation_blocks', '0'), `${L}.proof_result`],
+      ['proof_result extra line', (b) => b.chains[0]!.legs[0]!.result.parts.push('note=forged'), `${L}.proof_result`],
+      ['proof_result a line repeated', (b) => b.chains[0]!.legs[0]!.result.parts.push(b.chains[0]!.legs[0]!.result.parts[3]!), `${L}.proof_result`],
       ['attestation aggregate byte', (b) => (b.chains[0]!.attestation.aggregate_signature = flipHex(b.chains[0]!.attestation.aggregate_signature, 200)), `chain[${CHAIN.name}].attestation`],
       ['observation aggregate byte', (b) => (b.chains[0]!.legs[0]!.observation.aggregate_signature = flipHex(b.chains[0]!.legs[0]!.observation.aggregate_signature, 200)), `${L}.result_signature`],
       ['signer dropped from the bitmap', (b) => ((b.chains[0]!.attestation.signer_bitmap = '63'), (b.chains[0]!.attestation.signers = ['0', '1', '2', '3', '4', '5'])), `chain[${CHAIN.name}].attestation`],
