@@ -754,12 +754,16 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const obs = await observe(req);
     const c = chainCtx(req.chain);
     const set = await validatorSet(c);
-    if (typeof req.signerBitmap !== 'string' && typeof req.signerBitmap !== 'number') refuse('BAD_REQUEST', 'signerBitmap must be an integer');
-    if (typeof req.aggregateSignature !== 'string') refuse('BAD_REQUEST', 'aggregateSignature is required');
-    const quorum = quorumOf(set, String(req.signerBitmap), req.aggregateSignature, obs.message);
-    if (!quorum) {
-      refuse('BAD_AGGREGATE', `signer bitmap ${String(req.signerBitmap)} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen} with an aggregate signature that verifies over this validator's own result message`);
+    let requested: bigint;
+    try {
+      requested = BigInt(req.signerBitmap);
+    } catch {
+      refuse('BAD_REQUEST', 'signerBitmap must be an integer');
     }
+    if (!meetsThreshold(set, requested!)) refuse('NO_QUORUM', `signer bitmap ${requested!} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen}`);
+    if (typeof req.aggregateSignature !== 'string') refuse('BAD_REQUEST', 'aggregateSignature is required');
+    const quorum = quorumOf(set, requested!.toString(), req.aggregateSignature, obs.message);
+    if (!quorum) refuse('BAD_AGGREGATE', "aggregate signature does not verify over this validator's own result message");
     const { bitmap, count, power: signedPower } = quorum!;
     const loaded = await loadIntent(req.intentTxId);
     const plan = planFor(loaded, c);
