@@ -77,6 +77,7 @@ async function main() {
         adiUrl,
         operationId: keccak256(stringToHex(`bench-op-${r}`)),
         ledgerTxHash: keccak256(stringToHex(`bench-ltx-${r}`)),
+        deadline: BigInt(Math.floor(Date.now() / 1000) + 3600),
         legs: [{ target, value: 0n, data }],
       });
       const cycleStart = performance.now();
@@ -115,6 +116,7 @@ async function main() {
         adiUrl,
         operationId: keccak256(stringToHex(`bench-op-k${signers.length}`)),
         ledgerTxHash: keccak256(stringToHex('bench-ltx-k')),
+        deadline: BigInt(Math.floor(Date.now() / 1000) + 3600),
         legs: [{ target, value: 0n, data: '0x' }],
       });
       await createAnchor(w, sys.proofAnchor, plan);

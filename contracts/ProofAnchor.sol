@@ -17,15 +17,16 @@ uint256 constant P_LO = 0x64774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feff
 ///     m = keccak256(abi.encode(ANCHOR_MSG_DOMAIN, chainid, this, anchorId, validatorSetRoot)), hashed to G1
 ///     per RFC 9380 under SIG_DST, requires signed power * den >= total power * num, and marks it proven.
 ///  3. consume(...) is called by an AbstractAccount (msg.sender) before it performs the call: the anchor is
-///     proven, the leaf keccak256(abi.encode(LEAF_DOMAIN, msg.sender, adiHash, executionCommitment)) is at
-///     leafIndex of the commitment root (positional binary Merkle tree, zero-padded to a power of two), and
-///     the leaf is unused; then it is marked used.
+///     proven, the leaf keccak256(abi.encode(LEAF_DOMAIN, msg.sender, adiHash, executionCommitment, deadline))
+///     is at leafIndex of the commitment root (positional binary Merkle tree, zero-padded to a power of two),
+///     the block is not later than the leaf's deadline (unix seconds: the intent's expires_at), and the leaf is
+///     unused; then it is marked used. A leg that failed after its anchor was proven cannot run after that.
 /// The validator set (keys with proof of possession, powers, threshold) lives in an immutable data contract
 /// (code read with EXTCODECOPY), replaced by the owner on rotation.
 contract ProofAnchor {
     bytes32 public constant ANCHOR_ID_DOMAIN = "pgw:anchor-id:v1";
     bytes32 public constant ANCHOR_MSG_DOMAIN = "pgw:bls:anchor:v1";
-    bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v1";
+    bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v2";
     bytes32 public constant VALSET_DOMAIN = "pgw:valset:v1";
     bytes public constant SIG_DST = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
     bytes public constant POP_DST = "PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
@@ -49,6 +50,8 @@ contract ProofAnchor {
         bytes32 ledgerTxHash;
         uint256 leafCount;
         uint256 leafIndex;
+        /// unix seconds; bound by the leaf
+        uint256 deadline;
         bytes32[] merkleProof;
     }
 
@@ -79,6 +82,7 @@ contract ProofAnchor {
     error DuplicateValidator(uint256 index);
     error InvalidMerkleProof();
     error LeafAlreadyUsed(bytes32 anchorId, uint256 leafIndex);
+    error AnchorExpired(bytes32 anchorId, uint256 deadline);
 
     address public owner;
     /// packed: data contract address (low 160 bits) | blob length << 160
@@ -141,8 +145,9 @@ contract ProofAnchor {
         return true;
     }
 
-    /// Called by an account: checks the anchor is proven, the leaf (bound to msg.sender, its ADI and the
-    /// execution commitment it recomputed) is included and unused, then marks it used.
+    /// Called by an account: checks the anchor is proven, the leaf (bound to msg.sender, its ADI, the execution
+    /// commitment it recomputed and the deadline) is included, the deadline has not passed and the leaf is unused,
+    /// then marks it used.
     function consume(AnchorProof calldata proof, bytes32 adiHash, bytes32 executionCommitment)
         external
         returns (bytes32 anchorId)
@@ -155,8 +160,9 @@ contract ProofAnchor {
         uint256 index = proof.leafIndex;
         if (index >= leafCount || proof.merkleProof.length != _depth(leafCount)) revert InvalidMerkleProof();
 
-        bytes32 node = computeRoot(computeLeaf(msg.sender, adiHash, executionCommitment), index, proof.merkleProof);
+        bytes32 node = computeRoot(computeLeaf(msg.sender, adiHash, executionCommitment, proof.deadline), index, proof.merkleProof);
         if (node != proof.commitmentRoot) revert InvalidMerkleProof();
+        if (block.timestamp > proof.deadline) revert AnchorExpired(anchorId, proof.deadline);
 
         uint256 bit = uint256(1) << (128 + index);
         if (meta & bit != 0) revert LeafAlreadyUsed(anchorId, index);
@@ -179,8 +185,12 @@ contract ProofAnchor {
         return keccak256(abi.encode(ANCHOR_MSG_DOMAIN, block.chainid, address(this), anchorId, validatorSetRoot_));
     }
 
-    function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment) public pure returns (bytes32) {
-        return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment));
+    function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment, uint256 deadline)
+        public
+        pure
+        returns (bytes32)
+    {
+        return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment, deadline));
     }
 
     /// Root of a positional binary Merkle tree from a leaf, its index and its sibling path (bottom-up):

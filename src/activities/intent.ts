@@ -85,6 +85,7 @@ const REVERT_MEANING: Record<string, string> = {
   LeafAlreadyUsed: 'the proof was already used',
   AnchorNotProven: 'the anchor is not proven',
   AnchorNotFound: 'no such anchor',
+  AnchorExpired: 'the intent expired (expires_at) before the leg could execute',
 };
 
 function revertData(e: unknown): Hex | undefined {

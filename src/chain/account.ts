@@ -63,6 +63,8 @@ export interface AnchorProofArg {
   ledgerTxHash: Hex;
   leafCount: bigint;
   leafIndex: bigint;
+  /** unix seconds after which the account's consume() refuses the leaf */
+  deadline: bigint;
   merkleProof: readonly Hex[];
 }
 
@@ -76,6 +78,7 @@ export function proofForLeg(plan: AnchorPlan, legIndex: number): AnchorProofArg 
     ledgerTxHash: plan.ledgerTxHash,
     leafCount: plan.leafCount,
     leafIndex: p.leafIndex,
+    deadline: p.deadline,
     merkleProof: p.merkleProof,
   };
 }

@@ -648,6 +648,8 @@ export function planIntentAnchor(
     adiUrl: intent.adiUrl,
     operationId: intent.operationId,
     ledgerTxHash: h.toLowerCase() as Hex,
+    // no leg may execute after the intent expires (ProofAnchor.consume checks it)
+    deadline: BigInt(intent.expiresAt),
     legs: legs.map((l) => ({ target: l.target, value: l.value, data: l.data })),
   });
   return { ...plan, legs };

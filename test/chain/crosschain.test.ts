@@ -103,7 +103,7 @@ describe('no cross-chain replay', () => {
     }
     const data = encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(stringToHex('replay'))] });
     const legs = [{ target: targets[0]!, value: 0n, data }];
-    const common = { anchor: proofAnchor, account, adiUrl, operationId: keccak256(stringToHex('replay-op')), ledgerTxHash: keccak256(stringToHex('replay-ltx')), legs };
+    const common = { anchor: proofAnchor, account, adiUrl, operationId: keccak256(stringToHex('replay-op')), ledgerTxHash: keccak256(stringToHex('replay-ltx')), deadline: BigInt(Math.floor(Date.now() / 1000) + 3600), legs };
     const planSep = planAnchor({ chainId: 11155111n, ...common });
     await createAnchor(sep.w!, proofAnchor, planSep);
     const setRoot = (await readValidatorSet(sep.w!, proofAnchor)).root;

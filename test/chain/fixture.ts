@@ -88,6 +88,7 @@ export async function planFor(
   t: TestSystem,
   adiUrl: string,
   legs: { target: Address; value: bigint; data: Hex }[],
+  deadline = BigInt(Math.floor(Date.now() / 1000) + 3600),
 ): Promise<{ plan: AnchorPlan; account: Address; message: Hex }> {
   const { address: account } = await createAccount(t.w, t.sys.accountFactory, adiUrl);
   const n = ++counter;
@@ -98,6 +99,7 @@ export async function planFor(
     adiUrl,
     operationId: keccak256(stringToHex(`op-${n}-${Date.now()}`)),
     ledgerTxHash: keccak256(stringToHex(`ltx-${n}`)),
+    deadline,
     legs,
   });
   const message = anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: t.setRoot });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, type TxResult } from '../../src/chain/anchor.js';
-import { createAccount, executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import { accountAbiWithAnchorErrors, createAccount, executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
 import { anchorMessage, planBatchAnchor } from '../../src/chain/formulas.js';
 import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
 import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
@@ -258,7 +258,7 @@ describe('multi-leg anchors', () => {
       anchor: t.sys.proofAnchor,
       operationId: keccak256(stringToHex('batch-op')),
       ledgerTxHash: keccak256(stringToHex('batch-ltx')),
-      legs: [legA, legB],
+      legs: [legA, legB].map((l) => ({ ...l, deadline: BigInt(Math.floor(Date.now() / 1000) + 3600) })),
     });
     await createAnchor(t.w, t.sys.proofAnchor, plan);
     const message = anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: t.setRoot });
@@ -288,5 +288,30 @@ describe('multi-leg anchors', () => {
       await expectExecutionRejected(account, plan.anchorId, { ...legs[i]!, proof: proofForLeg(plan, i) });
     }
     expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(0b111n);
+  });
+});
+
+// last: it moves the chain's clock forward
+describe('deadline', () => {
+  it("a proven leg cannot execute after its deadline (the intent's expires_at); a later deadline in the proof does not match the leaf", async () => {
+    const now = (await t.w.public.getBlock()).timestamp;
+    const data = record('deadline');
+    const leg = { target: t.target, value: 0n, data };
+    const { plan, account, message } = await planFor(t, 'acc://g-deadline.acme', [leg], now + 600n);
+    await createAnchor(t.w, t.sys.proofAnchor, plan);
+    await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(t.validators, FIVE, message) });
+    const proof = proofForLeg(plan, 0);
+    expect(proof.deadline).toBe(now + 600n);
+    await expectExecutionRejected(account, plan.anchorId, { ...leg, proof: { ...proof, deadline: now + 86_400n } });
+    const early = await t.w.public.simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account });
+    expect(early.result).toBeDefined(); // before the deadline it would run
+    await t.w.public.request({ method: 'evm_increaseTime', params: [601] } as never);
+    await t.w.public.request({ method: 'evm_mine', params: [] } as never);
+    const late = await t.w.public
+      .simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account })
+      .catch((e) => e);
+    expect(revertErrorName(late)).toBe('AnchorExpired');
+    await expectExecutionRejected(account, plan.anchorId, { ...leg, proof });
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(0n);
   });
 });

@@ -39,8 +39,8 @@ const vectors = {
   })),
   adiHash: adiUrls.map((u) => ({ input: u, output: f.adiHash(u) })),
   legLeaf: calls.map((c, i) => {
-    const input = { account: ACCOUNT, adiHash: f.adiHash(adiUrls[i % adiUrls.length]!), executionCommitment: f.executionCommitment(c) };
-    return { input, output: f.legLeaf(input) };
+    const input = { account: ACCOUNT, adiHash: f.adiHash(adiUrls[i % adiUrls.length]!), executionCommitment: f.executionCommitment(c), deadline: 1_800_000_000n + BigInt(i) };
+    return { input: { ...input, deadline: input.deadline.toString() }, output: f.legLeaf(input) };
   }),
   merkle: leafSets.map((leaves) => ({
     leaves,
