@@ -307,7 +307,9 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     ensure(w.memo === INTENT_MEMO, `memo ${JSON.stringify(w.memo)} is not ${INTENT_MEMO}`);
     ensure(w.parts.length === b.intent.parts.length && w.parts.every((p, i) => p === b.intent.parts[i]), 'the WriteData entry is not exactly the intent parts');
     ensure(same(w.principal, b.intent.data_account), `written to ${w.principal}, not the data account ${b.intent.data_account}`);
-    ensure(lc(w.principal).startsWith(`${lc(b.intent.adi_url)}/`), `data account ${w.principal} is not an account of ${b.intent.adi_url}`);
+    const rest = lc(w.principal).startsWith(`${lc(b.intent.adi_url)}/`) ? lc(w.principal).slice(b.intent.adi_url.length + 1) : '';
+    // a direct account of the identity, as the validators require (one under a sub-identity may be another party's)
+    ensure(rest && !rest.includes('/'), `data account ${w.principal} is not a direct account of ${b.intent.adi_url}`);
     return `${L.tx_hash} re-hashes; WriteData of the 4 intent parts to ${w.principal}`;
   });
   let validKeys: { signer: string; publicKey: string; version: number; delegators: string[]; vote: unknown }[] = [];
@@ -341,7 +343,8 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     const direct = validKeys.filter((k) => accept(k.vote) && !k.delegators.length && same(k.signer, a.key_page));
     for (const k of direct) ensure(BigInt(k.version) === version, `signature of ${k.publicKey} is for page version ${k.version}, not ${version}`);
     const delegated = validKeys.filter((k) => accept(k.vote) && k.delegators.length === 1 && same(k.delegators[0], a.key_page));
-    const counted = new Set([...direct.map((k) => k.publicKey), ...delegated.map((k) => `${lc(k.signer)}|${k.publicKey}`)]).size;
+    // a delegate book votes once, however many of its keys signed (as the ledger and the validators count it)
+    const counted = new Set([...direct.map((k) => k.publicKey), ...delegated.map((k) => `book|${lc(k.signer).replace(/\/\d+$/, '')}`)]).size;
     ensure(BigInt(counted) >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
     ensure(uint(a.signatures, 'authority.signatures') >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;

@@ -51,6 +51,14 @@ describe('proof cycle', () => {
     expect(leg).toMatchObject({ status: 'completed', chain: SEPOLIA.name, leaf_index: 0 });
     expect(leg.attested_by.length).toBeGreaterThanOrEqual(5);
     expect(leg.result_id).toMatch(/^0x[0-9a-f]{64}$/);
+    // the intent includes its proof: where to fetch it, and who attested and observed
+    expect(done.proof).toEqual({
+      id: done.proof_id,
+      status: 'complete',
+      bundle_url: `/v1/proof/${done.proof_id}/bundle`,
+      custody_url: `/v1/proof/${done.proof_id}/custody`,
+      attestations: [{ chain: SEPOLIA.name, anchor_id: leg.anchor_id, attested_by: leg.attested_by, legs: [{ leg_id: leg.leg_id, observed_by: leg.observed_by, result_id: leg.result_id }] }],
+    });
     await receiptsOk(SEPOLIA.name, Object.values(leg.transactions));
     // the call ran once, from the account
     const w = b.wallets[SEPOLIA.name]!;
@@ -122,6 +130,7 @@ describe('proof cycle', () => {
     const v = await verifyBundle(JSON.stringify(bundle.body));
     expect(v.checks.filter((c) => !c.ok)).toEqual([]);
     expect(v).toMatchObject({ valid: true, complete: false });
+    expect(done.proof).toMatchObject({ id: done.proof_id, status: 'partial' });
     expect(bundle.body.failed_legs).toEqual([{ leg_id: done.legs[1].leg_id, chain: AMOY.name, reason: done.legs[1].error }]);
   });
 

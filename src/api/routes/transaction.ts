@@ -93,6 +93,23 @@ export const IntentSchema = z
     ledger_tx_id: z.string().nullable(),
     proof_id: z.string().nullable(),
     proof_bundle_url: z.string().nullable(),
+    proof: z
+      .object({
+        id: z.string(),
+        status: z.enum(['complete', 'partial']).openapi({ description: 'partial: some legs failed; the proof covers the others' }),
+        bundle_url: z.string(),
+        custody_url: z.string(),
+        attestations: z.array(
+          z.object({
+            chain: z.string(),
+            anchor_id: z.string().nullable(),
+            attested_by: z.array(z.number().int()),
+            legs: z.array(z.object({ leg_id: z.string(), observed_by: z.array(z.number().int()), result_id: z.string().nullable() })),
+          }),
+        ),
+      })
+      .nullable()
+      .openapi({ description: 'Once the proof exists: where to fetch it and which validators attested and observed' }),
     legs: z.array(LegViewSchema),
     error_message: z.string().nullable(),
     expires_at: z.string(),
@@ -161,6 +178,20 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
     ledger_tx_id: row.ledgerTxId ?? (row.status === 'signing_required' ? null : p.txId),
     proof_id: row.proofId,
     proof_bundle_url: row.proofId ? `/v1/proof/${row.proofId}/bundle` : null,
+    proof: row.proofId
+      ? {
+          id: row.proofId,
+          status: row.status === 'completed' ? 'complete' : 'partial',
+          bundle_url: `/v1/proof/${row.proofId}/bundle`,
+          custody_url: `/v1/proof/${row.proofId}/custody`,
+          attestations: chains.map((c) => ({
+            chain: c.chain,
+            anchor_id: c.record.anchorId ?? null,
+            attested_by: c.record.attestation?.signers ?? [],
+            legs: c.record.legs.map((l) => ({ leg_id: l.legId, observed_by: l.observation?.signers ?? [], result_id: l.result?.resultId ?? null })),
+          })),
+        }
+      : null,
     legs: legViews(row, chains),
     error_message: row.errorMessage,
     expires_at: row.expiresAt.toISOString(),
