@@ -203,6 +203,8 @@ function blsVerified(signature: Hex, message: Hex, publicKey: Hex): boolean {
 function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
   const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
+  // one way to write a signer list: strictly ascending, as the bitmap orders them
+  ensure(signers.every((x, i) => i === 0 || x > signers[i - 1]!), `${what}: signers [${signers.join(',')}] are not strictly ascending`);
   ensure(signerBitmap(signers) === bitmap, `${what}: signer bitmap ${bitmap} does not match signers [${signers.join(',')}]`);
   const powers = set.powers.map((p, i) => uint(p, `validator_set.powers[${i}]`));
   const s = { powers, thresholdNum: uint(set.threshold_numerator, 'threshold_numerator'), thresholdDen: uint(set.threshold_denominator, 'threshold_denominator') };
@@ -316,6 +318,8 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   check('ledger.signatures', () => {
     ensure(ledgerTxHashOk, 'not checked: the transaction hash did not recompute');
     ensure(Array.isArray(L.signatures) && L.signatures.length > 0, 'no signatures');
+    const texts = L.signatures.map((x) => canonicalJson(x));
+    ensure(new Set(texts).size === texts.length, 'a signature is listed twice');
     const h = hexToBytes(L.tx_hash);
     validKeys = L.signatures.map((raw, i) => {
       let sig: core.Signature;

@@ -351,6 +351,8 @@ describe('proof bundle', () => {
         },
         `${L}.proof_result`,
       ],
+      ['attestation signers reordered', (b) => b.chains[0]!.attestation.signers.reverse(), `chain[${CHAIN.name}].attestation`],
+      ['a ledger signature listed twice', (b) => b.ledger.signatures.push(structuredClone(b.ledger.signatures[0])), 'ledger.signatures'],
       ['proof_result threshold_met=false', (b) => setPart(b, 'threshold_met', 'false'), `${L}.proof_result`],
       ['proof_result confirmation_blocks=0', (b) => setPart(b, 'confirmation_blocks', '0'), `${L}.proof_result`],
       ['proof_result extra line', (b) => b.chains[0]!.legs[0]!.result.parts.push('note=forged'), `${L}.proof_result`],
