@@ -19,3 +19,17 @@ export async function heartbeating<T>(p: Promise<T>, everyMs = 2000): Promise<T>
     clearInterval(t);
   }
 }
+
+/**
+ * When this attempt's start-to-close timeout runs out (ms since the epoch), undefined outside an activity. An attempt
+ * that outlives it keeps running (nothing stops it without heartbeats) while Temporal has moved on: such an attempt
+ * must not record what it did.
+ */
+export function attemptDeadline(): number | undefined {
+  try {
+    const ms = Context.current().info.startToCloseTimeoutMs;
+    return ms ? Date.now() + ms : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -39,7 +39,7 @@ import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../proof/
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
 import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient } from '../validator/quorum.js';
 import type { ChainAccess } from './chain-access.js';
-import { beat, heartbeating } from './heartbeat.js';
+import { attemptDeadline, beat, heartbeating } from './heartbeat.js';
 
 /** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
 const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
@@ -237,6 +237,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
      * a few and answers 502, the intent stays signing_required).
      */
     async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
+      const deadline = attemptDeadline();
       const { row, intent } = await loadIntent(i.intentId);
       if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
       const p = row.prepared;
@@ -271,6 +272,9 @@ export function createIntentActivities(deps: IntentActivityDeps) {
           else throw ApplicationFailure.nonRetryable(`the ledger refused the signature: ${e.message}`, 'SignatureRejected');
         } else throw e instanceof LedgerTransportError ? ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable') : e;
       }
+      // An attempt past its timeout has been given up on (the client may have heard 502 and the intent must stay
+      // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
+      if (deadline !== undefined && Date.now() > deadline) throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
       await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
       return { txId: submitted.txId, txHash: submitted.txHash };
     },

@@ -170,6 +170,23 @@ describe('signature lifecycle', () => {
     expect(done.error_message).not.toMatch(/no valid signature/);
   });
 
+  it('a submission attempt that outlives its timeout does not mark the intent; the same signature then goes through', async () => {
+    const { MockActivityEnvironment } = await import('@temporalio/testing');
+    const { createActivities } = await import('../../src/activities/index.js');
+    const { identityActivityDeps } = await import('../../src/activities/identity-deps.js');
+    const acts = createActivities({ db: b.app.db, ...identityActivityDeps(b.app.config) });
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('late-attempt'))]);
+    const signature = sign(p.signing_data.hash_to_sign, b.identity.key.secretKey);
+    // an attempt whose 1 ms start-to-close timeout ran out while it worked: its submission reaches the ledger
+    const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 1 });
+    await expect(env.run(acts.submitIntentSignature, { intentId: p.intent_id, signature })).rejects.toThrow(/outlived its timeout/);
+    expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
+    const r = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: b.identity.key.publicKey });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.tx_hash).toBe(p.signing_data.transaction_hash);
+    expect((await waitIntent(b, p.intent_id)).status).toBe('completed');
+  });
+
   it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {
     // the worker reaches the ledger through a proxy that can fail every request
     let failing = false;
