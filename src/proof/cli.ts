@@ -1,6 +1,7 @@
 /**
- * `cli verify-bundle <file> [--rpc chain=url ...]`: verifies a proof bundle file (src/proof/verify.ts), offline
- * unless --rpc URLs are given, prints each check and exits 0 when valid, 1 when invalid, 2 on a usage error.
+ * `cli verify-bundle <file> [--rpc chain=url ...] [--trust chain=proofAnchor[,setRoot] ...]`: verifies a proof bundle
+ * file (src/proof/verify.ts), offline unless --rpc URLs are given, prints each check and exits 0 when valid, 1 when
+ * invalid, 2 on a usage error. Without --rpc or --trust for a chain, its validator set is the bundle's own word.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -8,16 +9,17 @@ import type { CliIo } from '../webhooks/cli.js';
 import { verifyBundle } from './verify.js';
 
 const USAGE = `usage:
-  cli verify-bundle <bundle.json|-> [--rpc <chain>=<json-rpc url> ...] [--json]`;
+  cli verify-bundle <bundle.json|-> [--rpc <chain>=<json-rpc url> ...] [--trust <chain>=<ProofAnchor>[,<validator set root>] ...] [--json]`;
 
 export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<number> {
   let file: string | undefined;
   let rpc: Record<string, string> = {};
+  let trust: Record<string, { proofAnchor: string; validatorSetRoot?: string }> = {};
   let json = false;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { rpc: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+      options: { rpc: { type: 'string', multiple: true }, trust: { type: 'string', multiple: true }, json: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
     });
@@ -31,6 +33,13 @@ export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<num
         return [pair.slice(0, i), pair.slice(i + 1)];
       }),
     );
+    trust = Object.fromEntries(
+      (values.trust ?? []).map((pair) => {
+        const m = /^([^=]+)=(0x[0-9a-fA-F]{40})(?:,(0x[0-9a-fA-F]{64}))?$/.exec(pair);
+        if (!m) throw new Error(`--trust must be chain=<ProofAnchor address>[,<validator set root>], got ${pair}`);
+        return [m[1]!, { proofAnchor: m[2]!, ...(m[3] ? { validatorSetRoot: m[3] } : {}) }];
+      }),
+    );
   } catch (e) {
     io.err(`${(e as Error).message}\n${USAGE}`);
     return 2;
@@ -42,12 +51,16 @@ export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<num
     io.err(`cannot read ${file}: ${(e as Error).message}`);
     return 2;
   }
-  const v = await verifyBundle(new Uint8Array(bytes), { rpc });
+  const v = await verifyBundle(new Uint8Array(bytes), { rpc, trust });
   if (json) io.out(JSON.stringify(v, null, 2));
   else {
     for (const c of v.checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     const failed = v.checks.filter((c) => !c.ok).length;
-    io.out(v.valid ? `bundle valid${v.complete ? '' : ', PARTIAL: some legs of the intent failed (see chains)'} (${v.checks.length} checks)` : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`);
+    const notes = [
+      ...(v.complete ? [] : ['PARTIAL: some legs of the intent failed (see chains)']),
+      ...(v.anchored ? [] : ['UNANCHORED: a chain was checked against neither --trust nor --rpc, so its validator set is the bundle\'s own word']),
+    ];
+    io.out(v.valid ? `bundle valid${notes.map((n) => `, ${n}`).join('')} (${v.checks.length} checks)` : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`);
   }
   return v.valid ? 0 : 1;
 }

@@ -68,12 +68,20 @@ export interface BundleVerification {
   valid: boolean;
   /** valid, and every leg of the intent proven (a partial proof names its failed legs in failed_legs) */
   complete: boolean;
+  /** every chain of the bundle was checked against a trusted ProofAnchor (opts.trust) or public RPC (opts.rpc) */
+  anchored: boolean;
   checks: BundleCheck[];
 }
 
 export interface VerifyBundleOptions {
   /** chain name -> JSON-RPC URL for the public cross-checks; offline when omitted */
   rpc?: Record<string, string>;
+  /**
+   * chain name -> what the verifier trusts there (e.g. from GET /v1/chains or the deployment it knows): the
+   * ProofAnchor address, and optionally the validator set root. Offline, only this ties the bundle's validator set
+   * to anything outside the bundle.
+   */
+  trust?: Record<string, { proofAnchor: string; validatorSetRoot?: string }>;
 }
 
 class CheckFailed extends Error {}
@@ -275,7 +283,9 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   };
   const done = (): BundleVerification => {
     const valid = checks.length > 0 && checks.every((c) => c.ok);
-    return { valid, complete: valid && Array.isArray(b?.failed_legs) && b.failed_legs.length === 0, checks };
+    const chains = Array.isArray(b?.chains) ? b.chains.map((c) => c?.chain) : [];
+    const anchored = valid && chains.length > 0 && chains.every((n) => checks.some((c) => c.ok && (c.name === `trust[${n}]` || c.name === `rpc[${n}].anchor`)));
+    return { valid, complete: valid && Array.isArray(b?.failed_legs) && b.failed_legs.length === 0, anchored, checks };
   };
   const b = parseInput(bundleOrBytes, check);
   if (!b) return done();
@@ -403,6 +413,15 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     return `${names.join(', ')}: ${legIds.length} of ${intent.legs.length} leg(s) proven (${legIds.join(', ')})${partial}`;
   });
   if (Array.isArray(b.chains)) for (const c of b.chains) if (c && typeof c === 'object') verifyChain(c);
+  for (const [name, t] of Object.entries(opts.trust ?? {})) {
+    check(`trust[${name}]`, () => {
+      const c = Array.isArray(b.chains) ? b.chains.find((x) => x?.chain === name) : undefined;
+      ensure(c, `the bundle has no chain ${name}`);
+      ensure(same(c.proof_anchor, t.proofAnchor), `ProofAnchor ${c.proof_anchor} is not the trusted ${t.proofAnchor}`);
+      if (t.validatorSetRoot) ensure(same(c.validator_set.root, t.validatorSetRoot), `validator set ${c.validator_set.root} is not the trusted ${t.validatorSetRoot}`);
+      return `ProofAnchor ${c.proof_anchor}${t.validatorSetRoot ? ` and validator set ${c.validator_set.root}` : ''} as trusted`;
+    });
+  }
 
   function verifyChain(c: BundleChain) {
     const P = `chain[${c.chain}]`;

@@ -395,8 +395,23 @@ describe('proof bundle', () => {
     expect(ok.out).toMatch(/^ok {3}bundle\.hash: 0x[0-9a-f]{64}$/m);
     expect(ok.out).toMatch(/^ok {3}chain\[ethereum-sepolia\]\.leg\[.*\]\.execution_call: /m);
     expect(ok.out).toMatch(/^ok {3}rpc\[ethereum-sepolia\]\.anchor: /m);
-    expect(ok.out).toMatch(/bundle valid/);
+    expect(ok.out).toMatch(/bundle valid \(/); // anchored through --rpc
     expect(ko.code).toBe(1);
+    // offline: anchored only when the ProofAnchor (and the set) are given as trusted
+    const c0 = single.chains[0]!;
+    const [bare, pinned, wrong] = await Promise.all([
+      runCli([good]),
+      runCli([good, '--trust', `${CHAIN.name}=${c0.proof_anchor},${c0.validator_set.root}`]),
+      runCli([good, '--trust', `${CHAIN.name}=0x${'11'.repeat(20)}`]),
+    ]);
+    expect(bare.code).toBe(0);
+    expect(bare.out).toMatch(/bundle valid, UNANCHORED: /);
+    expect(pinned.code).toBe(0);
+    expect(pinned.out).toMatch(/^ok {3}trust\[ethereum-sepolia\]: /m);
+    expect(pinned.out).toMatch(/bundle valid \(/);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toMatch(/^FAIL trust\[ethereum-sepolia\]: ProofAnchor .* is not the trusted 0x1111/m);
+    expect((await runCli([good, '--trust', 'sepolia=nope'])).code).toBe(2);
     expect(ko.out).toMatch(/^FAIL bundle\.hash: /m);
     expect(ko.out).toMatch(/bundle INVALID/);
   });
