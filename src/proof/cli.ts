@@ -1,5 +1,5 @@
 /**
- * `cli verify-bundle <file> [--rpc chain=url ...] [--trust chain=proofAnchor[,setRoot] ...]`: verifies a proof bundle
+ * `cli verify-bundle <file> [--rpc chain=url ...] [--trust chain=proofAnchor[,setRoot] ...] [--ledger url]`: verifies a proof bundle
  * file (src/proof/verify.ts), offline unless --rpc URLs are given, prints each check and exits 0 when valid, 1 when
  * invalid, 2 on a usage error. Without --rpc or --trust for a chain, its validator set is the bundle's own word.
  */
@@ -9,22 +9,24 @@ import type { CliIo } from '../webhooks/cli.js';
 import { verifyBundle } from './verify.js';
 
 const USAGE = `usage:
-  cli verify-bundle <bundle.json|-> [--rpc <chain>=<json-rpc url> ...] [--trust <chain>=<ProofAnchor>[,<validator set root>] ...] [--json]`;
+  cli verify-bundle <bundle.json|-> [--rpc <chain>=<json-rpc url> ...] [--trust <chain>=<ProofAnchor>[,<validator set root>] ...] [--ledger <ledger api url>] [--json]`;
 
 export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<number> {
   let file: string | undefined;
   let rpc: Record<string, string> = {};
+  let ledger: string | undefined;
   let trust: Record<string, { proofAnchor: string; validatorSetRoot?: string }> = {};
   let json = false;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { rpc: { type: 'string', multiple: true }, trust: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+      options: { rpc: { type: 'string', multiple: true }, trust: { type: 'string', multiple: true }, ledger: { type: 'string' }, json: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
     });
     if (positionals.length !== 1) throw new Error('exactly one bundle file is required');
     file = positionals[0]!;
+    ledger = values.ledger;
     json = !!values.json;
     rpc = Object.fromEntries(
       (values.rpc ?? []).map((pair) => {
@@ -51,7 +53,7 @@ export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<num
     io.err(`cannot read ${file}: ${(e as Error).message}`);
     return 2;
   }
-  const v = await verifyBundle(new Uint8Array(bytes), { rpc, trust });
+  const v = await verifyBundle(new Uint8Array(bytes), { rpc, trust, ledger });
   if (json) io.out(JSON.stringify(v, null, 2));
   else {
     for (const c of v.checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);

@@ -49,6 +49,7 @@ import { readAnchorState } from '../chain/anchor.js';
 import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../chain/bls.js';
 import { createChainClients } from '../chain/clients.js';
 import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetRoot, verifyMerkleProof, type ResultLog } from '../chain/formulas.js';
+import { createLedgerClient } from '../ledger/client.js';
 import { publicKeyHash, transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
 import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
@@ -76,6 +77,12 @@ export interface BundleVerification {
 export interface VerifyBundleOptions {
   /** chain name -> JSON-RPC URL for the public cross-checks; offline when omitted */
   rpc?: Record<string, string>;
+  /**
+   * the ledger network's API (v3 JSON-RPC URL): the intent's and each result's ledger transaction must be there,
+   * delivered, with the bundle's hash and principal. Offline, the ledger receipts fold to an anchor the bundle
+   * names itself.
+   */
+  ledger?: string;
   /**
    * chain name -> what the verifier trusts there (e.g. from GET /v1/chains or the deployment it knows): the
    * ProofAnchor address, and optionally the validator set root. Offline, only this ties the bundle's validator set
@@ -646,6 +653,22 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   }
 
   // ---------------------------------------------------------------------------------------- public RPC
+  if (opts.ledger) {
+    const ledger = createLedgerClient({ url: opts.ledger, timeoutMs: 10_000 });
+    const delivered = async (txId: string, txHash: string, principal: string, what: string) => {
+      const st = await ledger.getTransaction(txId);
+      ensure(st.delivered, `${what} ${txId} is ${st.status} on the ledger, not delivered`);
+      eq(`0x${st.txHash.replace(/^0x/, '')}`, `0x${txHash.replace(/^0x/, '')}`, `${what} hash on the ledger`);
+      ensure(same(st.principal, principal), `${what} was delivered to ${st.principal}, not ${principal}`);
+      return `${what} ${txId} delivered to ${st.principal}`;
+    };
+    await asyncCheck('ledger_rpc.intent', () => delivered(L.tx_id, L.tx_hash, b.intent.data_account, 'intent transaction'));
+    for (const c of Array.isArray(b.chains) ? b.chains : []) {
+      for (const l of Array.isArray(c?.legs) ? c.legs : []) {
+        await asyncCheck(`ledger_rpc.result[${c.chain}.${l.leg_id}]`, () => delivered(l.result.tx_id, l.result.tx_hash, l.result.results_account, 'proof_result transaction'));
+      }
+    }
+  }
   for (const [name, url] of Object.entries(opts.rpc ?? {})) {
     const c = Array.isArray(b.chains) ? b.chains.find((x) => x.chain === name) : undefined;
     const R = `rpc[${name}]`;

@@ -290,6 +290,19 @@ describe('proof bundle', () => {
     const wrong = await verifyBundle(bytes, { rpc: { [CHAIN.name]: d.anvilB.rpcUrl } });
     expect(wrong.valid).toBe(false);
     expect(failed(wrong)).toContain(`rpc[${CHAIN.name}].chain_id`);
+    // with the ledger's API the ledger transactions are found delivered there; on another ledger they are not
+    const leg0 = single.chains[0]!.legs[0]!.leg_id;
+    const withLedger = await verifyBundle(bytes, { ledger: d.sim.url });
+    expect(failed(withLedger)).toEqual([]);
+    expect(withLedger.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['ledger_rpc.intent', `ledger_rpc.result[${CHAIN.name}.${leg0}]`]));
+    const { startLedgerSim } = await import('../../src/ledger-sim/index.js');
+    const other = await startLedgerSim({ port: 0, blockIntervalMs: 20 });
+    try {
+      const elsewhere = await verifyBundle(bytes, { ledger: other.url });
+      expect(failed(elsewhere)).toEqual(['ledger_rpc.intent', `ledger_rpc.result[${CHAIN.name}.${leg0}]`]);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('any single changed byte makes the bundle invalid (320 positions spread over the file + targeted ones)', async () => {
