@@ -134,15 +134,19 @@ describe('POST /v1/transaction validation', () => {
 });
 
 describe('signature lifecycle', () => {
-  it('an unsigned intent expires; a late signature is a 409', async () => {
+  /** An intent prepared with a TTL of `seconds` (the app's setting, restored after). */
+  async function prepareExpiring(seconds: number, tag: string): Promise<Json> {
     const ttl = b.app.config.intentTtlSeconds;
-    b.app.config.intentTtlSeconds = 2;
-    let p: Json;
+    b.app.config.intentTtlSeconds = seconds;
     try {
-      p = await prepare(b, [recordLeg(b, SEPOLIA, arg('expire'))]);
+      return await prepare(b, [recordLeg(b, SEPOLIA, arg(tag))]);
     } finally {
       b.app.config.intentTtlSeconds = ttl;
     }
+  }
+
+  it('an unsigned intent expires; a late signature is a 409', async () => {
+    const p = await prepareExpiring(2, 'expire');
     const done = await waitIntent(b, p.intent_id, undefined, 30_000);
     expect(done).toMatchObject({ status: 'expired', stage: 'failed' });
     expect(done.error_message).toMatch(/expired/);
@@ -151,14 +155,7 @@ describe('signature lifecycle', () => {
   });
 
   it('at expiry an intent whose signature the ledger took (the answer lost) is not reported unsigned: it is submitted, and the validators refuse it as expired', async () => {
-    const ttl = b.app.config.intentTtlSeconds;
-    b.app.config.intentTtlSeconds = 3;
-    let p: Json;
-    try {
-      p = await prepare(b, [recordLeg(b, SEPOLIA, arg('expiry-held'))]);
-    } finally {
-      b.app.config.intentTtlSeconds = ttl;
-    }
+    const p = await prepareExpiring(3, 'expiry-held');
     const held = await submitToLedgerOnly(b, p); // the gateway never heard back
     expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
     const done = await waitIntent(b, p.intent_id, undefined, 60_000);
