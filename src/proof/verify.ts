@@ -627,7 +627,6 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
         ['signed_power', String(c.validator_set.powers.reduce((a, p, j) => ((BigInt(l.observation.signer_bitmap) >> BigInt(j)) & 1n ? a + BigInt(p) : a), 0n))],
         ['total_power', String(c.validator_set.powers.reduce((a, p) => a + BigInt(p), 0n))],
         ['threshold_met', 'true'],
-        ['confirmation_blocks', l.observation.confirmations],
         ['entry_type', PROOF_RESULT_ENTRY_TYPE],
         ['version', PROOF_RESULT_VERSION],
         ['format', PROOF_RESULT_FORMAT],
@@ -638,6 +637,12 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
         ['written_by', r.written_by],
       ];
       for (const [k, v] of bind) eq(record[k], v, `record ${k}`);
+      // the depth the writer required (its chain setting, signed by nobody) was met by what was observed, which
+      // may be deeper: a validator counts the blocks it saw
+      ensure(
+        uint(record.confirmation_blocks, 'record confirmation_blocks') <= uint(l.observation.confirmations, 'observation.confirmations'),
+        `record confirmation_blocks ${record.confirmation_blocks} exceeds the ${l.observation.confirmations} confirmations observed`,
+      );
       return `record ${record.result_id} recomputes to result hash ${re.resultHash} and binds to the proven execution`;
     });
     check(`${Q}.result_signature`, () => quorumCheck(c.validator_set, l.observation, 'observation'));

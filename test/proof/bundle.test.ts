@@ -282,6 +282,11 @@ describe('proof bundle', () => {
     const withRpc = await verifyBundle(bytes, { rpc: { [CHAIN.name]: d.anvil.rpcUrl } });
     expect(failed(withRpc)).toEqual([]);
     expect(withRpc.checks.map((c) => c.name)).toEqual(expect.arrayContaining([`rpc[${CHAIN.name}].blocks`, `rpc[${CHAIN.name}].anchor`]));
+    // a validator that saw more blocks than the chain requires reports them: the record's required depth still holds
+    const deeper = clone(single);
+    const obs = deeper.chains[0]!.legs[0]!.observation;
+    obs.confirmations = String(Number(obs.confirmations) + 3);
+    expect(failed(await verifyBundle(serializeBundle(sealBundle(deeper))))).toEqual([]);
     // pretty-printed JSON is the same content but not the canonical bytes
     const pretty = await verifyBundle(JSON.stringify(JSON.parse(text), null, 2));
     expect(pretty.valid).toBe(false);
@@ -367,7 +372,7 @@ describe('proof bundle', () => {
       ['attestation signers reordered', (b) => b.chains[0]!.attestation.signers.reverse(), `chain[${CHAIN.name}].attestation`],
       ['a ledger signature listed twice', (b) => b.ledger.signatures.push(structuredClone(b.ledger.signatures[0])), 'ledger.signatures'],
       ['proof_result threshold_met=false', (b) => setPart(b, 'threshold_met', 'false'), `${L}.proof_result`],
-      ['proof_result confirmation_blocks=0', (b) => setPart(b, 'confirmation_blocks', '0'), `${L}.proof_result`],
+      ['proof_result confirmation_blocks deeper than observed', (b) => setPart(b, 'confirmation_blocks', '1000'), `${L}.proof_result`],
       ['proof_result extra line', (b) => b.chains[0]!.legs[0]!.result.parts.push('note=forged'), `${L}.proof_result`],
       ['proof_result a line repeated', (b) => b.chains[0]!.legs[0]!.result.parts.push(b.chains[0]!.legs[0]!.result.parts[3]!), `${L}.proof_result`],
       ['attestation aggregate byte', (b) => (b.chains[0]!.attestation.aggregate_signature = flipHex(b.chains[0]!.attestation.aggregate_signature, 200)), `chain[${CHAIN.name}].attestation`],
