@@ -58,16 +58,44 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
 
   it('a replay returns the original status and body with idempotent: true, and creates nothing', async () => {
     const idem = randomUUID();
-    const first = await post('/v1/admin/api-keys', admin.key, { name: 'replayed', rate_limit_rpm: 5 }, idem);
+    const first = await post('/v1/test/things', admin.key, { name: 'replayed' }, idem);
     expect(first.status).toBe(201);
     const body1 = await first.json();
     expect(body1.idempotent).toBeUndefined();
-    const second = await post('/v1/admin/api-keys', admin.key, { rate_limit_rpm: 5, name: 'replayed' }, `"${idem}"`); // key order and RFC 8941 quoting do not matter
+    const second = await t.call('/v1/test/things', { method: 'POST', key: admin.key, body: '{ "name" : "replayed" }', headers: { 'Idempotency-Key': `"${idem}"` } }); // whitespace and RFC 8941 quoting do not matter
     expect(second.status).toBe(201);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await second.json()).toEqual({ ...body1, idempotent: true });
-    const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'replayed')));
+    expect(created.filter((x) => x.name === 'replayed')).toHaveLength(1);
+  });
+
+  it('a created API key is never stored for replay: the record and the replay lack the raw key (spec §2.7: shown once)', async () => {
+    const idem = randomUUID();
+    const first = await post('/v1/admin/api-keys', admin.key, { name: 'secret-once', rate_limit_rpm: 5 }, idem);
+    expect(first.status).toBe(201);
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    const body1 = await first.json();
+    expect(body1.api_key.key).toMatch(/^ck_live_/);
+    const [rec] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, idem));
+    expect(JSON.stringify(rec.responseBody)).not.toContain(body1.api_key.key);
+
+    const second = await post('/v1/admin/api-keys', admin.key, { rate_limit_rpm: 5, name: 'secret-once' }, idem); // key order does not matter
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    const body2 = await second.json();
+    const { key: _raw, ...withoutKey } = body1.api_key;
+    expect(body2).toMatchObject({ idempotent: true, redacted: ['api_key.key'], note: expect.stringMatching(/shown only once/) });
+    expect(body2.api_key).toEqual(withoutKey);
+    expect(JSON.stringify(body2)).not.toContain(body1.api_key.key);
+    const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'secret-once')));
     expect(rows).toHaveLength(1);
+  });
+
+  it('rotation is not cacheable either', async () => {
+    const k = await createTestOrgAndKey(t.db, { orgId: admin.orgId, name: 'to-rotate' });
+    const res = await t.call(`/v1/admin/api-keys/${k.keyId}/rotate`, { method: 'POST', key: admin.key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
   it('without the header every POST creates', async () => {

@@ -9,12 +9,15 @@
  *   - stored: 2xx and the final client errors 404/410/422. Not stored (the key is released and may be
  *     retried): 5xx, 400 validation errors, 401/402/403/409/429 — outcomes a retry can change (402: credits or a
  *     grant the client or operator can top up);
- *   - kept 24 hours (maintenanceWorkflow purges expired rows; an expired record found earlier is replaced).
+ *   - kept 24 hours (maintenanceWorkflow purges expired rows; an expired record found earlier is replaced);
+ *   - secrets are never stored: a handler whose response holds one (a raw API key) names its fields with
+ *     `withholdOnReplay(c, paths, note)`; they are removed before the response is stored, so a replay answers
+ *     without them, with `redacted` (the paths) and `note` (what to do instead) in the body.
  * The body is fingerprinted as SHA-256 over canonical JSON (object keys sorted), so whitespace and key order do
  * not matter. The header may be an RFC 8941 quoted string (IETF draft) or bare (Stripe); 1–255 visible characters.
  */
 import { createHash } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -58,6 +61,46 @@ export function fingerprint(bodyText: string): string {
     /* not JSON: hash the bytes as sent */
   }
   return createHash('sha256').update(material, 'utf8').digest('hex');
+}
+
+/** Fields of a response that must not be stored for replay, and the note a replay carries instead. */
+export interface WithheldFields {
+  /** dotted paths into the JSON body, e.g. `api_key.key` */
+  paths: string[];
+  note: string;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    idempotencyWithheld?: WithheldFields;
+  }
+}
+
+/**
+ * Declare, from a handler, that these fields of its JSON response are secrets shown once: they are never written to
+ * the idempotency record, and a replay answers without them (with `redacted` and `note`).
+ */
+export function withholdOnReplay(c: Context, paths: string[], note: string): void {
+  c.set('idempotencyWithheld', { paths, note });
+}
+
+/** A copy of `body` without the withheld fields, naming the ones it removed in `redacted`, with the note. */
+export function redactWithheld(body: unknown, withheld: WithheldFields | undefined): unknown {
+  if (!withheld || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const copy = structuredClone(body) as Record<string, unknown>;
+  const removed: string[] = [];
+  for (const path of withheld.paths) {
+    const parts = path.split('.');
+    let node: unknown = copy;
+    for (const part of parts.slice(0, -1)) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    const last = parts[parts.length - 1];
+    if (node && typeof node === 'object' && Object.hasOwn(node, last)) {
+      delete (node as Record<string, unknown>)[last];
+      removed.push(path);
+    }
+  }
+  if (removed.length === 0) return body;
+  return { ...copy, redacted: removed, note: withheld.note };
 }
 
 export interface IdempotencyOptions {
@@ -150,7 +193,7 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
             body = null; // only JSON bodies are replayed; creating routes answer JSON
           }
         }
-        await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, body);
+        await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, redactWithheld(body, c.get('idempotencyWithheld')));
         stored = true;
       }
     } finally {

@@ -11,6 +11,7 @@ import { apiKeyView, createApiKey, createdApiKeyView, listApiKeys, revokeApiKey,
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
+import { withholdOnReplay } from '../middleware/idempotency.js';
 import { errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
@@ -57,6 +58,23 @@ const CreateBody = z
   .openapi('CreateApiKeyRequest');
 
 const WARNING = 'Store this key now: it is shown only once and cannot be retrieved again.';
+/** what an idempotent replay of a create says in place of the raw key, which is never stored */
+const REPLAY_NOTE =
+  'The raw key is shown only once, in the original response, and is not stored for replay. If it was lost, rotate the key (POST /v1/admin/api-keys/{key_id}/rotate).';
+
+/** The create response: on an idempotent replay `api_key.key` is absent and `redacted` and `note` say why. */
+const CreateResponseSchema = z.object({
+  api_key: CreatedApiKeySchema.extend({
+    key: z.string().optional().openapi({
+      description: 'The raw key. Shown only in the original response (absent from an idempotent replay); store it now.',
+      example: 'ck_live_…',
+    }),
+  }),
+  warning: z.string(),
+  idempotent: z.boolean().optional().openapi({ description: 'true on a replay of an earlier request with the same Idempotency-Key' }),
+  redacted: z.array(z.string()).optional().openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['api_key.key'] }),
+  note: z.string().optional().openapi({ description: 'On a replay: why the raw key is missing and what to do' }),
+});
 
 export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
@@ -78,7 +96,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
       responses: {
-        201: json(z.object({ api_key: CreatedApiKeySchema, warning: z.string() }), 'Created; the raw key is returned once'),
+        201: json(CreateResponseSchema, 'Created; the raw key is returned once (never replayed); not cacheable'),
         ...errorResponses(400),
       },
     }),
@@ -98,6 +116,8 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
         expiresAt,
       });
       c.get('logger').info('api key created', { new_key_id: row.id });
+      withholdOnReplay(c, ['api_key.key'], REPLAY_NOTE);
+      c.header('Cache-Control', 'no-store');
       return c.json({ api_key: createdApiKeyView(row, rawKey), warning: WARNING }, 201);
     },
   );
@@ -163,6 +183,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const rotated = await rotateApiKey(db, auth.orgId, key_id, now());
       if (!rotated) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
       c.get('logger').info('api key rotated', { previous_key_id: key_id, new_key_id: rotated.row.id });
+      c.header('Cache-Control', 'no-store');
       return c.json({ previous_id: key_id, new_key: createdApiKeyView(rotated.row, rotated.rawKey), warning: WARNING }, 200);
     },
   );
