@@ -100,6 +100,8 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** how often the dispatcher looks for undelivered events when nobody nudges it */
   WEBHOOK_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
+  /** opt-in: let webhook URLs be (or resolve to) loopback and private addresses (the devnet runner and tests set it) */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
   /** how often pending discovery scans the ledger for transactions awaiting the organizations' signatures */
   PENDING_SCAN_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(45),
 });
@@ -112,7 +114,7 @@ export interface WebhookSettings {
   disableAfterSeconds: number;
   timeoutMs: number;
   dispatchIntervalMs: number;
-  /** devnet only: loopback and private receiver addresses are allowed */
+  /** loopback and private receiver addresses are allowed (WEBHOOK_ALLOW_PRIVATE_URLS=true; off by default in every env) */
   allowPrivateUrls: boolean;
 }
 
@@ -200,7 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       dispatchIntervalMs: e.WEBHOOK_DISPATCH_INTERVAL_MS,
-      allowPrivateUrls: e.GATEWAY_ENV === 'devnet',
+      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
     },
     adiSuffix: e.ADI_SUFFIX,
     pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,

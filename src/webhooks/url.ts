@@ -1,6 +1,6 @@
 /**
  * Outbound URL rules for webhook endpoints. Always: http(s), no credentials in the URL, at most 2048 characters.
- * Outside the devnet (`allowPrivate` false): the host must not be, or resolve to, a loopback, private, link-local,
+ * Unless `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_URLS, an explicit opt-in): the host must not be, or resolve to, a loopback, private, link-local,
  * CGNAT, multicast or otherwise reserved address. The check runs at registration and again before every attempt
  * (a name can be re-pointed after registration); an egress proxy is still the stronger guard in production.
  */

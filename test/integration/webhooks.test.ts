@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
+import { loadConfig } from '../../src/config.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
@@ -479,26 +480,31 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
   });
 });
 
-describe('webhook URLs outside the devnet', () => {
-  it('refuses loopback and private addresses; the devnet allows them', async () => {
+describe('webhook URLs: private addresses are refused unless explicitly allowed', () => {
+  it('refuses loopback and private addresses by default, whatever GATEWAY_ENV says; WEBHOOK_ALLOW_PRIVATE_URLS=true allows them', async () => {
     const database = await openTestDatabase('pglite');
     const [org] = await database.db.insert(organizations).values({ name: 'prod' }).returning();
     const { key } = await createTestOrgAndKey(database.db, { orgId: org.id, permissions: ['write'], rateLimitRpm: 1_000_000 });
-    const make = (env: 'production' | 'devnet') =>
-      createApp({ config: testConfig({ GATEWAY_ENV: env }), database, temporal: undefined as never, logger: quietLogger });
+    const make = (env: Record<string, string>) =>
+      createApp({ config: testConfig(env), database, temporal: undefined as never, logger: quietLogger });
     const post = (a: ReturnType<typeof createApp>, url: string) =>
       a.request('/v1/webhooks/endpoints', {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ url, skip_verification: true }),
       });
-    const prod = make('production');
-    for (const url of ['http://127.0.0.1:9/h', 'http://localhost:9/h', 'http://10.0.0.8/h', 'http://[::1]:9/h', 'http://169.254.169.254/', 'ftp://example.com/']) {
-      const res = await post(prod, url);
-      expect(res.status, url).toBe(400);
-      expect((await res.json()).code).toBe('INVALID_WEBHOOK_URL');
+    // the plain defaults (no variable set at all) must be the safe ones
+    expect(loadConfig({}).webhooks.allowPrivateUrls).toBe(false);
+    expect(loadConfig({ GATEWAY_ENV: 'devnet' }).webhooks.allowPrivateUrls).toBe(false);
+    for (const env of ['production', 'devnet']) {
+      const app = make({ GATEWAY_ENV: env, WEBHOOK_ALLOW_PRIVATE_URLS: 'false' });
+      for (const url of ['http://127.0.0.1:9/h', 'http://localhost:9/h', 'http://10.0.0.8/h', 'http://[::1]:9/h', 'http://169.254.169.254/', 'ftp://example.com/']) {
+        const res = await post(app, url);
+        expect(res.status, `${env} ${url}`).toBe(400);
+        expect((await res.json()).code).toBe('INVALID_WEBHOOK_URL');
+      }
     }
-    expect((await post(make('devnet'), 'http://127.0.0.1:9/h')).status).toBe(201);
+    expect((await post(make({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }), 'http://127.0.0.1:9/h')).status).toBe(201);
     await database.cleanup();
   });
 });

@@ -44,6 +44,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     API_PORT: '0',
     LOG_LEVEL: 'error',
+    // test receivers listen on loopback; tests of the URL rules pass 'false'
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...env,
   });
 }

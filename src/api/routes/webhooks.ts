@@ -152,7 +152,7 @@ const createEndpoint = createRoute({
   ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Register a webhook endpoint',
   description:
-    'Adds an endpoint for the caller\'s organization (several are allowed). The URL must be http(s); outside the devnet it must not be a loopback or private address. Unless `skip_verification` is true a signed `webhook.ping` is sent and a 2xx marks the endpoint verified; the endpoint is created either way. The signing secret is generated unless given (`whsec_` + base64 of 24–64 bytes) and is returned only in this response. Scope: webhook:write or admin.',
+    'Adds an endpoint for the caller\'s organization (several are allowed). The URL must be http(s) and must not be a loopback or private address (unless the operator set WEBHOOK_ALLOW_PRIVATE_URLS). Unless `skip_verification` is true a signed `webhook.ping` is sent and a 2xx marks the endpoint verified; the endpoint is created either way. The signing secret is generated unless given (`whsec_` + base64 of 24–64 bytes) and is returned only in this response. Scope: webhook:write or admin.',
   request: {
     body: {
       required: true,
