@@ -12,7 +12,6 @@ import type { Logger } from '../log.js';
 import { envelopeOf } from '../webhooks/catalogue.js';
 import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS } from '../webhooks/policy.js';
 import { sendWebhook, type SendResult } from '../webhooks/sender.js';
-import { checkWebhookUrl, UrlRejected } from '../webhooks/url.js';
 import { ADVISORY_LOCKS } from '../db/locks.js';
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -148,14 +147,15 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
     if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
       secrets.push(endpoint.previousSecret);
     }
-    let result: SendResult;
-    try {
-      await checkWebhookUrl(endpoint.url, { allowPrivate: settings.allowPrivateUrls });
-      result = await sendWebhook({ url: endpoint.url, msgId: event.id, body, secrets, timeoutMs: settings.timeoutMs });
-    } catch (err) {
-      if (!(err instanceof UrlRejected)) throw err;
-      result = { ok: false, statusCode: null, durationMs: 0, error: `not sent: ${err.message}`, responseBody: null, retryAfterMs: null, timestamp: Math.floor(now.getTime() / 1000) };
-    }
+    // the URL rules are applied by the sender on the connection itself (connect-time address check)
+    const result: SendResult = await sendWebhook({
+      url: endpoint.url,
+      msgId: event.id,
+      body,
+      secrets,
+      timeoutMs: settings.timeoutMs,
+      allowPrivate: settings.allowPrivateUrls,
+    });
 
     const scheduled = settings.retryScheduleSeconds[input.retryIndex];
     const outcome = await db.transaction(async (tx) => {

@@ -1,10 +1,12 @@
 /** Standard Webhooks signing, checked against the reference `standardwebhooks` library both ways; URL rules. */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { EVENT_SCHEMAS, EVENT_TYPES } from '../../src/webhooks/catalogue.js';
 import { runWebhookCli } from '../../src/webhooks/cli.js';
 import { generateSecret, isValidSecret, sign, signedHeaders, SignatureError, verify } from '../../src/webhooks/signing.js';
 import { checkWebhookUrl, isPrivateAddress, UrlRejected } from '../../src/webhooks/url.js';
+import { sendWebhook } from '../../src/webhooks/sender.js';
+import { startReceiver } from '../support/receiver.js';
 
 const body = JSON.stringify({ id: 'e1', type: 'identity.active', data: { a: 1 } });
 
@@ -125,3 +127,62 @@ describe('webhook URL rules', () => {
     await expect(checkWebhookUrl('http://127.0.0.1:9000/h', { allowPrivate: true })).resolves.toBeInstanceOf(URL);
   });
 });
+
+describe('webhook sender: the address is checked on the connection itself', () => {
+  const secrets = ['whsec_' + Buffer.alloc(32, 7).toString('base64')];
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver?.close());
+  const port = () => new URL(receiver.base).port;
+
+  it('IPv4-compatible, IPv4-translated, 6to4 and NAT64 addresses are private', () => {
+    for (const ip of ['::7f00:1', '::a00:1', '::ffff:0:7f00:1', '::ffff:0:a00:1', '2002:7f00:1::', '2002:a00:1::1', '64:ff9b::7f00:1', '64:ff9b::a00:1']) {
+      expect(isPrivateAddress(ip), ip).toBe(true);
+    }
+    for (const ip of ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPrivateAddress(ip), ip).toBe(false);
+  });
+
+  it('a name resolving to loopback is refused at connect time: nothing reaches the receiver', async () => {
+    const before = receiver.received.length;
+    const res = await sendWebhook({ url: `http://localhost:${port()}/x`, msgId: 'm1', body: '{}', secrets, timeoutMs: 2000, allowPrivate: false });
+    expect(res).toMatchObject({ ok: false, statusCode: null, responseBody: null });
+    expect(res.error).toMatch(/not sent: .*loopback or private/);
+    expect(receiver.received.length).toBe(before);
+  });
+
+  it('DNS rebinding: a name that resolved public at the check and loopback at the connection is refused', async () => {
+    let n = 0;
+    const rebinding = async () => (n++ % 2 === 0 ? ['93.184.215.14'] : ['127.0.0.1']);
+    const url = `http://rebind.example:${port()}/secret`;
+    await expect(checkWebhookUrl(url, { allowPrivate: false, resolve: rebinding })).resolves.toBeInstanceOf(URL);
+    const before = receiver.received.length;
+    const res = await sendWebhook({ url, msgId: 'm2', body: '{}', secrets, timeoutMs: 2000, allowPrivate: false, resolve: rebinding });
+    expect(res.ok).toBe(false);
+    expect(res.error).toMatch(/loopback or private/);
+    expect(res.responseBody).toBeNull();
+    expect(receiver.received.length).toBe(before);
+  });
+
+  it('connects to the address the check saw; a slow resolver times out', async () => {
+    // allowed (the opt-in): the name is resolved once, by our lookup, and the socket goes there
+    const res = await sendWebhook({ url: `http://hooks.example:${port()}/ok`, msgId: 'm3', body: '{"a":1}', secrets, timeoutMs: 2000, allowPrivate: true, resolve: async () => ['127.0.0.1'] });
+    expect(res).toMatchObject({ ok: true, statusCode: 200, responseBody: 'ok' });
+    expect(receiver.received.at(-1)).toMatchObject({ path: '/ok', body: '{"a":1}' });
+    const slow = await sendWebhook({
+      url: `http://slow.example:${port()}/ok`, msgId: 'm4', body: '{}', secrets, timeoutMs: 5000, allowPrivate: false, dnsTimeoutMs: 100,
+      resolve: () => new Promise<string[]>((r) => setTimeout(() => r(['93.184.215.14']), 2000)),
+    });
+    expect(slow.error).toMatch(/did not resolve within 100 ms/);
+    expect(slow.durationMs).toBeLessThan(1500);
+  });
+
+  it('private IP literals are refused without a lookup', async () => {
+    for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::7f00:1]']) {
+      const res = await sendWebhook({ url: `http://${host}:${port()}/x`, msgId: 'm5', body: '{}', secrets, timeoutMs: 2000, allowPrivate: false });
+      expect(res.error, host).toMatch(/not sent: .*loopback or private/);
+    }
+  });
+});
+

@@ -395,23 +395,18 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       sequence: 0,
       data: { endpoint_id: endpoint.id, url: endpoint.url },
     });
-    let result: { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
-    try {
-      await checkWebhookUrl(endpoint.url, { allowPrivate: settings.allowPrivateUrls });
-      result = await sendWebhook({
-        url: endpoint.url,
-        msgId: JSON.parse(body).id,
-        body,
-        secrets:
-          endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
-            ? [endpoint.secret, endpoint.previousSecret]
-            : [endpoint.secret],
-        timeoutMs: Math.min(settings.timeoutMs, 10_000),
-      });
-    } catch (e) {
-      if (!(e instanceof UrlRejected)) throw e;
-      result = { ok: false, statusCode: null, error: e.message, durationMs: 0 };
-    }
+    // the sender applies the URL rules on the connection itself: the address it judges is the one it connects to
+    const result = await sendWebhook({
+      url: endpoint.url,
+      msgId: JSON.parse(body).id,
+      body,
+      secrets:
+        endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
+          ? [endpoint.secret, endpoint.previousSecret]
+          : [endpoint.secret],
+      timeoutMs: Math.min(settings.timeoutMs, 10_000),
+      allowPrivate: settings.allowPrivateUrls,
+    });
     const [updated] = await db
       .update(webhookEndpoints)
       .set(result.ok ? { verifiedAt: new Date(), verificationError: null } : { verificationError: result.error })
