@@ -151,8 +151,9 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
     };
   }
 
+  /** The rows with their chain accounts; empty while creating (spec §2.1: filled on the move to active; `stage` shows progress). */
   async function withAccounts(rows: IdentityRow[]) {
-    const acc = await getChainAccounts(db, rows.map((r) => r.id));
+    const acc = await getChainAccounts(db, rows.filter((r) => r.status !== 'creating').map((r) => r.id));
     return rows.map((r) => identityView(r, acc.get(r.id) ?? []));
   }
 
@@ -291,18 +292,27 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
           ],
         });
       } catch (err) {
-        // nothing happened yet: undo the row (and the credit charge) so the request can simply be retried
-        c.get('logger').error('identity workflow could not be started', { err, identity_id: id });
-        await db.transaction(async (tx) => {
-          await tx.delete(identitiesTable).where(eq(identitiesTable.id, id));
-          if (credits > 0) {
-            await tx
-              .update(organizations)
-              .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${String(credits)}::bigint, 0)` })
-              .where(eq(organizations.id, auth.orgId));
-          }
-        });
-        throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Provisioning could not be started; retry shortly', undefined, { 'Retry-After': '5' });
+        // An answer lost after the server started the workflow (a deadline, a dropped connection) looks the same as
+        // a refusal: ask before undoing, or the workflow would provision an ADI for a row that no longer exists.
+        const started = await deps.temporal.workflow
+          .getHandle(`identity-${id}`)
+          .describe()
+          .then(() => true)
+          .catch(() => false);
+        if (!started) {
+          // nothing happened yet: undo the row (and the credit charge) so the request can simply be retried
+          c.get('logger').error('identity workflow could not be started', { err, identity_id: id });
+          await db.transaction(async (tx) => {
+            await tx.delete(identitiesTable).where(eq(identitiesTable.id, id));
+            if (credits > 0) {
+              await tx
+                .update(organizations)
+                .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${String(credits)}::bigint, 0)` })
+                .where(eq(organizations.id, auth.orgId));
+            }
+          });
+          throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Provisioning could not be started; retry shortly', undefined, { 'Retry-After': '5' });
+        }
       }
       c.get('logger').info('identity accepted', { identity_id: id, workflow_id: `identity-${id}` });
       const statusUrl = `/v1/identity/${id}`;
