@@ -12,8 +12,9 @@ export function createIdentityStoreActivities(db: Db) {
       await markIdentityActive(db, identityId, BigInt(creditBalance));
     },
     /** creating -> failed with the reason; gives the credits back to the organization when none were bought. */
-    async markIdentityFailed(identityId: string, message: string, refundCredits: boolean): Promise<void> {
-      await markIdentityFailed(db, identityId, message, refundCredits);
+    /** (A third argument, a refund flag, came from workflows of earlier versions; the row's own record decides now.) */
+    async markIdentityFailed(identityId: string, message: string): Promise<void> {
+      await markIdentityFailed(db, identityId, message);
     },
   };
 }

@@ -21,6 +21,7 @@ import { core, messaging } from 'accumulate.js';
 import type { Db } from '../db/client.js';
 import {
   clearLedgerTxRecord,
+  createdEarlierBySameOrg,
   getLedgerTxRecord,
   putLedgerTxRecord,
   setIdentityCreditBalance,
@@ -50,7 +51,7 @@ import { beat } from './heartbeat.js';
  */
 export const SETUP_CREDITS = 28n;
 
-export const NON_RETRYABLE_LEDGER_ERRORS = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged'];
+export const NON_RETRYABLE_LEDGER_ERRORS = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ClientKeyIsSponsor'];
 
 export interface LedgerActivityDeps {
   db: Db;
@@ -171,7 +172,14 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
           await ledger.submit(rec.envelope as messaging.EnvelopeArgs);
         } catch (e) {
           if (!(e instanceof LedgerSubmitError)) throw e;
-          // refused now (e.g. the key has signed something newer since): it can never execute, so start over
+          // refused: perhaps because the node has just taken the first submission (a duplicate), so look again
+          // before giving the transaction up; a retry then follows it
+          const now = await ledger.getTransaction(rec.txId).catch((err: unknown) => {
+            if (isNotFound(err)) return undefined;
+            throw err;
+          });
+          if (now) throw new LedgerError(`${step}: transaction ${rec.txId} is known to the ledger (${now.status}); following it`, 'pending');
+          // refused and unknown (e.g. the key has signed something newer since): it can never execute, so start over
           await clearLedgerTxRecord(db, identityId, step);
           throw new LedgerError(`${step}: recorded transaction refused on resubmission (${e.code}); signing a new one`, e.code);
         }
@@ -213,13 +221,21 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
     return (page.raw.keys ?? []).map((k: { publicKeyHash?: string }) => String(k.publicKeyHash ?? '').toLowerCase());
   };
 
-  /** The ADI exists and page 1 holds the sponsor's or the client's key: it is ours. */
+  /**
+   * The ADI exists and is ours: page 1 still holds the sponsor's key (the gateway created it and has not handed it
+   * over yet), or it holds the client's key and this identity created it (its own CreateIdentity is recorded) or an
+   * earlier, retired identity of the same organization and key did. A key hash is public, so the client's key alone
+   * proves nothing: an ADI handed over to another organization's client stays taken.
+   */
   async function ownsAdi(i: LedgerStepInput): Promise<boolean> {
     const adi = await ledger.tryQueryAccount(i.adiUrl);
     if (!adi) return false;
     const keys = adi.type === 'identity' ? await keyHashes(i.keyPageUrl) : undefined;
-    if (keys && (keys.includes(sponsor.publicKeyHash) || keys.includes(i.publicKeyHash.toLowerCase()))) return true;
-    throw ApplicationFailure.nonRetryable(`name already taken on the ledger: ${i.adiUrl} exists and is not controlled by this gateway`, 'NameTaken');
+    if (keys?.includes(sponsor.publicKeyHash)) return true;
+    if (keys?.includes(i.publicKeyHash.toLowerCase())) {
+      if ((await getLedgerTxRecord(db, i.identityId, 'adi')) || (await createdEarlierBySameOrg(db, i.identityId))) return true;
+    }
+    throw ApplicationFailure.nonRetryable(`name already taken on the ledger: ${i.adiUrl} exists and is not controlled by this identity`, 'NameTaken');
   }
 
   async function stage(i: LedgerStepInput) {
@@ -229,6 +245,10 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
   return {
     async ensureAdi(i: LedgerStepInput): Promise<StepResult> {
       await stage(i);
+      if (i.publicKeyHash.toLowerCase() === sponsor.publicKeyHash) {
+        // the hand-over would be a no-op and the sponsor would keep the page: refuse before anything is created
+        throw ApplicationFailure.nonRetryable(`public_key: is the gateway sponsor's key; an identity needs a key of its own`, 'ClientKeyIsSponsor');
+      }
       if (await ownsAdi(i)) return { submitted: false };
       const lite = await ledger.tryQueryAccount(sponsor.liteIdentity);
       if (!lite || (lite.creditBalance ?? 0) <= 0) {
@@ -248,13 +268,10 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
     async ensureCredits(i: LedgerStepInput): Promise<StepResult & { credits: string }> {
       await stage(i);
       const want = BigInt(i.credits) + SETUP_CREDITS;
+      // Whether this identity bought its credits is told by its own record alone (written before any
+      // submission, kept once delivered). The page's state cannot tell: credits or keys on it may come from
+      // someone else (an earlier identity of the same name).
       const rec = await getLedgerTxRecord(db, i.identityId, 'credits');
-      if (!rec) {
-        // without a record, later steps or a balance on the page mean the credits arrived earlier
-        const page = await ledger.queryKeyPage(i.keyPageUrl);
-        const later = page.keys.some((k) => k.publicKeyHash?.toLowerCase() === i.publicKeyHash.toLowerCase()) || (await ledger.tryQueryAccount(i.dataAccountUrl)) !== undefined;
-        if (page.creditBalance > 0 || later) return { submitted: false, credits: String(Math.floor(page.creditBalance / 100)) };
-      }
       const { amount, oracle } = await ledger.acmeForCredits(want);
       if (!rec) {
         const lta = await ledger.tryQueryAccount(sponsor.liteTokenAccount);

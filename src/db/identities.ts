@@ -2,7 +2,7 @@
  * Queries over identities and their chain accounts. Every read the API makes is scoped to an organization;
  * the workflow's activities address rows by identity id only.
  */
-import { and, asc, count, desc, eq, inArray, isNotNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, lt, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { chainAccounts, identities, organizations } from './schema.js';
@@ -66,15 +66,32 @@ export async function createIdentityWithinQuota(db: Db, n: NewIdentity): Promise
     if (n.requestedCredits > remaining) {
       return { ok: false, reason: 'credits', requested: n.requestedCredits, remaining: remaining < 0n ? 0n : remaining } as const;
     }
+    // a name is taken by a live identity, and by one retired while its provisioning still runs (until that ends
+    // or, should it never report back, for RESERVE_RETIRED_MS): two workflows must never provision one ADI
     const [taken] = await tx
       .select({ id: identities.id })
       .from(identities)
-      .where(and(eq(identities.adiUrl, n.adiUrl), ne(identities.status, 'retired')));
+      .where(
+        and(
+          eq(identities.adiUrl, n.adiUrl),
+          or(
+            ne(identities.status, 'retired'),
+            and(notInArray(identities.stage, ['done', 'failed']), gt(identities.retiredAt, new Date(Date.now() - RESERVE_RETIRED_MS))),
+          ),
+        ),
+      );
     if (taken) return { ok: false, reason: 'name_taken', existingId: taken.id } as const;
-    const [row] = await tx
-      .insert(identities)
-      .values({ ...n, status: 'creating', stage: 'queued' })
-      .returning();
+    let row: IdentityRow;
+    try {
+      [row] = await tx
+        .insert(identities)
+        .values({ ...n, status: 'creating', stage: 'queued' })
+        .returning();
+    } catch (e) {
+      // another organization inserted the name since the check (the lock above is per organization)
+      if (uniqueViolation(e) === 'identities_adi_url_live_uq') return { ok: false, reason: 'name_taken', existingId: '' } as const;
+      throw e;
+    }
     if (n.requestedCredits > 0n) {
       await tx
         .update(organizations)
@@ -83,6 +100,38 @@ export async function createIdentityWithinQuota(db: Db, n: NewIdentity): Promise
     }
     return { ok: true, identity: row } as const;
   });
+}
+
+/** How long the name of an identity retired during provisioning stays reserved at most (normally until the workflow ends). */
+export const RESERVE_RETIRED_MS = 2 * 60 * 60 * 1000;
+
+/** The constraint a Postgres unique violation (23505) names, as thrown by the driver or wrapped by drizzle. */
+function uniqueViolation(e: unknown): string | undefined {
+  for (let x: any = e; x; x = x.cause) if (x.code === '23505') return String(x.constraint ?? '');
+  return undefined;
+}
+
+/**
+ * Whether an earlier identity of the same organization, with the same key hash, created this identity's ADI (its
+ * CreateIdentity is recorded): the organization takes back an ADI it retired.
+ */
+export async function createdEarlierBySameOrg(db: Db, identityId: string): Promise<boolean> {
+  const me = await getIdentity(db, identityId);
+  if (!me) return false;
+  const [earlier] = await db
+    .select({ id: identities.id })
+    .from(identities)
+    .where(
+      and(
+        eq(identities.orgId, me.orgId),
+        eq(identities.adiUrl, me.adiUrl),
+        eq(identities.publicKeyHash, me.publicKeyHash),
+        ne(identities.id, me.id),
+        sql`${identities.ledgerTxs} ? 'adi'`,
+      ),
+    )
+    .limit(1);
+  return earlier !== undefined;
 }
 
 export async function getIdentity(db: Db, id: string): Promise<IdentityRow | undefined> {
@@ -192,29 +241,34 @@ export async function markIdentityActive(db: Db, id: string, creditBalance: bigi
 }
 
 /**
- * creating -> failed with the reason, and its `identity.failed` event, in one transaction. Credits charged to the
- * organization's grant are given back when the ledger never received them (`refundCredits`).
+ * creating -> failed with the reason, and its `identity.failed` event, in one transaction. An identity retired
+ * while provisioning stays retired; its stage becomes `failed`, which frees its name. Credits charged to the
+ * organization's grant are given back when this identity never submitted its AddCredits: the step's record is
+ * written before submission and kept once delivered, so its absence means the ledger never received it.
  */
-export async function markIdentityFailed(db: Db, id: string, message: string, refundCredits: boolean): Promise<void> {
+export async function markIdentityFailed(db: Db, id: string, message: string): Promise<void> {
   await db.transaction(async (tx) => {
-    const [before] = await tx.select({ stage: identities.stage }).from(identities).where(eq(identities.id, id)).for('update');
+    const [before] = await tx.select().from(identities).where(eq(identities.id, id)).for('update');
+    if (!before) return;
+    const creating = before.status === 'creating';
+    if (!creating && !(before.status === 'retired' && before.stage !== 'done' && before.stage !== 'failed')) return;
     const [row] = await tx
       .update(identities)
-      .set({ status: 'failed', stage: 'failed', errorMessage: message.slice(0, 2000), updatedAt: new Date() })
-      .where(and(eq(identities.id, id), eq(identities.status, 'creating')))
+      .set({ ...(creating ? { status: 'failed' } : {}), stage: 'failed', errorMessage: message.slice(0, 2000), updatedAt: new Date() })
+      .where(eq(identities.id, id))
       .returning();
-    if (!row) return;
-    if (refundCredits && row.requestedCredits > 0n) {
+    if (!before.ledgerTxs.credits && row!.requestedCredits > 0n) {
       await tx
         .update(organizations)
-        .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${row.requestedCredits.toString()}::bigint, 0)` })
-        .where(eq(organizations.id, row.orgId));
+        .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${row!.requestedCredits.toString()}::bigint, 0)` })
+        .where(eq(organizations.id, row!.orgId));
     }
+    if (!creating) return;
     await recordEvent(tx, {
-      orgId: row.orgId,
+      orgId: row!.orgId,
       type: 'identity.failed',
-      resourceId: row.id,
-      data: { identity_id: row.id, name: row.name, stage: before?.stage ?? 'unknown', error: row.errorMessage ?? message },
+      resourceId: row!.id,
+      data: { identity_id: row!.id, name: row!.name, stage: before.stage ?? 'unknown', error: row!.errorMessage ?? message },
     });
   });
 }

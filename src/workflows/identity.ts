@@ -50,7 +50,7 @@ export interface IdentityProgress {
 export const identityProgressQuery = defineQuery<IdentityProgress>('progress');
 
 // Same lists as NON_RETRYABLE_LEDGER_ERRORS / NON_RETRYABLE_CHAIN_ERRORS (workflow code imports no activity values).
-const NON_RETRYABLE = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ChainNotConfigured'];
+const NON_RETRYABLE = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ClientKeyIsSponsor', 'ChainNotConfigured'];
 
 const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
 
@@ -92,7 +92,6 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
     stage,
   });
 
-  let creditsBought = false;
   try {
     step('creating_adi');
     await ledgerActs.ensureAdi(ledgerInput('creating_adi'));
@@ -107,7 +106,6 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
     const ledgerSetup = (async () => {
       step('adding_credits');
       await ledgerActs.ensureCredits(ledgerInput('adding_credits'));
-      creditsBought = true;
       done('adding_credits');
       step('creating_data_account');
       await ledgerActs.ensureDataAccount(ledgerInput('creating_data_account'));
@@ -138,7 +136,7 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
   } catch (err) {
     const message = innermostFailure(err).message || 'provisioning failed';
     step('failed');
-    await store.markIdentityFailed(input.identityId, message, !creditsBought);
+    await store.markIdentityFailed(input.identityId, message);
     throw ApplicationFailure.nonRetryable(`identity provisioning failed: ${message}`, 'ProvisioningFailed');
   }
 }

@@ -9,7 +9,8 @@ import { createApp } from '../../src/api/app.js';
 import { ApiError } from '../../src/api/errors.js';
 import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
 import { events, identities, organizations } from '../../src/db/schema.js';
-import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { createIdentityWithinQuota } from '../../src/db/identities.js';
+import { identityUrls, publicKeyHashHex } from '../../src/identity/keys.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { tx } from '../../src/ledger/index.js';
 import { dbKinds } from '../support/env.js';
@@ -133,6 +134,119 @@ describe('name already taken', () => {
     await expect(app.deps.temporal.workflow.getHandle(`identity-${id}`).result()).rejects.toThrow();
     const desc = await app.deps.temporal.workflow.getHandle(`identity-${id}`).describe();
     expect(desc.status.name).toBe('FAILED');
+  });
+});
+
+describe('who may provision a name that exists', () => {
+  it("another organization cannot take over a retired identity's ADI with its public key hash; the organization that made it can take it back", async () => {
+    const name = uniqueName('adopt');
+    const k = newClientKey();
+    const a = await post({ name, public_key: k.publicKey, credits: 10 });
+    expect(a.status).toBe(202);
+    const first = (await a.json()).identity.id;
+    await pollIdentity(app, first, (b) => b.status === 'active');
+    expect((await app.call(`/v1/identity/${first}`, { method: 'DELETE', key: app.key.key })).status).toBe(200);
+
+    // the key hash is public: another organization presenting it gets nothing
+    const other = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    const b = await post({ name, public_key_hash: publicKeyHashHex(k.publicKey), credits: 10 }, { key: other.key });
+    expect(b.status).toBe(202);
+    const squat = (await b.json()).identity.id;
+    const failed = await pollIdentity({ ...app, key: other }, squat, (x) => x.status !== 'creating');
+    expect(failed.status).toBe('failed');
+    expect(failed.error_message).toMatch(/name already taken on the ledger/);
+
+    // the organization that created it, with the same key, takes it back (once the failed attempt, which holds the
+    // name in the gateway, is retired) and gets the credits it asked for
+    expect((await app.call(`/v1/identity/${squat}`, { method: 'DELETE', key: other.key })).status).toBe(200);
+    const c = await post({ name, public_key: k.publicKey, credits: 20 });
+    expect(c.status).toBe(202);
+    const back = await pollIdentity(app, (await c.json()).identity.id, (x) => x.status !== 'creating');
+    expect(back.status).toBe('active');
+    expect(back.credit_balance).toBeGreaterThanOrEqual(30);
+  });
+
+  it('a name retired during provisioning stays reserved until its workflow ends', async () => {
+    const name = uniqueName('midway');
+    const a = await post({ name, public_key: newClientKey().publicKey, chains: ['ethereum-sepolia'] });
+    expect(a.status).toBe(202);
+    const first = (await a.json()).identity.id;
+    const del = await app.call(`/v1/identity/${first}`, { method: 'DELETE', key: app.key.key });
+    expect((await del.json()).identity.status).toBe('retired');
+
+    const other = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    const b = await post({ name, public_key: newClientKey().publicKey }, { key: other.key });
+    expect(b.status).toBe(409);
+    expect((await b.json()).code).toBe('NAME_TAKEN');
+
+    // the workflow ends (the retired row records it), and then the name is free again in the gateway; on the
+    // ledger it is the first client's now
+    await app.deps.temporal.workflow.getHandle(`identity-${first}`).result();
+    const [row] = await app.db.select().from(identities).where(eq(identities.id, first));
+    expect(row).toMatchObject({ status: 'retired', stage: 'done' });
+    const c = await post({ name, public_key: newClientKey().publicKey }, { key: other.key });
+    expect(c.status).toBe(202);
+    const failed = await pollIdentity({ ...app, key: other }, (await c.json()).identity.id, (x) => x.status !== 'creating');
+    expect(failed.error_message).toMatch(/name already taken on the ledger/);
+  });
+
+  it("the sponsor's own key is refused as the client key before anything is created; the credits go back", async () => {
+    const sponsor = createSponsor(dn.env.SPONSOR_KEY!);
+    const usedBefore = (await org()).creditsUsed;
+    const name = uniqueName('sponsorkey');
+    const res = await post({ name, public_key_hash: sponsor.publicKeyHash, credits: 7 });
+    expect(res.status).toBe(202);
+    const failed = await pollIdentity(app, (await res.json()).identity.id, (x) => x.status !== 'creating');
+    expect(failed.status).toBe('failed');
+    expect(failed.error_message).toMatch(/sponsor's key/);
+    expect(await dn.ledger.tryQueryAccount(`acc://${name}.acme`)).toBeUndefined();
+    expect((await org()).creditsUsed).toBe(usedBefore);
+  });
+
+  it('a start whose answer is lost after Temporal started the workflow is accepted, not undone', async () => {
+    const client = app.deps.temporal.workflow;
+    const realStart = client.start.bind(client);
+    client.start = (async (...a: Parameters<typeof realStart>) => {
+      await realStart(...a);
+      throw new Error('deadline exceeded (answer lost)');
+    }) as typeof client.start;
+    let res: Response;
+    try {
+      res = await post({ name: uniqueName('lost'), public_key: newClientKey().publicKey, credits: 3 });
+    } finally {
+      client.start = realStart;
+    }
+    expect(res.status).toBe(202);
+    const done = await pollIdentity(app, (await res.json()).identity.id, (x) => x.status !== 'creating');
+    expect(done.status).toBe('active');
+  });
+
+  it.skipIf(kind !== 'postgres')('two organizations taking one name at the same moment: the second gets 409 NAME_TAKEN, not a 500', async () => {
+    const other = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
+    const name = uniqueName('race');
+    const row = (orgId: string) => ({
+      id: randomUUID(),
+      orgId,
+      name,
+      ...identityUrls(name, 'acme'),
+      publicKey: null,
+      publicKeyHash: publicKeyHashHex(newClientKey().publicKey),
+      requestedChains: [],
+      requestedCredits: 0n,
+    });
+    // the first insert is held uncommitted while the second passes its name check and waits on the unique index
+    let commit!: () => void;
+    const held = new Promise<void>((r) => (commit = r));
+    const first = app.db.transaction(async (tx) => {
+      await tx.insert(identities).values({ ...row(app.key.orgId), status: 'creating', stage: 'queued' });
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const second = createIdentityWithinQuota(app.db, row(other.orgId));
+    await new Promise((r) => setTimeout(r, 300));
+    commit();
+    await first;
+    expect(await second).toMatchObject({ ok: false, reason: 'name_taken' });
   });
 });
 
