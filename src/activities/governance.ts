@@ -4,13 +4,17 @@
  *   refreshGovernanceOp        read the transaction's state from the ledger; record executed / rejected / expired
  * The ledger decides: an operation is executed only when the ledger executed it.
  * Transient ledger faults are thrown as is (retried); refusals are non-retryable ApplicationFailures:
- * SignatureRefused (bad signature, key not on the page, ...), AlreadySigned (the ledger reports a conflict).
+ * SignatureRefused (bad signature, key not on the page, ...), AlreadySigned (the ledger reports a conflict),
+ * SigningDataStale (the page's version changed or the key signed something prepared later: the operation is failed).
+ * A submission whose answer was lost has reached the ledger all the same: before submitting, after a refusal and
+ * before expiring, the ledger's copy of the transaction is read, and this key's signature there (or a final
+ * transaction) is the answer.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../db/client.js';
 import { finishGovernanceOp, getGovernanceOp, markGovernanceSigned, type GovernanceOpRow } from '../db/governance.js';
 import { outcomeOf, submitPreparedSignature, type SubmissionOutcome } from '../governance/submit.js';
-import { isTransientLedgerError, LedgerError, signingProgress, type LedgerClient, type StoredPreparedSignature } from '../ledger/index.js';
+import { isTransientLedgerError, LedgerError, signatureOnLedger, signingProgress, type LedgerClient, type StoredPreparedSignature } from '../ledger/index.js';
 
 export interface GovernanceProgress {
   status: string;
@@ -28,6 +32,9 @@ export interface SubmitGovernanceSignatureInput {
   signature: string;
   publicKey: string;
 }
+
+/** Ledger refusals that mean the prepared signing data can no longer be used (the page changed, the key's timestamp moved on). */
+const STALE_CODES = ['badSignerVersion', 'badTimestamp'];
 
 export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient }) {
   const { db, ledger } = deps;
@@ -72,21 +79,57 @@ export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient 
     throw e;
   }
 
+  /**
+   * The operation's transaction as the ledger holds it, when the ledger has this key's signature on it or the
+   * transaction is final: recorded (with `publicKey` as signer when its signature is there) and answered.
+   * Undefined when the ledger does not know the transaction or it is pending without this key's signature.
+   */
+  async function recordedByLedger(op: GovernanceOpRow, publicKey: string): Promise<{ progress: GovernanceProgress; signed: boolean } | undefined> {
+    const on = await signatureOnLedger(ledger, { txId: op.txId, txHash: op.txHash, publicKey });
+    if (!on || (!on.signed && !on.tx.delivered && !on.tx.failed)) return undefined;
+    const progress = await apply(op, outcomeOf(on.tx, await signingProgress(ledger, on.tx, op.signerUrl)), on.signed ? publicKey : undefined);
+    return { progress, signed: on.signed };
+  }
+
   return {
     async submitGovernanceSignature(input: SubmitGovernanceSignatureInput): Promise<GovernanceProgress> {
       const op = await load(input.opId);
+      const publicKey = input.publicKey.toLowerCase();
+      // an earlier attempt (this activity's, or the client's before a 502) may have landed with its answer lost
+      const earlier = await recordedByLedger(op, publicKey);
+      if (earlier) return earlier.progress;
       let out: SubmissionOutcome;
       try {
         out = await submitPreparedSignature(ledger, op.prepared as unknown as StoredPreparedSignature, input.signature, op.signerUrl);
       } catch (e) {
+        if (isTransientLedgerError(e) || !(e instanceof LedgerError)) throw e;
+        // refused: the ledger may hold this very signature (its timestamp is used, the transaction executed)
+        const landed = await recordedByLedger(op, publicKey);
+        if (landed) return landed.progress;
+        if (STALE_CODES.includes(e.code)) {
+          const reason = `signing data is stale (${e.message}); prepare the operation again`;
+          await finishGovernanceOp(db, op.id, 'failed', reason);
+          throw ApplicationFailure.nonRetryable(reason, 'SigningDataStale');
+        }
         classify(e);
       }
-      return apply(op, out, input.publicKey.toLowerCase());
+      return apply(op, out, publicKey);
     },
 
-    /** An operation nobody signed within its window: expired (emits governance.rejected with the reason). */
-    async expireGovernanceOp(opId: string): Promise<void> {
+    /**
+     * An operation nobody signed within its window: expired (emits governance.rejected with the reason), unless the
+     * ledger holds its transaction with the nominated key's signature (an answer lost) or final: then that is
+     * recorded and answered, and the workflow follows it.
+     */
+    async expireGovernanceOp(opId: string): Promise<{ status: string; signedBy?: string }> {
+      const op = await getGovernanceOp(db, opId);
+      if (op) {
+        const publicKey = (op.prepared as unknown as StoredPreparedSignature).publicKey.toLowerCase();
+        const on = await recordedByLedger(op, publicKey);
+        if (on) return { status: on.progress.status, ...(on.signed ? { signedBy: publicKey } : {}) };
+      }
       await finishGovernanceOp(db, opId, 'expired', 'not signed within the signing window');
+      return { status: 'expired' };
     },
 
     async refreshGovernanceOp(opId: string): Promise<GovernanceProgress> {

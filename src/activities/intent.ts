@@ -31,7 +31,7 @@ import {
   type IntentDocument,
   type IntentRow,
 } from '../db/intents.js';
-import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, tx, type LedgerClient } from '../ledger/index.js';
+import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, signatureOnLedger, tx, type LedgerClient } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { assembleBundle, serializeBundle } from '../proof/bundle.js';
 import { custodyTrail } from '../proof/custody-trail.js';
@@ -217,10 +217,8 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
   /** The prepared transaction as the ledger holds it (pending or executed) with the nominated key's signature. */
   async function heldByLedger(p: PreparedIntentTx): Promise<{ txId: string; txHash: string } | undefined> {
-    const st = await ledger.getTransaction(p.txId);
-    const bare = (h: string) => h.replace(/^0x/, '').toLowerCase();
-    if (bare(st.txHash) !== bare(p.txHash)) return undefined;
-    return st.signatures.some((s) => s.publicKey?.toLowerCase() === p.publicKey.toLowerCase()) ? { txId: st.txId, txHash: st.txHash } : undefined;
+    const on = await signatureOnLedger(ledger, p);
+    return on?.signed ? { txId: on.tx.txId, txHash: on.tx.txHash } : undefined;
   }
 
   function legOf(plan: IntentAnchorPlan, legId: string) {

@@ -107,6 +107,29 @@ export async function delegateBooks(ledger: LedgerClient, required: readonly str
   return out;
 }
 
+/**
+ * What the ledger holds of a prepared transaction: the transaction (pending or final) and whether `publicKey` has
+ * signed it. Undefined when the ledger does not know it (or holds another transaction under that id). Used when a
+ * submission's answer may have been lost: a retry the ledger refuses (the signature's timestamp is used, the
+ * transaction already executed) is a success when this key's signature is there. Transport errors are thrown.
+ */
+export async function signatureOnLedger(
+  ledger: LedgerClient,
+  p: { txId: string; txHash: string; publicKey: string },
+): Promise<{ tx: TxStatus; signed: boolean } | undefined> {
+  let st: TxStatus;
+  try {
+    st = await ledger.getTransaction(p.txId);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+  const bare = (h: string) => h.replace(/^0x/, '').toLowerCase();
+  if (bare(st.txHash) !== bare(p.txHash)) return undefined;
+  const pk = p.publicKey.toLowerCase();
+  return { tx: st, signed: st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk) };
+}
+
 /** Poll until `publicKey`'s signature on `txId` is recorded or the transaction is final; the last status read. */
 export async function waitForSignature(ledger: LedgerClient, txId: string, publicKey: string, timeoutMs = 10_000): Promise<TxStatus> {
   const deadline = Date.now() + timeoutMs;

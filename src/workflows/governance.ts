@@ -7,9 +7,11 @@
  *   executed | rejected | expired   as the ledger decided (nothing but the ledger executes it)
  *
  * The Update's validator refuses a second signature of a key (AlreadySigned → 409), another key than the nominated
- * one (WrongKey → 400) and a closed operation (Closed → 409). A transient ledger failure during submission ends the
- * Update with LedgerUnavailable (→ 502) and leaves the operation signing_required, so the same signature can be
- * retried. Signal `ledgerChanged` (sent after a co-signature) makes it look at the ledger at once.
+ * one (WrongKey → 400) and a closed operation (Closed → 409). A transient ledger failure during submission
+ * ends the Update with LedgerUnavailable (→ 502) and leaves the operation signing_required, so the same signature can
+ * be retried; signing data the ledger can no longer accept (SigningDataStale → 409) fails the operation. Expiry asks
+ * the ledger first: a transaction it holds with the signature (an answer lost) is followed, not expired.
+ * Signal `ledgerChanged` (sent after a co-signature) makes it look at the ledger at once.
  */
 import {
   ActivityFailure,
@@ -91,6 +93,12 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
         return p;
       } catch (err) {
         const type = failureType(err);
+        if (type === 'SigningDataStale') {
+          // the activity has failed the operation: the prepared signing data can never be accepted
+          stage('failed');
+          const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+          throw ApplicationFailure.nonRetryable(msg, type);
+        }
         if (type === 'SignatureRefused' || type === 'AlreadySigned' || type === 'NotFound') {
           const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
           throw ApplicationFailure.nonRetryable(msg, type);
@@ -116,10 +124,16 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
     if (!signed) {
       await condition(() => !submitting);
       if (signedKeys.size === 0) {
-        await acts.expireGovernanceOp(input.opId);
-        stage('expired');
-        await notifyWebhookDispatcher();
-        return { status };
+        // (histories recorded before the activity answered have no result: expired, as they were)
+        const seen = await acts.expireGovernanceOp(input.opId);
+        if (!seen || seen.status === 'expired') {
+          stage('expired');
+          await notifyWebhookDispatcher();
+          return { status };
+        }
+        // the ledger holds the transaction (a signature whose answer was lost): follow it as the ledger decides
+        if (seen.signedBy) signedKeys.add(seen.signedBy);
+        if (seen.status !== status) stage(seen.status);
       }
     }
   }

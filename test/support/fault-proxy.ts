@@ -3,6 +3,7 @@
  *   failRate     answer that share of requests with 503 before forwarding (the upstream never sees them)
  *   dropRate     destroy the connection before forwarding (the client sees a reset)
  *   dropAfterRate  forward, then destroy the connection instead of answering (the upstream acted; the answer is lost)
+ *   dropAfter    the same for the requests it picks (e.g. the next JSON-RPC submit): return true to lose the answer
  *   rewrite      change a JSON answer before it is returned (e.g. a validator signing garbage)
  *   answer       answer a JSON request itself, the upstream never sees it (e.g. an RPC provider's limit:
  *                rpcLogRangeLimit)
@@ -15,6 +16,7 @@ export interface FaultSettings {
   failRate?: number;
   dropRate?: number;
   dropAfterRate?: number;
+  dropAfter?: (path: string, body: any) => boolean;
   rewrite?: (path: string, body: any) => any;
   answer?: (path: string, body: any) => any;
 }
@@ -107,7 +109,15 @@ export async function startFaultProxy(upstream: string, settings: FaultSettings 
       return void req.socket.destroy(); // upstream down: the client sees what it would see without the proxy
     }
     let text = await r.text();
-    if (s.dropAfterRate && random() < s.dropAfterRate) {
+    let picked = false;
+    if (s.dropAfter) {
+      try {
+        picked = s.dropAfter(req.url ?? '/', JSON.parse(body));
+      } catch {
+        /* not JSON: not picked */
+      }
+    }
+    if (picked || (s.dropAfterRate && random() < s.dropAfterRate)) {
       stats.droppedAfter++;
       return void req.socket.destroy();
     }

@@ -140,6 +140,8 @@ function updateError(err: unknown): unknown {
       return new ApiError(409, 'SIGNATURE_IN_FLIGHT', msg, undefined, { 'Retry-After': '1' });
     case 'WrongKey':
       return new ApiError(400, 'WRONG_SIGNER', msg, { field: 'public_key' });
+    case 'SigningDataStale':
+      return new ApiError(409, 'SIGNING_DATA_STALE', `The operation has failed: ${msg}`);
     case 'SignatureRefused':
       return new ApiError(400, 'LEDGER_REFUSED', `signature: the ledger refused it: ${msg}`, { field: 'signature' });
     case 'LedgerUnavailable':
@@ -277,7 +279,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       tags: ['Governance'],
       summary: 'Submit the signature of a governance operation',
       description:
-        'The signature over hash_to_sign by the key the operation was prepared for (verified before anything is sent: 400). Submitted to the ledger: on a page with threshold > 1 the operation becomes pending_signatures until co-signers sign (POST /v1/sign); executed once the ledger executed it. 409 when this key already signed; 502 when the ledger could not be reached (nothing changed: retry the same signature).',
+        'The signature over hash_to_sign by the key the operation was prepared for (verified before anything is sent: 400). Submitted to the ledger: on a page with threshold > 1 the operation becomes pending_signatures until co-signers sign (POST /v1/sign); executed once the ledger executed it. 409 when this key already signed, or when the signing data is stale (the key page changed, or the key signed something prepared later: the operation is failed, prepare it again); 502 when the ledger could not be reached (nothing changed: retry the same signature).',
       scopes: ['write'],
       request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: SignatureBody } } } },
       responses: { 200: json(SignatureResult, 'Submitted'), ...errorResponses(400, 404, 409, 502) },

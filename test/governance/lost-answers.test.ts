@@ -1,0 +1,197 @@
+/**
+ * Governance signatures against the ledger's own record (devnet made here; the ledger simulator behind a fault proxy
+ * that can lose the answer to one submit after the ledger took it):
+ *   - a governance signature whose answer is lost is the success it was: on a 2-of-2 page pending_signatures, on a
+ *     1-of-1 page executed (the retries are refused by the ledger: the timestamp is used, the transaction executed)
+ *   - expiry asks the ledger first: an operation whose signature the ledger holds is followed, not expired
+ *   - stale signing data (the page's version changed, the key signed something prepared later) fails the operation
+ *     with 409 SIGNING_DATA_STALE instead of leaving it open and unsignable
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { and, eq } from 'drizzle-orm';
+import { getGovernanceOp } from '../../src/db/governance.js';
+import { events } from '../../src/db/schema.js';
+import { submitPrepared } from '../../src/governance/submit.js';
+import { publicKeyHashHex } from '../../src/identity/keys.js';
+import type { StoredPreparedSignature } from '../../src/ledger/index.js';
+import type { GovernanceWorkflowInput } from '../../src/workflows/governance.js';
+import { dbKinds } from '../support/env.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
+
+type Key = ReturnType<typeof newClientKey>;
+
+let dn: IdentityDevnet;
+let proxy: FaultProxy;
+let app: Awaited<ReturnType<typeof startIdentityApp>>;
+let worker: Awaited<ReturnType<typeof startWorker>>;
+
+beforeAll(async () => {
+  dn = await startIdentityDevnet();
+  proxy = await startFaultProxy(dn.sim.url);
+  app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite', { env: { LEDGER_URL: proxy.url } });
+  worker = await startWorker(app.config, app.db);
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await app?.close();
+  await proxy?.close();
+  await dn?.stop();
+});
+
+const call = (method: string, path: string, body?: unknown) => app.call(path, { method, key: app.key.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+const sign = (hashHex: string, k: Key) => Buffer.from(ed25519.sign(Buffer.from(hashHex, 'hex'), k.secretKey)).toString('hex');
+
+/** Lose the ledger's answer to the next `n` submits (the ledger takes them). */
+function loseNextSubmits(n = 1) {
+  proxy.settings.dropAfter = (_path, body) => {
+    if (n <= 0 || body?.method !== 'submit') return false;
+    n--;
+    return true;
+  };
+}
+
+async function provision(k: Key) {
+  const res = await call('POST', '/v1/identity', { name: uniqueName('lost'), public_key: k.publicKey, chains: [], credits: 1000 });
+  expect(res.status).toBe(202);
+  const { identity } = await res.json();
+  const done = await pollIdentity(app, identity.id, (b) => b.status !== 'creating');
+  expect(done.status).toBe('active');
+  return done as { id: string; adi_url: string; book_url: string; key_page_url: string };
+}
+
+async function prepare(identity: string, operations: unknown[]) {
+  const res = await call('POST', '/v1/governance', { identity, operations });
+  const body = await res.json();
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return body;
+}
+
+async function govSign(op: any, k: Key) {
+  const res = await call('POST', `/v1/governance/${op.governance_op_id}/signature`, { signature: sign(op.signing_data.hash_to_sign, k), public_key: k.publicKey });
+  return { status: res.status, body: await res.json() };
+}
+
+async function getGov(id: string) {
+  return (await call('GET', `/v1/governance/${id}`)).json();
+}
+
+async function pollGov(id: string, until: (b: any) => boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const body = await getGov(id);
+    if (until(body)) return body;
+    if (Date.now() > deadline) throw new Error(`governance ${id} did not reach the expected state: ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function cosign(identity: string, txHash: string, k: Key) {
+  const prep = await call('POST', '/v1/sign', { type: 'pending_tx', target_id: txHash, identity, public_key: k.publicKey });
+  const req = await prep.json();
+  expect(prep.status, JSON.stringify(req)).toBe(201);
+  const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, k), public_key: k.publicKey });
+  return { status: res.status, body: await res.json() };
+}
+
+const signersOf = async (txId: string) => (await dn.ledger.getTransaction(txId)).signatures.map((s) => s.publicKey?.toLowerCase());
+
+const y1 = newClientKey();
+const y2 = newClientKey();
+const y3 = newClientKey();
+const z = newClientKey();
+const k1 = newClientKey();
+const k2 = newClientKey();
+const k3 = newClientKey();
+const k4 = newClientKey();
+let Y: Awaited<ReturnType<typeof provision>>;
+let Z: Awaited<ReturnType<typeof provision>>;
+
+describe('governance signatures whose ledger answer is lost', () => {
+  it('provisions Y (made 2-of-2) and Z (1-of-1)', async () => {
+    [Y, Z] = await Promise.all([provision(y1), provision(z)]);
+    const op = await prepare(Y.adi_url, [
+      { type: 'add_key', public_key_hash: publicKeyHashHex(y2.publicKey) },
+      { type: 'set_threshold', threshold: 2 },
+    ]);
+    expect((await govSign(op, y1)).status).toBe(200);
+    await pollGov(op.governance_op_id, (b) => b.status === 'executed');
+  }, 90_000);
+
+  it('2-of-2: the signature reached the ledger, its answer was lost: the operation is pending_signatures, and executes with the co-signature', async () => {
+    const op = await prepare(Y.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(y3.publicKey) }]);
+    loseNextSubmits(1);
+    const r = await govSign(op, y1);
+    expect(proxy.stats.droppedAfter).toBeGreaterThan(0);
+    expect(await signersOf(op.tx_id)).toContain(y1.publicKey.toLowerCase());
+    // before: the retry was refused (badTimestamp) → 400 LEDGER_REFUSED and the operation stayed signing_required
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ status: 'pending_signatures', collected_signatures: 1, required_signatures: 2, is_ready: false });
+    expect((await getGov(op.governance_op_id)).status).toBe('pending_signatures');
+    expect((await cosign(Y.adi_url, op.tx_hash, y2)).status).toBe(200);
+    await pollGov(op.governance_op_id, (b) => b.status === 'executed');
+  }, 60_000);
+
+  // (passes on the old code too: the simulator, like the Go node, answers a finished transaction's resubmission with
+  // its status, so the activity's retry succeeded; kept as a guard for the pre-submission ledger read)
+  it('1-of-1: the ledger executed it, its answer was lost: the operation is executed', async () => {
+    const op = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k1.publicKey) }]);
+    loseNextSubmits(1);
+    const r = await govSign(op, z);
+    expect((await dn.ledger.getTransaction(op.tx_id)).delivered).toBe(true);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.status).toBe('executed');
+    expect((await getGov(op.governance_op_id)).status).toBe('executed');
+  }, 60_000);
+
+  it('expiry asks the ledger first: a signature the ledger holds (the workflow never heard of it) is followed, not expired', async () => {
+    const op = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k2.publicKey) }]);
+    const row = (await getGovernanceOp(app.db, op.governance_op_id))!;
+    // the signature reaches the ledger on a path whose answer never came back to the workflow
+    await submitPrepared(dn.ledger, row.prepared as unknown as StoredPreparedSignature, sign(op.signing_data.hash_to_sign, z));
+    await expect.poll(async () => (await dn.ledger.getTransaction(op.tx_id).catch(() => undefined))?.delivered, { timeout: 10_000 }).toBe(true);
+    // the same operation's workflow with a one-second signing window
+    const wf = app.deps.temporal.workflow;
+    await wf.getHandle(`governance-${op.governance_op_id}`).terminate('test: restart with a short signing window');
+    const input: GovernanceWorkflowInput = { opId: op.governance_op_id, orgId: app.key.orgId, nominatedPublicKey: z.publicKey, signingWindowSeconds: 1 };
+    const h = await wf.start('governanceWorkflow', { workflowId: `governance-${op.governance_op_id}`, taskQueue: app.config.temporal.taskQueue, args: [input] });
+    // before: 'expired' and governance.rejected, although the ledger had executed it
+    expect(await h.result()).toEqual({ status: 'executed' });
+    expect((await getGov(op.governance_op_id)).status).toBe('executed');
+    const rejected = await app.db
+      .select()
+      .from(events)
+      .where(and(eq(events.resourceId, op.governance_op_id), eq(events.type, 'governance.rejected')));
+    expect(rejected).toEqual([]);
+  }, 60_000);
+});
+
+describe('stale signing data fails the operation', () => {
+  it("the page's version changed since preparing (badSignerVersion): 409 SIGNING_DATA_STALE, the operation failed", async () => {
+    const p1 = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k3.publicKey) }]);
+    const p2 = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
+    expect((await govSign(p2, z)).status).toBe(200);
+    await pollGov(p2.governance_op_id, (b) => b.status === 'executed');
+    const r = await govSign(p1, z);
+    // before: 400 LEDGER_REFUSED and the operation stayed signing_required, unsignable, until it expired
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe('SIGNING_DATA_STALE');
+    expect(r.body.error).toMatch(/prepare/);
+    const g = await getGov(p1.governance_op_id);
+    expect(g.status).toBe('failed');
+    expect(g.error_message).toMatch(/stale/);
+    expect((await govSign(p1, z)).status).toBe(409);
+  }, 60_000);
+
+  it('the key signed an operation prepared later (badTimestamp): 409 SIGNING_DATA_STALE, the operation failed', async () => {
+    const g1 = await prepare(Y.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k3.publicKey) }]);
+    const g2 = await prepare(Y.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
+    expect((await govSign(g2, y1)).body.status).toBe('pending_signatures');
+    const r = await govSign(g1, y1);
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe('SIGNING_DATA_STALE');
+    expect((await getGov(g1.governance_op_id)).status).toBe('failed');
+  }, 60_000);
+});
