@@ -71,6 +71,7 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     LEDGER_URL: `http://127.0.0.1:${lp}`,
     RATE_LIMIT_IP_RPM: '1000000',
+    RATE_LIMIT_DEFAULT_RPM: '100000', // the bootstrap key's limit, which bounds the fuzz key's
     CHAINS: JSON.stringify([
       { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
       { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },

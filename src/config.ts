@@ -86,6 +86,8 @@ const envSchema = z.object({
   RATE_LIMIT_DEFAULT_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   RATE_LIMIT_IP_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  /** most API keys (not revoked, not expired) one organization may hold */
+  MAX_API_KEYS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(50),
   SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
   SANDBOX_CREDIT_GRANT: z.coerce.bigint().min(0n).default(10_000n),
   /** seconds to wait before each retry after the first attempt (comma list); default ≈ 3 days in total */
@@ -149,6 +151,8 @@ export interface PlatformConfig {
   ipRpm: number;
   /** take the client IP from X-Forwarded-For (only behind a proxy that sets it) */
   trustProxy: boolean;
+  /** most active (not revoked, not expired) API keys per organization; creating one more is refused */
+  maxKeysPerOrg: number;
   sandbox: { identityQuota: number; creditGrant: bigint };
 }
 
@@ -213,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       defaultRpm: e.RATE_LIMIT_DEFAULT_RPM,
       ipRpm: e.RATE_LIMIT_IP_RPM,
       trustProxy: e.TRUST_PROXY === 'true',
+      maxKeysPerOrg: e.MAX_API_KEYS_PER_ORG,
       sandbox: { identityQuota: e.SANDBOX_IDENTITY_QUOTA, creditGrant: e.SANDBOX_CREDIT_GRANT },
     },
   };

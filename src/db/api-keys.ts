@@ -3,7 +3,7 @@
  * stored; the raw key is returned once, at creation or rotation. Listings show the prefix only.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { createOrganization, type Organization } from './organizations.js';
 import { apiKeys, organizations } from './schema.js';
@@ -69,6 +69,27 @@ export async function createApiKey(db: Db, k: NewApiKey): Promise<{ row: ApiKeyR
     })
     .returning();
   return { row, rawKey };
+}
+
+/**
+ * Create a key unless the organization already holds `maxActive` active keys (not revoked, not expired at `now`).
+ * The organization's row is locked for the count and the insert, so concurrent creations cannot overshoot.
+ */
+export async function createApiKeyWithinLimit(
+  db: Db,
+  k: NewApiKey,
+  maxActive: number,
+  now: Date,
+): Promise<{ created: { row: ApiKeyRow; rawKey: string } } | { limitReached: { limit: number; active: number } }> {
+  return db.transaction(async (tx) => {
+    await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, k.orgId)).for('update');
+    const [{ active }] = await tx
+      .select({ active: count() })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.orgId, k.orgId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+    if (active >= maxActive) return { limitReached: { limit: maxActive, active } };
+    return { created: await createApiKey(tx as unknown as Db, k) };
+  });
 }
 
 const keyByHash = preparedPerDb((db) => db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder('hash'))).prepare('api_key_by_hash'));

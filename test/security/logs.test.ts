@@ -42,6 +42,7 @@ describe('security: no secret in the logs', () => {
       API_PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'debug',
+      RATE_LIMIT_DEFAULT_RPM: '10000', // the bootstrap key's limit, which bounds the keys it creates
       LEDGER_URL: `http://127.0.0.1:${lp}`,
       TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
       CHAINS: JSON.stringify([

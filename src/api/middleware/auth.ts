@@ -2,6 +2,8 @@
  * API-key authentication and rate limiting, applied to every request:
  *   1. identify the caller from X-API-Key (SHA-256 lookup; the raw key is never logged or stored);
  *   2. count the request against the key's own limit (rate_limit_rpm), or, without a valid key, the client IP's;
+ *      a public path (sign-up, health, docs) always counts against the client IP, whatever key it carries, so a
+ *      key with a high limit cannot lift the per-IP limit on sign-ups;
  *   3. on every path but the public ones, refuse with the spec's exact texts (§7):
  *      401 Missing X-API-Key header / Invalid API key format / Invalid API key,
  *      403 API key is deactivated / API key has expired;
@@ -71,8 +73,9 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       else check = { kind: 'valid', key };
     }
 
+    const isPublic = isPublicPath(c.req.method, c.req.path);
     const state =
-      check.kind === 'valid'
+      check.kind === 'valid' && !isPublic
         ? await limiter(`key:${check.key.id}`, check.key.rateLimitRpm)
         : await limiter(`ip:${clientIp(c, trustProxy)}`, ipRpm);
     enforceRateLimit(c, state);
@@ -85,7 +88,7 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       // bookkeeping only; never delays or fails a call, and skipped (no round trip) while the row read is fresh
       const t = now();
       if (!key.lastUsedAt || t - key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) touchApiKey(db, key.id, new Date(t)).catch(() => {});
-    } else if (!isPublicPath(c.req.method, c.req.path)) {
+    } else if (!isPublic) {
       switch (check.kind) {
         case 'missing':
           throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');

@@ -7,7 +7,7 @@
  * Another organization's key id is a 404, exactly like an unknown id.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { apiKeyView, createApiKey, createdApiKeyView, listApiKeys, revokeApiKey, rotateApiKey, SCOPES } from '../../db/api-keys.js';
+import { apiKeyView, createApiKeyWithinLimit, createdApiKeyView, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, SCOPES } from '../../db/api-keys.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
@@ -52,7 +52,16 @@ const CreateBody = z
     name: z.string().trim().min(1).max(255),
     org_id: z.uuid().optional().openapi({ description: "Must be the caller's organization (the default)" }),
     permissions: z.array(ScopeSchema).min(1).max(SCOPES.length).optional().openapi({ description: 'Default: read, write, proof:read' }),
-    rate_limit_rpm: z.number().int().min(1).max(100_000).optional().openapi({ description: 'Requests per minute; default 60 (RATE_LIMIT_DEFAULT_RPM)' }),
+    rate_limit_rpm: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .openapi({
+        description:
+          "Requests per minute; at most the creating key's own limit. Default 60 (RATE_LIMIT_DEFAULT_RPM), or the creating key's limit when that is lower",
+      }),
     expires_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601; must be in the future' }),
   })
   .openapi('CreateApiKeyRequest');
@@ -91,7 +100,8 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       path: '/v1/admin/api-keys',
       tags: ['Admin'],
       summary: 'Create an API key',
-      description: "Creates a key in the caller's organization. The raw key (ck_live_…) is in this response only; the gateway keeps just its SHA-256.",
+      description:
+        "Creates a key in the caller's organization. The raw key (ck_live_…) is in this response only; the gateway keeps just its SHA-256. The new key's rate_limit_rpm may not exceed the creating key's; an organization holds at most MAX_API_KEYS_PER_ORG active keys (403 API_KEY_LIMIT_REACHED; revoke one first).",
       scopes: ['admin'],
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
@@ -103,18 +113,40 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     async (c) => {
       const auth = requireAuth(c);
       const body = c.req.valid('json');
+      const creator = await getApiKey(db, auth.orgId, auth.keyId);
+      if (!creator) throw new ApiError(401, 'INVALID_API_KEY', 'Invalid API key'); // deleted since the auth check
+      if (body.rate_limit_rpm !== undefined && body.rate_limit_rpm > creator.rateLimitRpm) {
+        throw new ApiError(400, 'VALIDATION_ERROR', `rate_limit_rpm: must not exceed the creating key's own limit (${creator.rateLimitRpm})`, {
+          field: 'rate_limit_rpm',
+          max: creator.rateLimitRpm,
+        });
+      }
       if (body.org_id && body.org_id !== auth.orgId) {
         throw new ApiError(403, 'ORG_MISMATCH', "org_id must be the caller's own organization");
       }
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
       if (expiresAt && expiresAt <= now()) throw new ApiError(400, 'VALIDATION_ERROR', 'expires_at: must be in the future');
-      const { row, rawKey } = await createApiKey(db, {
-        orgId: auth.orgId,
-        name: body.name,
-        permissions: body.permissions,
-        rateLimitRpm: body.rate_limit_rpm ?? deps.config.platform.defaultRpm,
-        expiresAt,
-      });
+      const result = await createApiKeyWithinLimit(
+        db,
+        {
+          orgId: auth.orgId,
+          name: body.name,
+          permissions: body.permissions,
+          rateLimitRpm: body.rate_limit_rpm ?? Math.min(deps.config.platform.defaultRpm, creator.rateLimitRpm),
+          expiresAt,
+        },
+        deps.config.platform.maxKeysPerOrg,
+        now(),
+      );
+      if ('limitReached' in result) {
+        throw new ApiError(
+          403,
+          'API_KEY_LIMIT_REACHED',
+          `The organization already holds ${result.limitReached.active} active API keys (limit ${result.limitReached.limit}); revoke one first`,
+          result.limitReached,
+        );
+      }
+      const { row, rawKey } = result.created;
       c.get('logger').info('api key created', { new_key_id: row.id });
       withholdOnReplay(c, ['api_key.key'], REPLAY_NOTE);
       c.header('Cache-Control', 'no-store');

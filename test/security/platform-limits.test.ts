@@ -1,0 +1,68 @@
+/** Abuse limits of the API platform: sign-ups count against the client IP whatever key they carry, a key cannot mint
+ * a key with a higher rate limit than its own, and an organization holds at most MAX_API_KEYS_PER_ORG active keys. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbKinds } from '../support/env.js';
+import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
+
+const MINUTE = 60_000;
+const T0 = Math.floor(Date.now() / MINUTE) * MINUTE + 20_000;
+
+describe.each(dbKinds())('platform abuse limits (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { clockMs: T0, env: { TRUST_PROXY: 'true', RATE_LIMIT_IP_RPM: '3', MAX_API_KEYS_PER_ORG: '3' } });
+  });
+  afterAll(async () => t?.close());
+
+  const signup = (n: number, ip: string, key?: string) =>
+    t.call('/portal/signup', { method: 'POST', key, headers: { 'X-Forwarded-For': ip }, body: JSON.stringify({ organization_name: `farm ${n}` }) });
+
+  it('sign-ups count against the client IP even when they carry a valid key with a high limit', async () => {
+    const fast = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 100_000 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await signup(i, '203.0.113.7', fast.key);
+      statuses.push(r.status);
+      expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+    }
+    expect(statuses).toEqual([201, 201, 201, 429, 429]);
+    // the key's own bucket was not used: it still has its whole limit on an authenticated route
+    const own = await t.call('/v1/admin/api-keys', { key: fast.key });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('x-ratelimit-remaining')).toBe('99999');
+  });
+
+  it("a minted key's rate_limit_rpm may not exceed the creating key's own (400 naming rate_limit_rpm); the default is capped too", async () => {
+    const owner = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 60 });
+    const over = await t.call('/v1/admin/api-keys', { method: 'POST', key: owner.key, body: JSON.stringify({ name: 'fast', rate_limit_rpm: 100_000 }) });
+    expect(over.status).toBe(400);
+    expect(await over.json()).toMatchObject({ code: 'VALIDATION_ERROR', error: "rate_limit_rpm: must not exceed the creating key's own limit (60)" });
+    const equal = await t.call('/v1/admin/api-keys', { method: 'POST', key: owner.key, body: JSON.stringify({ name: 'same', rate_limit_rpm: 60 }) });
+    expect(equal.status).toBe(201);
+
+    const slow = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 10 });
+    const dflt = await t.call('/v1/admin/api-keys', { method: 'POST', key: slow.key, body: JSON.stringify({ name: 'default' }) });
+    expect(dflt.status).toBe(201);
+    expect((await dflt.json()).api_key.rate_limit_rpm).toBe(10);
+  });
+
+  it('an organization holds at most MAX_API_KEYS_PER_ORG active keys; revoking one frees a slot', async () => {
+    const owner = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 1000 }); // key 1 of 3
+    const mk = (name: string) => t.call('/v1/admin/api-keys', { method: 'POST', key: owner.key, body: JSON.stringify({ name }) });
+    const ids: string[] = [];
+    for (const n of ['k2', 'k3']) {
+      const r = await mk(n);
+      expect(r.status).toBe(201);
+      ids.push((await r.json()).api_key.id);
+    }
+    const refused = await mk('k4');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: 'API_KEY_LIMIT_REACHED', details: { limit: 3, active: 3 } });
+    // concurrent creations cannot overshoot either
+    expect((await t.call(`/v1/admin/api-keys/${ids[0]}`, { method: 'DELETE', key: owner.key })).status).toBe(204);
+    const burst = await Promise.all(['a', 'b', 'c', 'd'].map(mk));
+    expect(burst.map((r) => r.status).sort()).toEqual([201, 403, 403, 403]);
+    const list = (await (await t.call('/v1/admin/api-keys', { key: owner.key })).json()).api_keys as { is_active: boolean }[];
+    expect(list.filter((k) => k.is_active)).toHaveLength(3);
+  });
+});
