@@ -39,6 +39,19 @@ export function adiNameProblem(name: string): string | null {
   return null;
 }
 
+/** The ledger's base CreateIdentity fee, in units (100 per credit): 500 credits. */
+export const BASE_IDENTITY_FEE_UNITS = 50_000;
+
+/**
+ * The ledger's registration fee for an ADI label when it is above the base fee (units), else undefined. The
+ * network's `feeSchedule.createIdentitySliding[i]` is the fee for a label of i + 1 bytes (without the suffix);
+ * longer labels pay the base fee. The genesis default makes labels of up to 12 bytes cost 1,000 to 2,048,000 credits.
+ */
+export function slidingIdentityFee(name: string, sliding: readonly number[]): number | undefined {
+  const fee = sliding[Buffer.byteLength(name) - 1];
+  return fee !== undefined && fee > BASE_IDENTITY_FEE_UNITS ? fee : undefined;
+}
+
 export interface IdentityUrls {
   adiUrl: string;
   bookUrl: string;

@@ -82,6 +82,11 @@ describe('validation (400, nothing created)', () => {
       expect(res.status, name).toBe(400);
       expect((await res.json()).error).toMatch(/^name: /);
     }
+    // a short name costs the sponsor the ledger's sliding fee (the simulator keeps the genesis default: up to 12
+    // characters, 1,000 to 2,048,000 credits): refused, naming the fee and the shortest name that pays the base
+    const short = await post({ name: 'shortname', public_key: newClientKey().publicKey });
+    expect(short.status).toBe(400);
+    expect((await short.json()).error).toBe('name: a name of 9 characters costs 8000 credits to register on this ledger (its sliding fee for names of up to 12 characters); choose a name of at least 13 characters');
     for (const credits of [-1, 1.5, 2_000_000_000]) {
       const res = await post({ name: uniqueName(), public_key: newClientKey().publicKey, credits });
       expect(res.status, String(credits)).toBe(400);

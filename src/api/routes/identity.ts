@@ -27,7 +27,7 @@ import {
   type IdentityRow,
 } from '../../db/identities.js';
 import { identities as identitiesTable, organizations } from '../../db/schema.js';
-import { adiNameProblem, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex } from '../../identity/keys.js';
+import { BASE_IDENTITY_FEE_UNITS, adiNameProblem, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../../identity/keys.js';
 import { createLedgerClient } from '../../ledger/client.js';
 import type { IdentityWorkflowInput, identityWorkflow } from '../../workflows/identity.js';
 import { IdentityIdKey, OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
@@ -151,6 +151,31 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
     };
   }
 
+  const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: 3000 });
+
+  // The ledger charges short names a sliding registration fee far above the base (up to millions of credits),
+  // paid by the gateway's sponsor: such names are refused. The schedule is the network's, read once a minute.
+  let slidingFees: { at: number; fees: number[] } | undefined;
+  async function refuseSlidingFee(name: string, log: { warn(msg: string, fields?: Record<string, unknown>): void }) {
+    if (!slidingFees || Date.now() - slidingFees.at > 60_000) {
+      try {
+        const raw = (await ledger.networkStatus()).raw?.globals?.feeSchedule?.createIdentitySliding;
+        slidingFees = { at: Date.now(), fees: Array.isArray(raw) ? raw.map(Number) : [] };
+      } catch (err) {
+        // keep the last schedule read; without one, only a name longer than any default sliding entry can pass
+        if (!slidingFees && Buffer.byteLength(name) <= 12) {
+          throw new ApiError(503, 'SERVICE_UNAVAILABLE', "The ledger's name fees cannot be read; retry shortly", undefined, { 'Retry-After': '5' });
+        }
+        log.warn('ledger name fees unreadable; using the last schedule read', { err });
+      }
+    }
+    const fee = slidingFees && slidingIdentityFee(name, slidingFees.fees);
+    if (fee !== undefined) {
+      const longest = slidingFees!.fees.findLastIndex((f) => f > BASE_IDENTITY_FEE_UNITS) + 1;
+      throw bad('name', `a name of ${Buffer.byteLength(name)} characters costs ${fee / 100} credits to register on this ledger (its sliding fee for names of up to ${longest} characters); choose a name of at least ${longest + 1} characters`);
+    }
+  }
+
   /** The rows with their chain accounts; empty while creating (spec §2.1: filled on the move to active; `stage` shows progress). */
   async function withAccounts(rows: IdentityRow[]) {
     const acc = await getChainAccounts(db, rows.filter((r) => r.status !== 'creating').map((r) => r.id));
@@ -191,6 +216,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
       const name = body.name;
       const nameProblem = adiNameProblem(name);
       if (nameProblem) throw bad('name', nameProblem);
+      await refuseSlidingFee(name, c.get('logger'));
 
       let publicKey: string | null = null;
       let publicKeyHash: string;
@@ -455,7 +481,6 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
   );
 
   // ------------------------------------------------------------------ GET /v1/portfolio
-  const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: 3000 });
   const readers = new Map<string, ChainClients>();
   const reader = (ch: ChainConfig) => {
     let r = readers.get(ch.name);
