@@ -195,3 +195,72 @@ describe('stale signing data fails the operation', () => {
     expect((await getGov(g1.governance_op_id)).status).toBe('failed');
   }, 60_000);
 });
+
+describe('co-signatures', () => {
+  const w1 = newClientKey();
+  const w2 = newClientKey();
+  const w3 = newClientKey();
+  let W: Awaited<ReturnType<typeof provision>>;
+
+  async function prepareSign(body: Record<string, unknown>) {
+    const res = await call('POST', '/v1/sign', body);
+    return { status: res.status, body: await res.json() };
+  }
+  async function submitSign(req: any, k: Key) {
+    const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, k), public_key: k.publicKey });
+    return { status: res.status, body: await res.json() };
+  }
+
+  it('W becomes 2-of-3', async () => {
+    W = await provision(w1);
+    const op = await prepare(W.adi_url, [
+      { type: 'add_key', public_key_hash: publicKeyHashHex(w2.publicKey) },
+      { type: 'add_key', public_key_hash: publicKeyHashHex(w3.publicKey) },
+      { type: 'set_threshold', threshold: 2 },
+    ]);
+    expect((await govSign(op, w1)).status).toBe(200);
+    await pollGov(op.governance_op_id, (b) => b.status === 'executed');
+  }, 60_000);
+
+  it('a co-signature whose answer was lost (502) is a success when retried, not a 400 that settles the request failed', async () => {
+    const op = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k1.publicKey) }]);
+    expect((await govSign(op, w1)).body.status).toBe('pending_signatures');
+    const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: W.adi_url, public_key: w2.publicKey });
+    expect(req.status).toBe(201);
+    loseNextSubmits(1);
+    expect((await submitSign(req.body, w2)).status).toBe(502);
+    await expect.poll(() => signersOf(op.tx_id), { timeout: 10_000 }).toContain(w2.publicKey.toLowerCase());
+    const retry = await submitSign(req.body, w2);
+    // before: 400 LEDGER_REFUSED (badTimestamp) and the sign request settled failed
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.status).toBe('submitted');
+    await pollGov(op.governance_op_id, (b) => b.status === 'executed');
+    // spent now
+    expect((await submitSign(req.body, w2)).status).toBe(404);
+  }, 60_000);
+
+  it('a transaction that finished between prepare and submit is a 409 TX_NOT_PENDING', async () => {
+    const op = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k2.publicKey) }]);
+    expect((await govSign(op, w1)).body.status).toBe('pending_signatures');
+    const r2 = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: W.adi_url, public_key: w2.publicKey });
+    const r3 = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: W.adi_url, public_key: w3.publicKey });
+    expect((await submitSign(r3.body, w3)).status).toBe(200);
+    await expect.poll(async () => (await dn.ledger.getTransaction(op.tx_id)).delivered, { timeout: 10_000 }).toBe(true);
+    const late = await submitSign(r2.body, w2);
+    expect(late.status, JSON.stringify(late.body)).toBe(409);
+    expect(late.body.code).toBe('TX_NOT_PENDING');
+    expect(await signersOf(op.tx_id)).not.toContain(w2.publicKey.toLowerCase());
+  }, 60_000);
+
+  it('an identity that is not active cannot co-sign (409 IDENTITY_NOT_ACTIVE)', async () => {
+    const v = newClientKey();
+    const V = await provision(v);
+    const op = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k3.publicKey) }]);
+    expect((await govSign(op, w1)).body.status).toBe('pending_signatures');
+    expect((await call('DELETE', `/v1/identity/${V.id}`)).status).toBe(200);
+    const r = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: V.id, public_key: v.publicKey });
+    // before: 201, signing data for a retired identity
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe('IDENTITY_NOT_ACTIVE');
+  }, 60_000);
+});

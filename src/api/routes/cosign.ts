@@ -4,7 +4,9 @@
  *   POST /v1/sign                      signing data for one key's vote (approve | reject | abstain) on a pending
  *                                      action or on any pending ledger transaction (hash or TxID)
  *   POST /v1/sign/{id}/signature       claimed atomically, verified, submitted once: a spent request is a 404; a
- *                                      transient ledger failure is a 502 and releases the claim for a retry
+ *                                      transient ledger failure is a 502 and releases the claim for a retry; a
+ *                                      refusal of a signature the ledger already holds (an answer lost) is the
+ *                                      success it was; a transaction finished meanwhile is a 409 TX_NOT_PENDING
  */
 import { randomUUID } from 'node:crypto';
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
@@ -29,6 +31,7 @@ import {
   isTransientLedgerError,
   LedgerError,
   normUrl,
+  signatureOnLedger,
   storablePreparedSignature,
   type LedgerClient,
   type StoredPreparedSignature,
@@ -40,7 +43,7 @@ import { ledgerChangedSignal } from '../../workflows/governance.js';
 import { apiLedger, ledgerApiError, parseSignatureBody, requireValidSignature, SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { findOrgIdentity, requireSigningKey } from '../identity-access.js';
+import { findOrgIdentity, requireActive, requireSigningKey } from '../identity-access.js';
 import { requireAuth } from '../middleware/auth.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
@@ -258,6 +261,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         if (!body.identity) throw new ApiError(400, 'VALIDATION_ERROR', 'identity: required with type pending_tx (the signing identity)', { field: 'identity' });
         identity = await findOrgIdentity(db, auth.orgId, body.identity);
       }
+      requireActive(identity);
 
       let signerUrl = identity.keyPageUrl;
       if (body.signer_url !== undefined) {
@@ -357,10 +361,18 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       } catch (e) {
         if (isTransientLedgerError(e) || !(e instanceof LedgerError)) {
           await settleSignRequest(db, id, 'signing_required');
-        } else {
-          await settleSignRequest(db, id, 'failed', e.message);
+          throw ledgerApiError(e, 'signature');
         }
-        throw ledgerApiError(e, 'signature');
+        // refused: an earlier submission whose answer was lost may have landed (its timestamp is used now), or the
+        // transaction finished between prepare and submit
+        const on = await signatureOnLedger(ledger, { txId: prepared.txId, txHash: prepared.txHash, publicKey }).catch(() => undefined);
+        if (!on?.signed) {
+          await settleSignRequest(db, id, 'failed', e.message);
+          if (on && (on.tx.delivered || on.tx.failed)) {
+            throw new ApiError(409, 'TX_NOT_PENDING', `The transaction is no longer pending (${on.tx.status}); nothing was signed`, { ledger_status: on.tx.status });
+          }
+          throw ledgerApiError(e, 'signature');
+        }
       }
       await settleSignRequest(db, id, 'submitted');
       // a governance operation on this transaction looks at the ledger now
