@@ -94,7 +94,7 @@ const PollingSchema = z
 
 const CreateBody = z
   .object({
-    name: z.string().openapi({ description: 'ADI label: 3–63 lower-case letters, digits, dashes → acc://<name>.acme', example: 'alice-corp-treasury' }),
+    name: z.string().openapi({ description: "ADI label: 3–63 lower-case letters, digits, dashes → acc://<name>.acme. Names short enough to carry the ledger's sliding registration fee (on the default schedule, up to 12 characters) are refused with the fee named", example: 'alice-corp-treasury' }),
     public_key: z.string().optional().openapi({ description: 'Ed25519 public key, 64 hex (send it: without it the identity cannot sign)' }),
     public_key_hash: z.string().optional().openapi({ description: 'SHA-256 of the raw 32 key bytes, 64 hex; must match public_key when both are sent' }),
     chains: z.array(z.string()).optional().openapi({ description: 'Chain names from GET /v1/chains; an account is deployed on each' }),
