@@ -86,6 +86,8 @@ const envSchema = z.object({
   RATE_LIMIT_DEFAULT_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   RATE_LIMIT_IP_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  /** proxies in front of the API that append to X-Forwarded-For: the client is that many entries from the right */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
   /** most API keys (not revoked, not expired) one organization may hold */
   MAX_API_KEYS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(50),
   SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
@@ -151,6 +153,8 @@ export interface PlatformConfig {
   ipRpm: number;
   /** take the client IP from X-Forwarded-For (only behind a proxy that sets it) */
   trustProxy: boolean;
+  /** with trustProxy: the client IP is the X-Forwarded-For entry this many from the right (each trusted proxy appends one) */
+  trustProxyHops: number;
   /** most active (not revoked, not expired) API keys per organization; creating one more is refused */
   maxKeysPerOrg: number;
   sandbox: { identityQuota: number; creditGrant: bigint };
@@ -217,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       defaultRpm: e.RATE_LIMIT_DEFAULT_RPM,
       ipRpm: e.RATE_LIMIT_IP_RPM,
       trustProxy: e.TRUST_PROXY === 'true',
+      trustProxyHops: e.TRUST_PROXY_HOPS,
       maxKeysPerOrg: e.MAX_API_KEYS_PER_ORG,
       sandbox: { identityQuota: e.SANDBOX_IDENTITY_QUOTA, creditGrant: e.SANDBOX_CREDIT_GRANT },
     },

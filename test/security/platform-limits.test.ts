@@ -1,6 +1,9 @@
 /** Abuse limits of the API platform: sign-ups count against the client IP whatever key they carry, a key cannot mint
  * a key with a higher rate limit than its own, and an organization holds at most MAX_API_KEYS_PER_ORG active keys. */
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientIp } from '../../src/api/middleware/auth.js';
+import type { AppEnv } from '../../src/api/deps.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
 
@@ -30,6 +33,25 @@ describe.each(dbKinds())('platform abuse limits (%s)', (kind) => {
     const own = await t.call('/v1/admin/api-keys', { key: fast.key });
     expect(own.status).toBe(200);
     expect(own.headers.get('x-ratelimit-remaining')).toBe('99999');
+  });
+
+  it('behind a proxy the client IP is the rightmost X-Forwarded-For entry: client-written entries cannot pick the bucket', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signup(100 + i, `192.0.2.${i}, 198.51.100.99`)).status);
+    expect(statuses).toEqual([201, 201, 201, 429, 429]);
+    expect((await signup(200, '198.51.100.99, 198.51.100.100')).status).toBe(201); // another client behind the proxy
+  });
+
+  it('TRUST_PROXY_HOPS picks the entry that many from the right; without TRUST_PROXY the header is ignored', async () => {
+    const ipOf = async (trust: boolean, hops: number, xff?: string) => {
+      const app = new Hono<AppEnv>().get('/', (c) => c.text(clientIp(c, trust, hops)));
+      return (await app.request('/', { headers: xff === undefined ? {} : { 'X-Forwarded-For': xff } })).text();
+    };
+    expect(await ipOf(true, 1, 'spoofed, 10.0.0.1, 203.0.113.9')).toBe('203.0.113.9');
+    expect(await ipOf(true, 2, 'spoofed, 10.0.0.1, 203.0.113.9')).toBe('10.0.0.1');
+    expect(await ipOf(true, 5, '10.0.0.1 , 203.0.113.9')).toBe('10.0.0.1');
+    expect(await ipOf(true, 1, ' , ')).toBe('unknown');
+    expect(await ipOf(false, 1, '10.0.0.1')).toBe('unknown');
   });
 
   it("a minted key's rate_limit_rpm may not exceed the creating key's own (400 naming rate_limit_rpm); the default is capped too", async () => {

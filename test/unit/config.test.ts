@@ -55,11 +55,12 @@ describe('config', () => {
       defaultRpm: 60,
       ipRpm: 60,
       trustProxy: false,
+      trustProxyHops: 1,
       maxKeysPerOrg: 50,
       sandbox: { identityQuota: 5, creditGrant: 10_000n },
     });
-    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7' });
-    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n } });
+    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7', TRUST_PROXY_HOPS: '2' });
+    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, trustProxyHops: 2, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n } });
     expect(problemsOf({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
       ['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY'],
     );

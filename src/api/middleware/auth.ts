@@ -38,10 +38,18 @@ type KeyCheck =
   | { kind: 'expired'; key: ApiKeyRow }
   | { kind: 'valid'; key: ApiKeyRow };
 
-export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
+/**
+ * The client's address. Behind proxies (trustProxy) it is the X-Forwarded-For entry `hops` from the right: each
+ * trusted proxy appends the address it saw, so the entries further left were written by the client and prove
+ * nothing (a leftmost-entry rule let a client pick its rate-limit bucket). Fewer entries than hops: the leftmost.
+ */
+export function clientIp(c: Context<AppEnv>, trustProxy: boolean, hops = 1): string {
   if (trustProxy) {
-    const fwd = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-    if (fwd) return fwd;
+    const entries = (c.req.header('x-forwarded-for') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    if (entries.length > 0) return entries[Math.max(0, entries.length - hops)];
   }
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
@@ -54,7 +62,7 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const db = deps.database.db;
   const now = deps.now ?? Date.now;
   const limiter = createRateLimiter(db, now, (err) => deps.logger.warn('rate-limit counter unavailable; request let through', { err }));
-  const { ipRpm, trustProxy } = deps.config.platform;
+  const { ipRpm, trustProxy, trustProxyHops } = deps.config.platform;
 
   return async (c, next) => {
     const raw = c.req.header('x-api-key');
@@ -77,7 +85,7 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const state =
       check.kind === 'valid' && !isPublic
         ? await limiter(`key:${check.key.id}`, check.key.rateLimitRpm)
-        : await limiter(`ip:${clientIp(c, trustProxy)}`, ipRpm);
+        : await limiter(`ip:${clientIp(c, trustProxy, trustProxyHops)}`, ipRpm);
     enforceRateLimit(c, state);
 
     if (check.kind === 'valid') {
