@@ -3,14 +3,14 @@
  * delivery and record it, disable endpoints that keep failing. The workflows decide when; these do the I/O.
  */
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, isNotNull, or, sql } from 'drizzle-orm';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE, type WebhookSettings } from '../config.js';
 import type { Db } from '../db/client.js';
 import { recordEvent } from '../db/events.js';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema.js';
 import type { Logger } from '../log.js';
 import { envelopeOf } from '../webhooks/catalogue.js';
-import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS } from '../webhooks/policy.js';
+import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS, STALE_PENDING_MS } from '../webhooks/policy.js';
 import { sendWebhook, type SendResult } from '../webhooks/sender.js';
 import { ADVISORY_LOCKS } from '../db/locks.js';
 
@@ -89,21 +89,47 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
         .where(inArray(events.id, chunk.map((e) => e.id)));
       return batch.length > limit;
     });
+    // Deliveries to start: never started, or still pending long after their next attempt was due (their workflow
+    // was lost: a redeliver whose start failed, a workflow that ended abnormally). Starting one whose workflow
+    // still runs is refused by Temporal (already started), and the workflow's own proceed check makes a second
+    // run of a finished delivery harmless.
+    const staleBefore = new Date(Date.now() - STALE_PENDING_MS).toISOString();
     const unstarted = await db
       .select({ id: webhookDeliveries.id, orgId: webhookDeliveries.orgId })
       .from(webhookDeliveries)
-      .where(and(isNull(webhookDeliveries.workflowStartedAt), eq(webhookDeliveries.status, 'pending')))
+      .where(
+        and(
+          eq(webhookDeliveries.status, 'pending'),
+          or(
+            isNull(webhookDeliveries.workflowStartedAt),
+            and(
+              isNotNull(webhookDeliveries.workflowStartedAt),
+              sql`greatest(${webhookDeliveries.workflowStartedAt}, coalesce(${webhookDeliveries.nextAttemptAt}, ${webhookDeliveries.workflowStartedAt})) < ${staleBefore}::timestamptz`,
+            ),
+          ),
+        ),
+      )
       .orderBy(asc(webhookDeliveries.createdAt))
       .limit(limit);
     return { deliveries: unstarted, more: more || unstarted.length === limit, pollIntervalMs: settings.dispatchIntervalMs };
   }
 
+  /** Record that the deliveries' workflows were started now (a re-started stale one too: it is not swept again for a while). */
   async function markDeliveriesStarted(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await db
       .update(webhookDeliveries)
       .set({ workflowStartedAt: new Date() })
-      .where(and(inArray(webhookDeliveries.id, ids), isNull(webhookDeliveries.workflowStartedAt)));
+      .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, 'pending')));
+  }
+
+  /** The delivery workflow's activities gave up (retries exhausted): the delivery is failed, not pending forever. */
+  async function failDelivery(input: { deliveryId: string; error: string }): Promise<void> {
+    const at = new Date();
+    await db
+      .update(webhookDeliveries)
+      .set({ status: 'failed', lastError: input.error.slice(0, 1000), failedAt: at, nextAttemptAt: null, updatedAt: at })
+      .where(and(eq(webhookDeliveries.id, input.deliveryId), eq(webhookDeliveries.status, 'pending')));
   }
 
   async function startDelivery(deliveryId: string): Promise<DeliveryPlan> {
@@ -265,6 +291,6 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
     });
   }
 
-  return { dispatchWebhookEvents, markDeliveriesStarted, startDelivery, attemptDelivery, purgeWebhookHistory };
+  return { dispatchWebhookEvents, markDeliveriesStarted, startDelivery, attemptDelivery, failDelivery, purgeWebhookHistory };
 }
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -8,3 +8,11 @@ export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600_000;
 
 /** a Retry-After on 429/503 is honoured up to this long */
 export const MAX_RETRY_AFTER_MS = 3600_000;
+
+/**
+ * A delivery still `pending` whose next attempt (or workflow start) is this far in the past has lost its workflow
+ * (a start that failed, a workflow that ended abnormally): the dispatcher starts it again. Generous, so that an
+ * attempt in progress (its HTTP timeout plus Temporal's activity retries) is not mistaken for a lost one — and a
+ * start over a still-running workflow is refused by Temporal anyway.
+ */
+export const STALE_PENDING_MS = 15 * 60_000;

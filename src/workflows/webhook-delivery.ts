@@ -2,9 +2,10 @@
  * `webhook-delivery-<delivery id>`: delivers one event to one endpoint. Attempts at once, then after each delay of
  * the retry schedule (worker setting; ≈3 days by default) until a 2xx, the schedule runs out or the endpoint is
  * switched off. Every attempt is an activity that signs, posts and records itself; the webhook-id (the event id)
- * is the same on every attempt. The `retryNow` signal (redeliver) cuts the current wait short.
+ * is the same on every attempt. The `retryNow` signal (redeliver) cuts the current wait short. If an activity gives
+ * up (its retries exhausted: the database gone for long), the delivery is marked failed rather than left pending.
  */
-import { condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { AttemptResult, WebhookActivities } from '../activities/webhooks.js';
 import { StageKey } from './search-attributes.js';
 
@@ -22,7 +23,7 @@ export interface WebhookDeliveryResult {
   last: AttemptResult | null;
 }
 
-const { startDelivery } = proxyActivities<WebhookActivities>({
+const { startDelivery, failDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
 });
@@ -32,7 +33,22 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   setHandler(retryNowSignal, () => {
     retryNow = true;
   });
-  const plan = await startDelivery(input.deliveryId);
+  // An activity that gave up: record the delivery as failed (redeliver can send it again) and finish. Only on this
+  // failure path are commands added, so recorded histories of the normal path replay unchanged.
+  const giveUp = async (err: unknown, attempts: number): Promise<WebhookDeliveryResult> => {
+    if (!(err instanceof ActivityFailure)) throw err;
+    const error = `delivery gave up: ${err.cause?.message ?? err.message}`;
+    await failDelivery({ deliveryId: input.deliveryId, error });
+    upsertSearchAttributes([{ key: StageKey, value: 'failed' }]);
+    return { status: 'failed', attempts, last: null };
+  };
+
+  let plan;
+  try {
+    plan = await startDelivery(input.deliveryId);
+  } catch (err) {
+    return giveUp(err, 0);
+  }
   if (!plan.proceed) return { status: 'skipped', attempts: 0, last: null };
 
   // The attempt activity may not outlive its HTTP timeout by much; infrastructure errors (database) are retried
@@ -46,7 +62,12 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   for (let retryIndex = 0; ; retryIndex++) {
     retryNow = false;
     upsertSearchAttributes([{ key: StageKey, value: retryIndex === 0 ? 'delivering' : `retry-${retryIndex}` }]);
-    const last = await attemptDelivery({ deliveryId: input.deliveryId, retryIndex });
+    let last: AttemptResult;
+    try {
+      last = await attemptDelivery({ deliveryId: input.deliveryId, retryIndex });
+    } catch (err) {
+      return giveUp(err, attempts);
+    }
     attempts++;
     if (last.outcome === 'retry' && last.nextDelayMs !== null) {
       upsertSearchAttributes([{ key: StageKey, value: 'waiting' }]);

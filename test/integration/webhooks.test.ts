@@ -14,7 +14,8 @@ import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
-import { deliveryWorkflowId } from '../../src/workflows/webhook-delivery.js';
+import { deliveryWorkflowId, webhookDeliveryWorkflow } from '../../src/workflows/webhook-delivery.js';
+import { ApplicationFailure } from '@temporalio/common';
 import { OrgIdKey, StageKey } from '../../src/workflows/search-attributes.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { eventually, startReceiver } from '../support/receiver.js';
@@ -310,6 +311,39 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(after.redeliveries).toBe(1);
   });
 
+  it('a redeliver whose workflow cannot start answers 503 and changes nothing; a delivery whose workflow was lost is swept up', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/swept'), skip_verification: true } })).body;
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    // a real Temporal client whose starts fail (its namespace does not exist)
+    const broken = await testTemporalClient({ ...config, temporal: { ...config.temporal, namespace: `missing-${randomUUID()}` } });
+    try {
+      const brokenApp = createApp({ config, database, temporal: broken, logger: quietLogger });
+      const res = await brokenApp.request(`/v1/webhooks/deliveries/${d.id}/redeliver`, { method: 'POST', headers: { 'x-api-key': await keyFor(org, 'admin') } });
+      expect(res.status).toBe(503);
+      expect((await res.json()).code).toBe('REDELIVERY_UNAVAILABLE');
+    } finally {
+      await broken.connection.close();
+    }
+    const [row] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, d.id));
+    expect(row).toMatchObject({ status: 'succeeded', redeliveries: 0 });
+
+    // a delivery left pending by a workflow that is gone (its next attempt long overdue) is started again
+    const anHourAgo = new Date(Date.now() - 3600_000);
+    await database.db
+      .update(webhookDeliveries)
+      .set({ status: 'pending', nextAttemptAt: anHourAgo, workflowStartedAt: anHourAgo })
+      .where(eq(webhookDeliveries.id, d.id));
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await deliveryOf(org, ev.id, ep.id))?.status === 'succeeded');
+    expect(receiver.deliveries('/swept')).toHaveLength(2);
+  });
+
   it('timeouts are failed attempts and are retried', async () => {
     const org = await newOrg();
     receiver.on('/slow', (i) => (i === 0 ? { status: 200, delayMs: 2500 } : { status: 200 }));
@@ -508,3 +542,46 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
     await database.cleanup();
   });
 });
+
+describe('webhook delivery workflow whose activities give up', () => {
+  it('marks the delivery failed instead of leaving it pending', async () => {
+    const config = testConfig({ WEBHOOK_RETRY_SCHEDULE: '0.2' });
+    const database = await openTestDatabase('pglite');
+    const worker = await startTestWorker(config, database, {}, {
+      wrap: (a) => ({
+        ...a,
+        attemptDelivery: async () => {
+          throw ApplicationFailure.nonRetryable('database unreachable', 'TestOutage');
+        },
+      }),
+    });
+    const client = await testTemporalClient(config);
+    try {
+      const [org] = await database.db.insert(organizations).values({ name: 'outage' }).returning();
+      const [ep] = await database.db
+        .insert(webhookEndpoints)
+        .values({ orgId: org.id, url: 'http://127.0.0.1:9/h', secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64') })
+        .returning();
+      const resourceId = randomUUID();
+      await database.db.transaction((tx) => recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never));
+      const { deliveries } = await createWebhookActivities(database.db, config.webhooks).dispatchWebhookEvents(10);
+      expect(deliveries).toHaveLength(1);
+      const result = await client.workflow.execute(webhookDeliveryWorkflow, {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: deliveryWorkflowId(deliveries[0].id),
+        args: [{ deliveryId: deliveries[0].id }],
+      });
+      expect(result.status).toBe('failed');
+      const [row] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveries[0].id));
+      expect(row.status).toBe('failed');
+      expect(row.lastError).toMatch(/gave up: .*database unreachable/);
+      expect(row.failedAt).not.toBeNull();
+      void ep;
+    } finally {
+      await client.connection.close();
+      await worker.stop();
+      await database.cleanup();
+    }
+  });
+});
+

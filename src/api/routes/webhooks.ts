@@ -339,6 +339,7 @@ const redeliver = createRoute({
     202: json(z.object({ id: z.string(), status: z.literal('pending') }), 'Redelivery started'),
     404: err('No such delivery in this organization'),
     409: err('The endpoint is disabled or deleted'),
+    503: err('The delivery could not be started (workflow service unavailable); nothing changed, retry later'),
     ...authErrors,
   },
 });
@@ -579,18 +580,23 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       throw new ApiError(409, 'ENDPOINT_DISABLED', 'The endpoint is disabled or deleted; re-enable it (PATCH is_active) first');
     }
     const now = new Date();
+    // pending first (the workflow's proceed check needs it), but workflow_started_at only once the start succeeded:
+    // a failed start is rolled back and answered 503, and whatever is left pending the dispatcher sweeps up
     await db
       .update(webhookDeliveries)
-      .set({
-        status: 'pending',
-        failedAt: null,
-        nextAttemptAt: now,
-        redeliveries: d.redeliveries + 1,
-        workflowStartedAt: d.workflowStartedAt ?? now,
-        updatedAt: now,
-      })
+      .set({ status: 'pending', failedAt: null, nextAttemptAt: now, redeliveries: d.redeliveries + 1, updatedAt: now })
       .where(eq(webhookDeliveries.id, d.id));
-    await restartDelivery(deps.temporal, deps.config.temporal.taskQueue, d.id, d.orgId);
+    try {
+      await restartDelivery(deps.temporal, deps.config.temporal.taskQueue, d.id, d.orgId);
+    } catch (e) {
+      await db
+        .update(webhookDeliveries)
+        .set({ status: d.status, failedAt: d.failedAt, nextAttemptAt: d.nextAttemptAt, redeliveries: d.redeliveries, updatedAt: new Date() })
+        .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.updatedAt, now)));
+      c.get('logger').warn('webhook redelivery could not start', { org_id: auth.orgId, delivery_id: d.id, error: (e as Error).message });
+      throw new ApiError(503, 'REDELIVERY_UNAVAILABLE', 'The delivery could not be started now; nothing changed, retry later');
+    }
+    await db.update(webhookDeliveries).set({ workflowStartedAt: new Date() }).where(eq(webhookDeliveries.id, d.id));
     c.get('logger').info('webhook redelivery', { org_id: auth.orgId, delivery_id: d.id });
     return c.json({ id: d.id, status: 'pending' as const }, 202);
   });
