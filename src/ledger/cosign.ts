@@ -48,7 +48,7 @@ export async function requiredAuthorities(ledger: LedgerClient, tx: Pick<TxStatu
 }
 
 export interface SigningProgress {
-  /** distinct keys of the page that voted accept */
+  /** distinct keys of the page that voted accept (on a pending transaction: at the page's current version) */
   collected: number;
   /** the page's accept threshold (M of M-of-N) */
   threshold: number;
@@ -68,7 +68,9 @@ export async function signingProgress(ledger: LedgerClient, tx: TxStatus, pageUr
   const threshold = Math.max(1, page.acceptThreshold);
   const seen = new Map<string, Vote>();
   for (const s of tx.signatures) {
-    if (norm(s.signer) === norm(page.url) && s.publicKey) seen.set(String(s.publicKey).toLowerCase(), s.vote);
+    // a change of the page (its version) voids the votes a pending transaction collected from it before
+    const voided = tx.pending && s.signerVersion !== undefined && s.signerVersion !== page.version;
+    if (norm(s.signer) === norm(page.url) && s.publicKey && !voided) seen.set(String(s.publicKey).toLowerCase(), s.vote);
   }
   const signers = [...seen].map(([publicKey, vote]) => ({ publicKey, vote }));
   const collected = signers.filter((s) => s.vote === 'accept').length;

@@ -263,4 +263,25 @@ describe('co-signatures', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.code).toBe('IDENTITY_NOT_ACTIVE');
   }, 60_000);
+
+  it("a page change voids the votes it collected: they are not counted, and the key has not signed in the inbox", async () => {
+    const g1 = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
+    expect((await govSign(g1, w1)).body.collected_signatures).toBe(1);
+    // another operation changes the page (its version) while g1 waits
+    const g2 = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }]);
+    expect((await govSign(g2, w1)).body.status).toBe('pending_signatures');
+    expect((await cosign(W.adi_url, g2.tx_hash, w2)).status).toBe(200);
+    await pollGov(g2.governance_op_id, (b) => b.status === 'executed');
+    // before: 1 of 2 and user_has_signed true, though the ledger had discarded w1's vote
+    const g = await getGov(g1.governance_op_id);
+    expect(g.collected_signatures).toBe(0);
+    expect(g.is_ready).toBe(false);
+    await app.deps.temporal.workflow.execute('pendingScanWorkflow', { workflowId: `pending-scan-lost-${Date.now()}`, taskQueue: app.config.temporal.taskQueue, args: [{ orgId: app.key.orgId }] });
+    const inbox = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(W.adi_url)}`)).json();
+    const a = inbox.actions.find((x: any) => x.tx_hash === g1.tx_hash);
+    expect(a).toMatchObject({ user_has_signed: false, status: 'eligible', collected_signatures: 0, required_signatures: 2 });
+    // one co-signature now is one of two, as the ledger counts
+    const r = await cosign(W.adi_url, g1.tx_hash, w3);
+    expect(r.body).toMatchObject({ signature_count: 1, is_ready: false, ledger_status: 'pending' });
+  }, 60_000);
 });
