@@ -6,8 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
-import { idempotencyKeys, organizations, rateLimitCounters } from '../../src/db/schema.js';
-import { StageKey } from '../../src/workflows/search-attributes.js';
+import { identities, idempotencyKeys, organizations, rateLimitCounters } from '../../src/db/schema.js';
+import { identityUrls } from '../../src/identity/keys.js';
+import { IdentityIdKey, StageKey } from '../../src/workflows/search-attributes.js';
 import { dbKinds, openTestDatabase, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 
 describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
@@ -55,7 +56,7 @@ describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
       args: [{}],
     });
     const result = await handle.result();
-    expect(result).toEqual({ idempotencyKeys: 1, rateLimitWindows: 1 });
+    expect(result).toEqual({ idempotencyKeys: 1, rateLimitWindows: 1, identitiesResumed: 0, identitiesFailed: 0 });
 
     const keys = await database.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.orgId, org.id));
     expect(keys.map((k) => k.key)).toEqual(['fresh']);
@@ -65,5 +66,52 @@ describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
 
     const described = await handle.describe();
     expect(described.typedSearchAttributes.get(StageKey)).toBe('done');
+  });
+
+  it('maintenanceWorkflow starts the workflow of an identity left creating without one, and fails one whose workflow ended', async () => {
+    const [org] = await database.db.insert(organizations).values({ name: 'stalled', creditsUsed: 30n }).returning();
+    const row = (name: string, createdAt: Date) => ({
+      id: randomUUID(),
+      orgId: org.id,
+      name,
+      ...identityUrls(name, 'acme'),
+      publicKey: null,
+      publicKeyHash: 'ab'.repeat(32),
+      requestedChains: ['ethereum-sepolia'],
+      requestedCredits: 10n,
+      status: 'creating',
+      stage: 'queued',
+      createdAt,
+    });
+    const old = new Date(Date.now() - 20 * 60_000);
+    const [orphan, ended, young] = [row('orphan-stalled-id', old), row('ended-stalled-id', old), row('young-stalled-id', new Date())];
+    await database.db.insert(identities).values([orphan, ended, young]);
+    // `ended` had a workflow that was terminated before it recorded anything
+    const endedHandle = await client.workflow.start('identityWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: `identity-${ended.id}`, args: [{}] });
+    await endedHandle.terminate('test: an operator stopped it');
+
+    const result = await client.workflow.execute('maintenanceWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: `maintenance-test-${randomUUID()}`, args: [{}] });
+    expect(result).toMatchObject({ identitiesResumed: 1, identitiesFailed: 1 });
+
+    const resumed = client.workflow.getHandle(`identity-${orphan.id}`);
+    try {
+      const d = await resumed.describe();
+      expect(d.status.name).toBe('RUNNING');
+      expect(d.typedSearchAttributes.get(IdentityIdKey)).toBe(orphan.id);
+      const started = await resumed.fetchHistory();
+      const input = started.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      expect(JSON.parse(Buffer.from(input.data!).toString())).toMatchObject({ identityId: orphan.id, adiUrl: orphan.adiUrl, chains: ['ethereum-sepolia'], credits: '10' });
+    } finally {
+      await resumed.terminate('test done');
+    }
+    const rows = await database.db.select().from(identities).where(eq(identities.orgId, org.id));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(ended.id)).toMatchObject({ status: 'failed', errorMessage: 'provisioning ended without a result (workflow terminated)' });
+    expect(byId.get(orphan.id)!.status).toBe('creating');
+    expect(byId.get(young.id)!.status).toBe('creating');
+    await expect(client.workflow.getHandle(`identity-${young.id}`).describe()).rejects.toThrow();
+    // the failed one bought no credits: its 10 go back to the grant
+    const [o] = await database.db.select().from(organizations).where(eq(organizations.id, org.id));
+    expect(o!.creditsUsed).toBe(20n);
   });
 });

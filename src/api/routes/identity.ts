@@ -29,8 +29,7 @@ import {
 import { identities as identitiesTable, organizations } from '../../db/schema.js';
 import { BASE_IDENTITY_FEE_UNITS, adiNameProblem, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../../identity/keys.js';
 import { createLedgerClient } from '../../ledger/client.js';
-import type { IdentityWorkflowInput, identityWorkflow } from '../../workflows/identity.js';
-import { IdentityIdKey, OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
+import { identityWorkflowId, startIdentityWorkflow } from '../../identity/start.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { ApiError } from '../errors.js';
@@ -297,31 +296,13 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
         }
       }
 
-      const input: IdentityWorkflowInput = {
-        identityId: id,
-        orgId: auth.orgId,
-        ...urls,
-        publicKeyHash,
-        chains,
-        credits: String(credits),
-      };
       try {
-        await deps.temporal.workflow.start<typeof identityWorkflow>('identityWorkflow', {
-          workflowId: `identity-${id}`,
-          taskQueue: deps.config.temporal.taskQueue,
-          args: [input],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: OrgIdKey, value: auth.orgId },
-            { key: IdentityIdKey, value: id },
-            { key: StageKey, value: 'queued' },
-          ],
-        });
+        await startIdentityWorkflow(deps.temporal, deps.config.temporal.taskQueue, res.identity);
       } catch (err) {
         // An answer lost after the server started the workflow (a deadline, a dropped connection) looks the same as
         // a refusal: ask before undoing, or the workflow would provision an ADI for a row that no longer exists.
         const started = await deps.temporal.workflow
-          .getHandle(`identity-${id}`)
+          .getHandle(identityWorkflowId(id))
           .describe()
           .then(() => true)
           .catch(() => false);
