@@ -73,14 +73,23 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
       const chunk = batch.slice(0, limit);
       if (chunk.length === 0) return false;
       const orgIds = [...new Set(chunk.map((e) => e.orgId))];
+      // Disabled (not deleted) endpoints get their delivery too, recorded failed at once: nothing is sent, but once
+      // the endpoint is re-enabled the event can be redelivered from the log like any failed delivery.
       const endpoints = await tx
-        .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, eventTypes: webhookEndpoints.eventTypes })
+        .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, eventTypes: webhookEndpoints.eventTypes, isActive: webhookEndpoints.isActive })
         .from(webhookEndpoints)
-        .where(and(inArray(webhookEndpoints.orgId, orgIds), eq(webhookEndpoints.isActive, true), isNull(webhookEndpoints.deletedAt)));
+        .where(and(inArray(webhookEndpoints.orgId, orgIds), isNull(webhookEndpoints.deletedAt)));
+      const at = new Date();
       const rows = chunk.flatMap((e) =>
         endpoints
           .filter((ep) => ep.orgId === e.orgId && (!ep.eventTypes || ep.eventTypes.includes(e.type)))
-          .map((ep) => ({ orgId: e.orgId, eventId: e.id, endpointId: ep.id, eventType: e.type })),
+          .map((ep) => ({
+            orgId: e.orgId,
+            eventId: e.id,
+            endpointId: ep.id,
+            eventType: e.type,
+            ...(ep.isActive ? {} : { status: 'failed', lastError: 'endpoint disabled', failedAt: at }),
+          })),
       );
       if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing();
       await tx

@@ -451,6 +451,22 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(await deliveryOf(org, ev.id, ep.id)).toBeUndefined();
   });
 
+  it('events arriving while an endpoint is disabled are logged as failed and can be redelivered once it is back on', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/paused'), skip_verification: true } })).body;
+    expect((await api('PATCH', `/v1/webhooks/endpoints/${ep.id}`, { org, body: { is_active: false } })).status).toBe(200);
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(() => deliveryOf(org, ev.id, ep.id));
+    expect(d).toMatchObject({ status: 'failed', attempts: 0, last_error: 'endpoint disabled' });
+    expect(receiver.deliveries('/paused')).toHaveLength(0);
+    expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org })).status).toBe(409);
+    expect((await api('PATCH', `/v1/webhooks/endpoints/${ep.id}`, { org, body: { is_active: true } })).status).toBe(200);
+    expect((await api('POST', `/v1/webhooks/deliveries/${d.id}/redeliver`, { org })).status).toBe(202);
+    await eventually(async () => (await deliveryOf(org, ev.id, ep.id))?.status === 'succeeded');
+    expect(receiver.deliveries('/paused').map((r) => r.headers['webhook-id'])).toEqual([ev.id]);
+  });
+
   it('another organization\'s endpoints, deliveries and events answer 404; scopes are enforced', async () => {
     const [a, b] = [await newOrg(), await newOrg()];
     const ep = (await api('POST', '/v1/webhooks/endpoints', { org: a, body: { url: receiver.url('/org-a'), skip_verification: true } })).body;

@@ -202,7 +202,7 @@ const updateEndpoint = createRoute({
   ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Change a webhook endpoint',
   description:
-    'Sets the given fields. A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; deliveries that failed meanwhile can be sent again with redeliver. Scope: webhook:write or admin.',
+    'Sets the given fields. A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; events that arrived while it was disabled are in the delivery log as failed (`endpoint disabled`) and, like every delivery that failed meanwhile, can be sent again with redeliver. Scope: webhook:write or admin.',
   request: {
     params: IdParam,
     body: {
