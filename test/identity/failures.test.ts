@@ -430,6 +430,17 @@ describe('reads', () => {
     expect(pf.total_chains).toBe(2);
     expect(pf.identities[0]).toMatchObject({ id, credit_balance: 7 });
     for (const c of pf.identities[0].chains) expect(c).toMatchObject({ balance_wei: '0', balance: '0' });
+    expect(pf.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null });
+
+    // paged like /v1/identities, newest first (it was one answer of at most 500, silently cut)
+    const second = await post({ name: uniqueName('pf'), public_key: newClientKey().publicKey }, { key: p.key });
+    const secondId = (await second.json()).identity.id;
+    const first = await get('/v1/portfolio?limit=1', p.key).then((x) => x.json());
+    expect(first.identities.map((e: any) => e.id)).toEqual([secondId]);
+    expect(first.pagination.has_more).toBe(true);
+    const next = await get(`/v1/portfolio?limit=1&cursor=${first.pagination.next_cursor}`, p.key).then((x) => x.json());
+    expect(next.identities.map((e: any) => e.id)).toEqual([id]);
+    expect(next.pagination).toEqual({ limit: 1, has_more: false, next_cursor: null });
 
     // same database, polygon-amoy pointing at a dead port: that chain errors, the rest answers
     const broken = createApp({

@@ -502,20 +502,35 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
       tags: ['Identity'],
       summary: 'Identities with live balances',
       description:
-        "Every identity of the organization (not retired) with its key page's credits and its abstract account's native balance on each chain, read live and in parallel. A chain or the ledger that does not answer gives a per-entry error, never a failed request. `identity` (id or ADI URL) narrows the result to one identity.",
+        "The organization's identities (not retired), newest first, each with its key page's credits and its abstract account's native balance on each chain, read live and in parallel. A chain or the ledger that does not answer gives a per-entry error, never a failed request. Paged like GET /v1/identities (`limit` 1–200, default 50; `pagination.next_cursor`); totals count the page. `identity` (id or ADI URL) narrows the result to one identity.",
       scopes: ['read'],
-      request: { query: z.object({ identity: z.string().max(500).optional() }) },
+      request: {
+        query: z.object({
+          identity: z.string().max(500).optional(),
+          limit: z.coerce.number().int().min(1).max(200).optional(),
+          cursor: z.string().max(500).optional(),
+        }),
+      },
       responses: {
-        200: json(z.object({ identities: z.array(PortfolioEntry), total_identities: z.number().int(), total_chains: z.number().int() }), 'Portfolio'),
-        ...errorResponses(404),
+        200: json(
+          z.object({
+            identities: z.array(PortfolioEntry),
+            total_identities: z.number().int(),
+            total_chains: z.number().int(),
+            pagination: z.object({ limit: z.number().int(), has_more: z.boolean(), next_cursor: z.string().nullable() }),
+          }),
+          'Portfolio',
+        ),
+        ...errorResponses(400, 404),
       },
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const { identity } = c.req.valid('query');
-      const rows = identity
-        ? [await findOrgIdentity(db, auth.orgId, identity)]
-        : (await listOrgIdentities(db, auth.orgId, { limit: 500 })).slice(0, 500);
+      const q = c.req.valid('query');
+      const limit = q.limit ?? 50;
+      const listed = q.identity ? [] : await listOrgIdentities(db, auth.orgId, { limit, cursor: q.cursor ? decodeCursor(q.cursor) : undefined });
+      const rows = q.identity ? [await findOrgIdentity(db, auth.orgId, q.identity)] : listed.slice(0, limit);
+      const hasMore = listed.length > limit;
       const accounts = await getChainAccounts(db, rows.map((r) => r.id));
       const chainCfg = new Map(deps.config.chains.map((ch) => [ch.name, ch]));
       const entries = await Promise.all(
@@ -545,7 +560,15 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
           return { id: r.id, adi_url: r.adiUrl, status: r.status, ...(await credits), chains: await chains };
         }),
       );
-      return c.json({ identities: entries, total_identities: entries.length, total_chains: entries.reduce((n, e) => n + e.chains.length, 0) }, 200);
+      return c.json(
+        {
+          identities: entries,
+          total_identities: entries.length,
+          total_chains: entries.reduce((n, e) => n + e.chains.length, 0),
+          pagination: { limit, has_more: hasMore, next_cursor: hasMore ? encodeCursor(rows[rows.length - 1]!) : null },
+        },
+        200,
+      );
     },
   );
 }
