@@ -1,7 +1,12 @@
-/** GET /v1/health against real dependencies: healthy, then 503 naming the dependency that went down. */
+/** GET /v1/health against real dependencies: healthy, then 503 naming the dependency that went down; publicly only
+ * up/down (reasons logged, URL credentials masked); probe results cached for HEALTH_CACHE_MS. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { createApp } from '../../src/api/app.js';
+import { HEALTH_CACHE_MS } from '../../src/api/routes/health.js';
+import { createLogger } from '../../src/log.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { openTestDatabase, quietLogger, testConfig, testTemporalClient } from '../support/env.js';
@@ -12,6 +17,9 @@ describe('GET /v1/health', () => {
   let client: Client;
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
   let app: ReturnType<typeof createApp>;
+  const clock = { ms: Date.now() };
+  /** the next request probes afresh */
+  const expireCache = () => (clock.ms += HEALTH_CACHE_MS);
 
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
@@ -22,7 +30,7 @@ describe('GET /v1/health', () => {
     });
     database = await openTestDatabase('pglite');
     client = await testTemporalClient(config);
-    app = createApp({ config, database, temporal: client, logger: quietLogger });
+    app = createApp({ config, database, temporal: client, logger: quietLogger, now: () => clock.ms });
   });
   afterAll(async () => {
     await anvil?.stop();
@@ -37,11 +45,13 @@ describe('GET /v1/health', () => {
     const body = await res.json();
     expect(body.status).toBe('healthy');
     expect(Object.keys(body.checks).sort()).toEqual(['chain:ethereum-sepolia', 'database', 'ledger', 'temporal']);
-    for (const check of Object.values(body.checks) as { status: string }[]) expect(check.status).toBe('up');
+    for (const check of Object.values(body.checks)) expect(check).toEqual({ status: 'up' });
   });
 
   it('answers 503 naming the chain that is down', async () => {
     await anvil.stop();
+    expect((await app.request('/v1/health')).status).toBe(200); // the cached round still answers
+    expireCache();
     const res = await app.request('/v1/health');
     expect(res.status).toBe(503);
     const body = await res.json();
@@ -52,6 +62,7 @@ describe('GET /v1/health', () => {
 
   it('answers 503 naming the ledger when it is down', async () => {
     await sim.stop();
+    expireCache();
     const body = await (await app.request('/v1/health')).json();
     expect(body.error).toBe('Unavailable: ledger, chain:ethereum-sepolia');
     expect(body.checks.ledger.status).toBe('down');
@@ -59,6 +70,7 @@ describe('GET /v1/health', () => {
 
   it('answers 503 naming the database when it is gone', async () => {
     await database.cleanup();
+    expireCache();
     const body = await (await app.request('/v1/health')).json();
     expect(body.error).toMatch(/database/);
     expect(body.checks.database.status).toBe('down');
@@ -68,5 +80,67 @@ describe('GET /v1/health', () => {
     const res = await app.request('/v1/nope');
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: 'Missing X-API-Key header', code: 'MISSING_API_KEY' });
+  });
+});
+
+describe('GET /v1/health: what the public sees and how often it probes', () => {
+  let rpcHits = 0;
+  let rpc: Server;
+  let client: Client;
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  let app: ReturnType<typeof createApp>;
+  const lines: string[] = [];
+  const clock = { ms: Date.now() };
+
+  beforeAll(async () => {
+    // a chain RPC that counts its calls and fails every one (the ledger's URL with credentials fails before sending)
+    rpc = createServer((_req, res) => {
+      rpcHits++;
+      res.writeHead(500).end('boom');
+    });
+    await new Promise<void>((r) => rpc.listen(0, '127.0.0.1', r));
+    const port = (rpc.address() as AddressInfo).port;
+    const config = testConfig({ LEDGER_URL: `http://operator:s3cret-pass@127.0.0.1:${port}/v3`, CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${port}` }]) });
+    database = await openTestDatabase('pglite');
+    client = await testTemporalClient(config);
+    const logger = createLogger('warn', {}, (line) => lines.push(line));
+    app = createApp({ config, database, temporal: client, logger, now: () => clock.ms });
+  });
+  afterAll(async () => {
+    await new Promise((r) => rpc?.close(r));
+    await client?.connection.close();
+    await database?.cleanup();
+  });
+
+  it('shows only up/down per dependency; the reason is logged with URL credentials masked', async () => {
+    const res = await app.request('/v1/health');
+    expect(res.status).toBe(503);
+    const text = await res.text();
+    expect(text).not.toContain('s3cret');
+    expect(text).not.toContain('127.0.0.1');
+    expect(JSON.parse(text)).toEqual({
+      status: 'unhealthy',
+      error: 'Unavailable: ledger, chain:ethereum-sepolia',
+      checks: { database: { status: 'up' }, temporal: { status: 'up' }, ledger: { status: 'down' }, 'chain:ethereum-sepolia': { status: 'down' } },
+    });
+    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'health check failed');
+    expect(logged).toMatchObject({ level: 'warn', dependency: 'ledger', reason: expect.stringContaining('//***@127.0.0.1') });
+    expect(lines.join('\n')).not.toContain('s3cret');
+  });
+
+  it(`probes at most once per ${HEALTH_CACHE_MS} ms, however many callers ask`, async () => {
+    clock.ms += HEALTH_CACHE_MS;
+    const before = rpcHits;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => app.request('/v1/health')));
+    expect(answers.every((r) => r.status === 503)).toBe(true);
+    for (let i = 0; i < 5; i++) await app.request('/v1/health');
+    const oneRound = rpcHits - before;
+    expect(oneRound).toBeGreaterThan(0);
+    clock.ms += HEALTH_CACHE_MS - 1;
+    await app.request('/v1/health');
+    expect(rpcHits - before).toBe(oneRound);
+    clock.ms += 1;
+    await app.request('/v1/health');
+    expect(rpcHits - before).toBe(2 * oneRound);
   });
 });

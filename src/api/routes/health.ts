@@ -1,7 +1,10 @@
 /**
  * GET /v1/health — public. Checks every dependency in parallel with a short deadline each and answers 200
  * `{ status: "healthy", checks }` or 503 `{ status: "unhealthy", error, checks }` naming what is down.
- * Only dependency names and states are shown, never addresses.
+ * Publicly only dependency names and up/down: why a probe failed (its error text may hold an address, even URL
+ * credentials) and how long it took are logged server-side, with URL credentials masked. Probe results are
+ * cached for HEALTH_CACHE_MS and concurrent calls share one round of probes, so unauthenticated callers cannot
+ * make the gateway fan out to its dependencies at their request rate.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { readChainId } from '../../chain/rpc.js';
@@ -9,11 +12,12 @@ import { createLedgerClient } from '../../ledger/client.js';
 import { pingTemporal } from '../../temporal/client.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 
+/** how long one round of probe results answers health requests */
+export const HEALTH_CACHE_MS = 5000;
+
 const CheckSchema = z
   .object({
     status: z.enum(['up', 'down']),
-    latency_ms: z.number(),
-    error: z.string().optional(),
   })
   .openapi('DependencyCheck');
 
@@ -31,7 +35,7 @@ const route = createRoute({
   tags: ['Health'],
   summary: 'Health of the gateway and its dependencies',
   description:
-    'Public, no API key. Checks the database, Temporal, the ledger and every configured chain. 503 names each dependency that is down.',
+    `Public, no API key. Checks the database, Temporal, the ledger and every configured chain (results cached ${HEALTH_CACHE_MS / 1000} s). 503 names each dependency that is down; the reasons are in the server log only.`,
   security: [],
   responses: {
     200: { description: 'Every dependency answered', content: { 'application/json': { schema: HealthSchema } } },
@@ -40,14 +44,24 @@ const route = createRoute({
 });
 
 type Check = z.infer<typeof CheckSchema>;
+interface Probe {
+  status: Check['status'];
+  latencyMs: number;
+  error?: string;
+}
 
-async function timed(fn: () => Promise<void>): Promise<Check> {
+/** mask `user:password@` in URLs inside a message before it is logged */
+export function maskUrlCredentials(message: string): string {
+  return message.replace(/\/\/[^/\s@]*@/g, '//***@');
+}
+
+async function timed(fn: () => Promise<void>): Promise<Probe> {
   const t0 = performance.now();
   try {
     await fn();
-    return { status: 'up', latency_ms: Math.round(performance.now() - t0) };
+    return { status: 'up', latencyMs: Math.round(performance.now() - t0) };
   } catch (err) {
-    return { status: 'down', latency_ms: Math.round(performance.now() - t0), error: (err as Error).message };
+    return { status: 'down', latencyMs: Math.round(performance.now() - t0), error: (err as Error).message };
   }
 }
 
@@ -58,21 +72,43 @@ async function expectChainId(rpcUrl: string, chainId: number, timeoutMs: number)
 
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const TIMEOUT = 2000;
+  const now = deps.now ?? Date.now;
   const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: TIMEOUT });
-  app.openapi(route, async (c) => {
-    const probes: Record<string, () => Promise<void>> = {
-      database: () => deps.database.ping(TIMEOUT),
-      temporal: () => pingTemporal(deps.temporal, TIMEOUT),
-      ledger: async () => {
-        await ledger.networkStatus();
-      },
-    };
-    for (const chain of deps.config.chains) {
-      probes[`chain:${chain.name}`] = () => expectChainId(chain.rpcUrl, chain.chainId, TIMEOUT);
-    }
-    const names = Object.keys(probes);
+  const probes: Record<string, () => Promise<void>> = {
+    database: () => deps.database.ping(TIMEOUT),
+    temporal: () => pingTemporal(deps.temporal, TIMEOUT),
+    ledger: async () => {
+      await ledger.networkStatus();
+    },
+  };
+  for (const chain of deps.config.chains) {
+    probes[`chain:${chain.name}`] = () => expectChainId(chain.rpcUrl, chain.chainId, TIMEOUT);
+  }
+  const names = Object.keys(probes);
+
+  async function probeAll(): Promise<Record<string, Check>> {
     const results = await Promise.all(names.map((n) => timed(probes[n])));
-    const checks = Object.fromEntries(names.map((n, i) => [n, results[i]]));
+    const checks: Record<string, Check> = {};
+    names.forEach((n, i) => {
+      const r = results[i];
+      checks[n] = { status: r.status };
+      if (r.status === 'down') {
+        deps.logger.warn('health check failed', { dependency: n, latency_ms: r.latencyMs, reason: maskUrlCredentials(r.error ?? '') });
+      }
+    });
+    return checks;
+  }
+
+  // one round of probes at a time; its result answers every request for HEALTH_CACHE_MS after it started
+  let cached: { at: number; checks: Promise<Record<string, Check>> } | undefined;
+  const currentChecks = () => {
+    const t = now();
+    if (!cached || t - cached.at >= HEALTH_CACHE_MS || t < cached.at) cached = { at: t, checks: probeAll() };
+    return cached.checks;
+  };
+
+  app.openapi(route, async (c) => {
+    const checks = await currentChecks();
     const down = names.filter((n) => checks[n].status === 'down');
     if (down.length === 0) return c.json({ status: 'healthy' as const, checks }, 200);
     return c.json({ status: 'unhealthy' as const, error: `Unavailable: ${down.join(', ')}`, checks }, 503);
