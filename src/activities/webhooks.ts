@@ -60,6 +60,9 @@ function rowCount(result: unknown): number {
 
 export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS, logger?: Logger) {
   const log = logger?.child({ component: 'webhooks' });
+  /** the longest quiet gap within one failing streak: the longest retry wait (a Retry-After may stretch one to an hour), twice, plus an attempt */
+  const streakGapMs =
+    2 * Math.max(MAX_RETRY_AFTER_MS, ...settings.retryScheduleSeconds.map((x) => x * 1000)) + settings.timeoutMs;
 
   async function dispatchWebhookEvents(limit = 100): Promise<DispatchResult> {
     const more = await db.transaction(async (tx) => {
@@ -222,11 +225,18 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
         return { outcome: 'succeeded' as const, attempt: attempts, nextDelayMs: null };
       }
 
+      // A failure long after the previous one (more than the longest gap a retry schedule leaves) starts a new
+      // streak: an old failing_since left behind by one failure and then silence must not disable a healthy endpoint
+      // on its next transient failure.
+      const atSql = sql`${at.toISOString()}::timestamptz`;
+      const staleBefore = sql`${new Date(at.getTime() - streakGapMs).toISOString()}::timestamptz`;
+      const newStreak = sql`(${webhookEndpoints.failingSince} is null or ${webhookEndpoints.lastFailureAt} is null or ${webhookEndpoints.lastFailureAt} < ${staleBefore})`;
       const [ep] = await tx
         .update(webhookEndpoints)
         .set({
-          consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1`,
-          failingSince: sql`coalesce(${webhookEndpoints.failingSince}, ${at.toISOString()}::timestamptz)`,
+          consecutiveFailures: sql`case when ${newStreak} then 1 else ${webhookEndpoints.consecutiveFailures} + 1 end`,
+          failingSince: sql`case when ${newStreak} then ${atSql} else ${webhookEndpoints.failingSince} end`,
+          lastFailureAt: at,
         })
         .where(eq(webhookEndpoints.id, endpoint.id))
         .returning({ failingSince: webhookEndpoints.failingSince, consecutiveFailures: webhookEndpoints.consecutiveFailures });

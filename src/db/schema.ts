@@ -312,6 +312,8 @@ export const webhookEndpoints = pgTable(
     /** first failed attempt since the last success; null while healthy */
     failingSince: timestamp('failing_since', { withTimezone: true, mode: 'date' }),
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    /** the latest failed attempt: a failure long after it starts a new failing streak (failing_since is stale) */
+    lastFailureAt: timestamp('last_failure_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),

@@ -400,6 +400,23 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     await eventually(async () => (await deliveryOf(org, ev.id, down.id))?.status === 'succeeded');
   });
 
+  it('one failure long after an old one starts a new streak: a stale failing_since does not disable a healthy endpoint', async () => {
+    const org = await newOrg();
+    receiver.on('/blip', (i) => (i === 0 ? { status: 502 } : { status: 200 }));
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/blip'), skip_verification: true } })).body;
+    // one failure two days ago, nothing since (no traffic, so no success reset it)
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600_000);
+    await database.db.update(webhookEndpoints).set({ failingSince: twoDaysAgo, consecutiveFailures: 1 }).where(eq(webhookEndpoints.id, ep.id));
+    const ev = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, ev.id, ep.id);
+      return x && x.status !== 'pending' && x;
+    });
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect((await api('GET', `/v1/webhooks/endpoints/${ep.id}`, { org })).body).toMatchObject({ is_active: true, failing_since: null });
+  });
+
   it('410 Gone disables the endpoint at once', async () => {
     const org = await newOrg();
     receiver.on('/gone', () => ({ status: 410 }));
