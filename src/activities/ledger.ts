@@ -326,6 +326,7 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
 
     /** Whole credits on page 1 (the identity's credit_balance), stored on the row as well. */
     async readCreditBalance(i: { identityId: string; keyPageUrl: string }): Promise<string> {
+      await setIdentityStage(db, i.identityId, 'finalizing');
       const page = await ledger.queryKeyPage(i.keyPageUrl);
       const credits = BigInt(Math.floor(page.creditBalance / 100));
       await setIdentityCreditBalance(db, i.identityId, credits);

@@ -123,15 +123,20 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     if (input.chains.length) done('deploying_accounts');
+    const deployed = settled.slice(1).map((s) => (s as PromiseFulfilledResult<Awaited<(typeof accounts)[number]>>).value);
+    if (new Set(deployed.map((a) => a.address.toLowerCase())).size > 1) {
+      // one address on every chain is the identity's promise; different factories break it (a configuration fault)
+      throw ApplicationFailure.nonRetryable(
+        `the abstract account's address differs between chains (${deployed.map((a) => `${a.chain} ${a.address}`).join(', ')}): their AccountFactory deployments differ`,
+        'ChainNotConfigured',
+      );
+    }
 
     step('finalizing');
     const creditBalance = await ledgerActs.readCreditBalance({ identityId: input.identityId, keyPageUrl: input.keyPageUrl });
     await store.markIdentityActive(input.identityId, creditBalance);
     step('done');
-    const chainAccounts = settled
-      .slice(1)
-      .map((s) => (s as PromiseFulfilledResult<Awaited<(typeof accounts)[number]>>).value)
-      .map((a) => ({ chain: a.chain, chainId: a.chainId, address: a.address, deploymentTx: a.deploymentTx }));
+    const chainAccounts = deployed.map((a) => ({ chain: a.chain, chainId: a.chainId, address: a.address, deploymentTx: a.deploymentTx }));
     return { identityId: input.identityId, status: 'active', creditBalance, chainAccounts };
   } catch (err) {
     const message = innermostFailure(err).message || 'provisioning failed';

@@ -9,7 +9,9 @@ import { createApp } from '../../src/api/app.js';
 import { ApiError } from '../../src/api/errors.js';
 import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
 import { events, identities, organizations } from '../../src/db/schema.js';
+import type { ChainConfig } from '../../src/config.js';
 import { createIdentityWithinQuota } from '../../src/db/identities.js';
+import { ANVIL_DEV_KEY_0, deployDevnetContracts } from '../../src/devnet/contracts.js';
 import { identityUrls, publicKeyHashHex } from '../../src/identity/keys.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { tx } from '../../src/ledger/index.js';
@@ -270,6 +272,33 @@ describe('sponsor out of credits', () => {
     } finally {
       await poorWorker.stop();
       await poorApp.close();
+    }
+  });
+});
+
+describe('chains whose AccountFactory differs', () => {
+  it('fail the identity instead of making it active with a different account address per chain', async () => {
+    // polygon-amoy gets a second system deployment (another owner, so other CREATE2 addresses) and is configured with it
+    const chains = JSON.parse(dn.env.CHAINS!) as ChainConfig[];
+    const amoy = chains.find((c) => c.name === 'polygon-amoy')!;
+    const other = await deployDevnetContracts({ chains: [amoy], deployerKey: ANVIL_DEV_KEY_0, owner: '0x000000000000000000000000000000000000dEaD' });
+    expect(other.contracts.accountFactory).not.toBe(amoy.contracts!.accountFactory);
+    const mixed = chains.map((c) => (c.name === 'polygon-amoy' ? other.chains[0]! : c));
+    const mixedApp = await startIdentityApp(dn, kind, { env: { CHAINS: JSON.stringify(mixed) } });
+    const mixedWorker = await startWorker(mixedApp.config, mixedApp.db);
+    try {
+      const res = await mixedApp.call('/v1/identity', {
+        method: 'POST',
+        key: mixedApp.key.key,
+        body: JSON.stringify({ name: uniqueName('mixed'), public_key: newClientKey().publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'] }),
+      });
+      expect(res.status).toBe(202);
+      const failed = await pollIdentity(mixedApp, (await res.json()).identity.id, (b) => b.status !== 'creating');
+      expect(failed.status).toBe('failed');
+      expect(failed.error_message).toMatch(/address differs between chains/);
+    } finally {
+      await mixedWorker.stop();
+      await mixedApp.close();
     }
   });
 });
