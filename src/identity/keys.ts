@@ -29,13 +29,16 @@ export function publicKeyHashHex(publicKeyHex: string): string {
 
 /**
  * ADI label rules (the ledger's, narrowed to what is safe everywhere): 3 to 63 characters of lower-case
- * letters, digits and dashes, starting and ending with a letter or digit, not only digits.
+ * letters, digits and dashes, starting and ending with a letter or digit, not only digits, not a name the ledger
+ * reserves for its partitions.
  */
 export function adiNameProblem(name: string): string | null {
   if (name.length < 3 || name.length > 63) return 'must be 3 to 63 characters';
   if (!/^[a-z0-9-]+$/.test(name)) return 'may contain only lower-case letters, digits and dashes';
   if (name.startsWith('-') || name.endsWith('-')) return 'must start and end with a letter or digit';
   if (/^[0-9]+$/.test(name)) return 'must not be only digits';
+  // the ledger's own partitions: acc://dn.acme, acc://bvn-<id>.acme (and acc://unknown)
+  if (name === 'dn' || name === 'unknown' || name.startsWith('bvn-')) return `"${name}" is reserved by the ledger (dn, bvn-*, unknown)`;
   return null;
 }
 

@@ -79,7 +79,7 @@ describe('validation (400, nothing created)', () => {
   });
 
   it('names: ledger-safe labels only; credits: whole, non-negative', async () => {
-    for (const name of ['ab', 'Upper-Case', 'has.dot', '-dash', '12345', 'a'.repeat(64), 'spa ce']) {
+    for (const name of ['ab', 'Upper-Case', 'has.dot', '-dash', '12345', 'a'.repeat(64), 'spa ce', 'bvn-apollo-partition', 'unknown']) {
       const res = await post({ name, public_key: newClientKey().publicKey });
       expect(res.status, name).toBe(400);
       expect((await res.json()).error).toMatch(/^name: /);
