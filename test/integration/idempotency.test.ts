@@ -148,6 +148,20 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(created.filter((x) => x.name === 'flaky')).toHaveLength(1);
   });
 
+  it('a response that cannot be stored is still returned, and the claim is kept: a retry does not run the handler again', async () => {
+    const idem = randomUUID();
+    const name = 'nul\u0000byte'; // jsonb refuses U+0000, so completing the record fails after the handler succeeded
+    const first = await post('/v1/test/things', admin.key, { name }, idem);
+    expect(first.status).toBe(201);
+    expect((await first.json()).name).toBe(name);
+    const [rec] = await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, idem));
+    expect(rec.state).toBe('in_progress');
+    const retry = await post('/v1/test/things', admin.key, { name }, idem);
+    expect(retry.status).toBe(409);
+    expect((await retry.json()).code).toBe('IDEMPOTENCY_KEY_IN_FLIGHT');
+    expect(created.filter((x) => x.name === name)).toHaveLength(1);
+  });
+
   it('402 (credits short) is not stored: after the client adds credits the same key runs again', async () => {
     failNext = 1;
     failStatus = 402;

@@ -10,6 +10,8 @@
  *     retried): 5xx, 400 validation errors, 401/402/403/409/429 — outcomes a retry can change (402: credits or a
  *     grant the client or operator can top up);
  *   - kept 24 hours (maintenanceWorkflow purges expired rows; an expired record found earlier is replaced);
+ *   - if storing the response fails after the handler succeeded, the client still gets it, and the claim stays in
+ *     progress (logged) so a retry is a 409 until the lease passes instead of running the handler a second time;
  *   - secrets are never stored: a handler whose response holds one (a raw API key) names its fields with
  *     `withholdOnReplay(c, paths, note)`; they are removed before the response is stored, so a replay answers
  *     without them, with `redacted` (the paths) and `note` (what to do instead) in the body.
@@ -179,7 +181,7 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
       throw new ApiError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is in progress; retry later with the same key', undefined, { 'Retry-After': '1' });
     }
 
-    let stored = false;
+    let keepClaim = false;
     try {
       await next();
       const status = c.res.status;
@@ -193,11 +195,23 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
             body = null; // only JSON bodies are replayed; creating routes answer JSON
           }
         }
-        await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, redactWithheld(body, c.get('idempotencyWithheld')));
-        stored = true;
+        // The handler's work is done: from here on the claim is never released (a retry must not run it again).
+        keepClaim = true;
+        try {
+          await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, redactWithheld(body, c.get('idempotencyWithheld')));
+        } catch (err) {
+          // The client still gets the real response. The record stays in_progress: a retry with this key is a 409
+          // until the lease passes, rather than a second execution now.
+          // the driver's own message only: the query error's text repeats its parameters, i.e. the response body
+          const cause = (err as { cause?: unknown }).cause;
+          c.get('logger').error('idempotency record could not be completed; the claim is kept in progress', {
+            reason: cause instanceof Error ? cause.message : 'query failed',
+            response_status: status,
+          });
+        }
       }
     } finally {
-      if (!stored) await releaseIdempotencyKey(db, auth.orgId, key, claim.now).catch(() => {});
+      if (!keepClaim) await releaseIdempotencyKey(db, auth.orgId, key, claim.now).catch(() => {});
     }
   };
 }
