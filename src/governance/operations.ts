@@ -46,7 +46,8 @@ export function operationsKind(ops: GovernanceOperation[]): OperationKind {
   if (!ops.length) throw new GovernanceInputError('operations', 'at least one operation is required');
   const kinds = new Set<OperationKind>();
   ops.forEach((o, i) => {
-    const k = OPERATION_KINDS[o.type];
+    // own keys only: a prototype name ("toString", "constructor") is not an operation type
+    const k = typeof o.type === 'string' && Object.hasOwn(OPERATION_KINDS, o.type) ? OPERATION_KINDS[o.type] : undefined;
     if (!k) throw new GovernanceInputError(`operations[${i}].type`, `unknown operation type ${JSON.stringify(o.type)}; one of ${OPERATION_TYPES.join(', ')}`);
     kinds.add(k);
   });

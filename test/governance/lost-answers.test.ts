@@ -285,3 +285,34 @@ describe('co-signatures', () => {
     expect(r.body).toMatchObject({ signature_count: 1, is_ready: false, ledger_status: 'pending' });
   }, 60_000);
 });
+
+describe('input that only looked valid', () => {
+  const p = newClientKey();
+  const x = publicKeyHashHex(newClientKey().publicKey);
+  let P: Awaited<ReturnType<typeof provision>>;
+  const attempt = async (operations: unknown[], extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', '/v1/governance', { identity: P.adi_url, operations, ...extra });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it('provisions P (1-of-1)', async () => {
+    P = await provision(p);
+  }, 60_000);
+
+  it('prototype names are not operation types', async () => {
+    // before: 201 with kind "function toString() { [native code] }"
+    const r = await attempt([{ type: 'toString', public_key_hashes: [x] }]);
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.details).toEqual({ field: 'operations[0].type' });
+  });
+
+  it('prototype names are not votes', async () => {
+    // before: accepted as a vote (the request went on to look for the transaction: 404)
+    for (const vote of ['constructor', 'toString', '__proto__']) {
+      const res = await call('POST', '/v1/sign', { type: 'pending_tx', target_id: 'ab'.repeat(32), identity: P.adi_url, vote });
+      const body = await res.json();
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(body.details).toEqual({ field: 'vote' });
+    }
+  });
+});

@@ -243,7 +243,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const auth = requireAuth(c);
       const body = c.req.valid('json');
       const voteWord = body.vote ?? 'approve';
-      if (typeof voteWord !== 'string' || !(voteWord in VOTES)) {
+      if (typeof voteWord !== 'string' || !Object.hasOwn(VOTES, voteWord)) {
         throw new ApiError(400, 'VALIDATION_ERROR', 'vote: must be the string approve, reject or abstain', { field: 'vote' });
       }
       const vote = VOTES[voteWord]!;
