@@ -119,19 +119,52 @@ export function createKeyPageHashes(ops: GovernanceOperation[]): string[][] {
 }
 
 /**
- * Quorum reachability of a key page after `ops` (applied in order, as the ledger does: removing an entry clamps the
- * threshold). Returns the problem, or null when the page can still reach its threshold.
+ * The first operation the ledger would refuse when applying `ops` in order to `page`, named by its index: adding an
+ * entry (key or delegate) the page already holds, or removing one it does not hold. Null when every step applies.
+ * Not a policy (force does not skip it): the ledger would reject the transaction after it was signed.
+ */
+export function keyPageStepProblem(page: Pick<KeyPageInfo, 'keys'>, ops: KeyPageOp[]): { field: string; message: string } | null {
+  const entries = new Set(page.keys.map((k) => (k.publicKeyHash ? `k:${k.publicKeyHash.toLowerCase()}` : `d:${normUrl(k.delegate ?? '')}`)));
+  for (const [i, op] of ops.entries()) {
+    let entry: string;
+    let what: string;
+    if (op.type === 'addKey' || op.type === 'removeKey') {
+      entry = `k:${String(op.publicKeyHash).toLowerCase()}`;
+      what = `key ${String(op.publicKeyHash).toLowerCase()}`;
+    } else if (op.type === 'addDelegate' || op.type === 'removeDelegate') {
+      entry = `d:${normUrl(op.delegate)}`;
+      what = `delegate ${normUrl(op.delegate)}`;
+    } else continue;
+    const field = `operations[${i}]`;
+    if (op.type === 'addKey' || op.type === 'addDelegate') {
+      if (entries.has(entry)) return { field, message: `the ${what} is already on the key page` };
+      entries.add(entry);
+    } else {
+      if (!entries.has(entry)) return { field, message: `the ${what} is not on the key page` };
+      entries.delete(entry);
+    }
+  }
+  return null;
+}
+
+/**
+ * Quorum reachability of a key page after each of `ops` (applied in order, as the ledger does: removing an entry
+ * clamps the threshold). Returns the problem, or null when the page can still reach its threshold.
  */
 export function keyPageQuorumProblem(page: Pick<KeyPageInfo, 'acceptThreshold' | 'keys'>, ops: KeyPageOp[]): string | null {
   const entries = new Set(page.keys.map((k) => (k.publicKeyHash ? `k:${k.publicKeyHash.toLowerCase()}` : `d:${normUrl(k.delegate ?? '')}`)));
   let threshold = Math.max(1, page.acceptThreshold);
-  for (const op of ops) {
+  for (const [i, op] of ops.entries()) {
     if (op.type === 'addKey') entries.add(`k:${String(op.publicKeyHash).toLowerCase()}`);
     else if (op.type === 'removeKey') entries.delete(`k:${String(op.publicKeyHash).toLowerCase()}`);
     else if (op.type === 'addDelegate') entries.add(`d:${normUrl(op.delegate)}`);
     else if (op.type === 'removeDelegate') entries.delete(`d:${normUrl(op.delegate)}`);
     else if (op.type === 'setThreshold') threshold = op.threshold;
     if (op.type === 'removeKey' || op.type === 'removeDelegate') threshold = Math.min(threshold, Math.max(1, entries.size));
+    // the ledger checks each step (a threshold the page cannot meet at that point fails the transaction), not the end
+    if (entries.size > 0 && threshold > entries.size) {
+      return `threshold ${threshold} is above the ${entries.size} key(s) the page would hold after operations[${i}]: it could never reach its threshold`;
+    }
   }
   if (entries.size === 0) return 'the operation removes the last key of the page: nobody could sign for it again';
   if (threshold > entries.size) return `threshold ${threshold} is above the ${entries.size} key(s) the page would hold: it could never reach its threshold`;

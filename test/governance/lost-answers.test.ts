@@ -286,7 +286,7 @@ describe('co-signatures', () => {
   }, 60_000);
 });
 
-describe('input that only looked valid', () => {
+describe('operations the ledger would refuse are refused when prepared, naming the operation', () => {
   const p = newClientKey();
   const x = publicKeyHashHex(newClientKey().publicKey);
   let P: Awaited<ReturnType<typeof provision>>;
@@ -298,6 +298,30 @@ describe('input that only looked valid', () => {
   it('provisions P (1-of-1)', async () => {
     P = await provision(p);
   }, 60_000);
+
+  it('the threshold is checked after each step, not only at the end', async () => {
+    // before: 201 (3 keys, threshold 2 at the end), and the ledger rejected it after it was signed
+    const r = await attempt([{ type: 'set_threshold', threshold: 2 }, { type: 'add_key', public_key_hash: x }]);
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body).toMatchObject({ code: 'QUORUM_UNREACHABLE', error: expect.stringMatching(/threshold 2 is above the 1 key\(s\) the page would hold after operations\[0\]/) });
+    expect((await attempt([{ type: 'add_key', public_key_hash: x }, { type: 'set_threshold', threshold: 2 }])).status).toBe(201);
+  });
+
+  it('adding a key already on the page or removing one it does not hold is a 400 naming the operation, force or not', async () => {
+    const own = publicKeyHashHex(p.publicKey);
+    for (const [ops, field, text] of [
+      [[{ type: 'add_key', public_key_hash: own }], 'operations[0]', /already on the key page/],
+      [[{ type: 'add_key', public_key_hash: x }, { type: 'add_key', public_key_hash: x }], 'operations[1]', /already on the key page/],
+      [[{ type: 'remove_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }], 'operations[0]', /not on the key page/],
+    ] as [unknown[], string, RegExp][]) {
+      for (const force of [false, true]) {
+        const r = await attempt(ops, { force });
+        expect(r.status, JSON.stringify(r.body)).toBe(400);
+        expect(r.body.details).toEqual({ field });
+        expect(r.body.error).toMatch(text);
+      }
+    }
+  });
 
   it('prototype names are not operation types', async () => {
     // before: 201 with kind "function toString() { [native code] }"

@@ -19,6 +19,7 @@ import {
   GovernanceInputError,
   keyPageOps,
   keyPageQuorumProblem,
+  keyPageStepProblem,
   operationsKind,
   OPERATION_TYPES,
   type GovernanceOperation,
@@ -218,13 +219,18 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
 
       let prepared;
       try {
+        const page = kind === 'key_page' ? await ledger.queryKeyPage(principal) : undefined;
+        if (page) {
+          // what the ledger would refuse once signed, force or not
+          const step = keyPageStepProblem(page, keyPageOps(ops));
+          if (step) throw new ApiError(400, 'VALIDATION_ERROR', `${step.field}: ${step.message}`, { field: step.field });
+        }
         if (!body.force) {
-          const problem =
-            kind === 'key_page'
-              ? keyPageQuorumProblem(await ledger.queryKeyPage(principal), keyPageOps(ops))
-              : kind === 'authority'
-                ? authorityQuorumProblem((await ledger.queryAccount(principal)).authorities, accountAuthOps(ops))
-                : null;
+          const problem = page
+            ? keyPageQuorumProblem(page, keyPageOps(ops))
+            : kind === 'authority'
+              ? authorityQuorumProblem((await ledger.queryAccount(principal)).authorities, accountAuthOps(ops))
+              : null;
           if (problem) {
             throw new ApiError(400, 'QUORUM_UNREACHABLE', `operations: ${problem}; send force: true to do it anyway`, { field: 'operations' });
           }
