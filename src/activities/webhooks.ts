@@ -10,7 +10,7 @@ import { recordEvent } from '../db/events.js';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema.js';
 import type { Logger } from '../log.js';
 import { envelopeOf } from '../webhooks/catalogue.js';
-import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS, STALE_PENDING_MS } from '../webhooks/policy.js';
+import { EVENT_RETENTION_DAYS, MAX_RETRY_AFTER_MS, signingSecrets, STALE_PENDING_MS } from '../webhooks/policy.js';
 import { sendWebhook, type SendResult } from '../webhooks/sender.js';
 import { ADVISORY_LOCKS } from '../db/locks.js';
 
@@ -181,10 +181,7 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
 
     const now = new Date();
     const body = JSON.stringify(envelopeOf(event));
-    const secrets = [endpoint.secret];
-    if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
-      secrets.push(endpoint.previousSecret);
-    }
+    const secrets = signingSecrets(endpoint, now);
     // the URL rules are applied by the sender on the connection itself (connect-time address check)
     const result: SendResult = await sendWebhook({
       url: endpoint.url,

@@ -302,6 +302,11 @@ export const webhookEndpoints = pgTable(
     /** the secret before the last rotation, still signed with until `previous_secret_expires_at` */
     previousSecret: text('previous_secret'),
     previousSecretExpiresAt: timestamp('previous_secret_expires_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Every earlier secret still in its grace period (newest first, at most MAX_PREVIOUS_SECRETS): a retried or
+     * repeated rotation must not drop a secret a receiver may still verify with. `previous_secret` mirrors the newest.
+     */
+    previousSecrets: jsonb('previous_secrets').$type<{ secret: string; expires_at: string }[]>().notNull().default([]),
     secretRotatedAt: timestamp('secret_rotated_at', { withTimezone: true, mode: 'date' }),
     isActive: boolean('is_active').notNull().default(true),
     disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),

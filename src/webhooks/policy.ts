@@ -16,3 +16,17 @@ export const MAX_RETRY_AFTER_MS = 3600_000;
  * start over a still-running workflow is refused by Temporal anyway.
  */
 export const STALE_PENDING_MS = 15 * 60_000;
+
+/** at most this many earlier secrets keep signing at once (repeated rotations within a grace period) */
+export const MAX_PREVIOUS_SECRETS = 5;
+
+/** The secrets a message to this endpoint is signed with now: the current one, then every earlier one still in grace. */
+export function signingSecrets(
+  endpoint: { secret: string; previousSecrets?: { secret: string; expires_at: string }[] | null; previousSecret?: string | null; previousSecretExpiresAt?: Date | null },
+  now: Date = new Date(),
+): string[] {
+  const earlier = (endpoint.previousSecrets ?? []).filter((p) => Date.parse(p.expires_at) > now.getTime()).map((p) => p.secret);
+  // rows rotated by code that only wrote previous_secret
+  if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) earlier.push(endpoint.previousSecret);
+  return [...new Set([endpoint.secret, ...earlier])];
+}

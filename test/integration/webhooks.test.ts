@@ -449,6 +449,23 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect((await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org, body: { secret: 'x'.repeat(20) } })).status).toBe(400);
   });
 
+  it('a retried or concurrent rotation loses no secret: every secret handed out in the grace period still verifies', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/rot2'), skip_verification: true } })).body;
+    // a rotation whose answer was lost, retried: the receiver still runs on the original secret, and may have stored the first
+    const first = await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org });
+    const retried = await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org });
+    expect([first.status, retried.status]).toEqual([200, 200]);
+    // several at once: each either wins (200, its secret stored) or answers 409 (nothing changed)
+    const racing = await Promise.all([1, 2, 3].map(() => api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org })));
+    for (const r of racing) expect([200, 409]).toContain(r.status);
+    const handedOut = [ep.secret, first.body.secret, retried.body.secret, ...racing.filter((r) => r.status === 200).map((r) => r.body.secret)];
+    await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const [got] = await eventually(() => receiver.deliveries('/rot2').length > 0 && receiver.deliveries('/rot2'));
+    for (const secret of handedOut) expect(() => new Webhook(secret).verify(got.body, got.headers as Record<string, string>), secret).not.toThrow();
+  });
+
   it('PATCH and DELETE; deleted endpoints get nothing', async () => {
     const org = await newOrg();
     const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/del'), skip_verification: true } })).body;

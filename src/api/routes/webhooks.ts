@@ -8,7 +8,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { and, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema.js';
 import { restartDelivery } from '../../temporal/webhooks.js';
-import { PREVIOUS_SECRET_GRACE_MS } from '../../webhooks/policy.js';
+import { MAX_PREVIOUS_SECRETS, PREVIOUS_SECRET_GRACE_MS, signingSecrets } from '../../webhooks/policy.js';
 import { envelopeOf, EVENT_TYPES, PING_EVENT_TYPE } from '../../webhooks/catalogue.js';
 import { sendWebhook } from '../../webhooks/sender.js';
 import { generateSecret, isValidSecret } from '../../webhooks/signing.js';
@@ -244,7 +244,7 @@ const rotateSecret = createRoute({
   ...acceptedScopes(SCOPES.webhookWrite),
   summary: 'Rotate the signing secret',
   description:
-    'Replaces the secret (generated unless given) and returns it once. For 24 hours every delivery carries two `v1` signatures, one per secret, so receivers can switch without losing messages. Scope: webhook:write or admin.',
+    'Replaces the secret (generated unless given) and returns it once. For 24 hours every delivery also carries a `v1` signature with the replaced secret (with every earlier one still in its 24 hours too, up to 5), so receivers can switch without losing messages, even when a rotation is retried. 409 when another rotation of the endpoint ran at the same time. Scope: webhook:write or admin.',
   request: {
     params: IdParam,
     body: { required: false, content: { 'application/json': { schema: z.object({ secret: z.string().min(16).max(255).optional() }).strict() } } },
@@ -256,6 +256,7 @@ const rotateSecret = createRoute({
     ),
     400: err('Invalid secret'),
     404: err('No such endpoint in this organization'),
+    409: err('Rotated concurrently by another request: nothing changed by this one'),
     ...authErrors,
   },
 });
@@ -344,6 +345,13 @@ const redeliver = createRoute({
   },
 });
 
+/** When an earlier secret of this endpoint stops signing. */
+function expiryOf(e: EndpointRow, secret: string): string {
+  const listed = e.previousSecrets?.find((p) => p.secret === secret);
+  if (listed) return listed.expires_at;
+  return (e.previousSecretExpiresAt ?? new Date(0)).toISOString();
+}
+
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
   const settings = deps.config.webhooks;
@@ -401,10 +409,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       url: endpoint.url,
       msgId: JSON.parse(body).id,
       body,
-      secrets:
-        endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
-          ? [endpoint.secret, endpoint.previousSecret]
-          : [endpoint.secret],
+      secrets: signingSecrets(endpoint, now),
       timeoutMs: Math.min(settings.timeoutMs, 10_000),
       allowPrivate: settings.allowPrivateUrls,
     });
@@ -491,10 +496,23 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const secret = validSecret(requested);
     const now = new Date();
     const previousSecretExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS);
-    await db
+    // every earlier secret still in its grace period keeps signing too: a retried rotation (its answer lost) or two
+    // in a row must not cut off a secret the receiver still uses
+    const previousSecrets = [
+      { secret: current.secret, expires_at: previousSecretExpiresAt.toISOString() },
+      ...signingSecrets({ ...current, secret: '' }, now)
+        .filter((x) => x !== '' && x !== current.secret)
+        .map((x) => ({ secret: x, expires_at: expiryOf(current, x) })),
+    ].slice(0, MAX_PREVIOUS_SECRETS);
+    // conditional on the secret read: of two concurrent rotations one wins, the other answers 409 (its secret was never stored)
+    const updated = await db
       .update(webhookEndpoints)
-      .set({ secret, previousSecret: current.secret, previousSecretExpiresAt, secretRotatedAt: now, updatedAt: now })
-      .where(eq(webhookEndpoints.id, current.id));
+      .set({ secret, previousSecret: current.secret, previousSecretExpiresAt, previousSecrets, secretRotatedAt: now, updatedAt: now })
+      .where(and(eq(webhookEndpoints.id, current.id), eq(webhookEndpoints.secret, current.secret)))
+      .returning({ id: webhookEndpoints.id });
+    if (updated.length === 0) {
+      throw new ApiError(409, 'CONCURRENT_ROTATION', 'The secret was rotated concurrently; read the endpoint and rotate again if needed');
+    }
     c.get('logger').info('webhook secret rotated', { org_id: auth.orgId, endpoint_id: current.id });
     return c.json(
       {

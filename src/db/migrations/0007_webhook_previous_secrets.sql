@@ -1,0 +1,2 @@
+ALTER TABLE "webhook_endpoints" ADD COLUMN "previous_secrets" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+UPDATE "webhook_endpoints" SET "previous_secrets" = jsonb_build_array(jsonb_build_object('secret', "previous_secret", 'expires_at', to_char("previous_secret_expires_at" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) WHERE "previous_secret" IS NOT NULL AND "previous_secret_expires_at" > now();
