@@ -9,6 +9,27 @@ import { idempotencyKeys } from './schema.js';
 
 export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;
 
+/** What a replay gives back: the stored body and the allow-listed response headers. */
+export interface StoredResponse {
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/**
+ * response_body holds `{ [ENVELOPE]: 1, body, headers }`, so headers need no column of their own. Rows written
+ * before the envelope hold the bare body; they replay without headers.
+ */
+const ENVELOPE = '__idempotency_stored_response';
+
+export function storedResponse(rec: IdempotencyRecord): StoredResponse {
+  const raw = rec.responseBody as unknown;
+  if (raw && typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>)[ENVELOPE] === 1) {
+    const env = raw as { body?: unknown; headers?: Record<string, string> };
+    return { body: env.body ?? null, headers: env.headers ?? {} };
+  }
+  return { body: raw ?? null, headers: {} };
+}
+
 export interface ClaimInput {
   orgId: string;
   key: string;
@@ -80,11 +101,12 @@ export async function completeIdempotencyKey(
   key: string,
   createdAt: Date,
   status: number,
-  body: unknown,
+  response: StoredResponse,
 ): Promise<void> {
+  const envelope = { [ENVELOPE]: 1, body: response.body, headers: response.headers };
   await db
     .update(idempotencyKeys)
-    .set({ state: 'completed', responseStatus: status, responseBody: body as object })
+    .set({ state: 'completed', responseStatus: status, responseBody: envelope })
     .where(ownClaim(orgId, key, createdAt));
 }
 

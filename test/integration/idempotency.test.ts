@@ -47,6 +47,9 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
         }
         const thing = { org: auth.orgId, name, id: randomUUID() };
         created.push(thing);
+        c.header('Location', `/v1/test/things/${thing.id}`);
+        c.header('Cache-Control', 'private, max-age=7');
+        c.header('X-Not-Replayed', 'x');
         return c.json({ id: thing.id, name }, 201);
       },
     );
@@ -67,6 +70,24 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await second.json()).toEqual({ ...body1, idempotent: true });
     expect(created.filter((x) => x.name === 'replayed')).toHaveLength(1);
+  });
+
+  it('a replay sends the allow-listed headers again (Location, Cache-Control, Retry-After), and no others', async () => {
+    const idem = randomUUID();
+    const first = await post('/v1/test/things', admin.key, { name: 'located' }, idem);
+    expect(first.status).toBe(201);
+    const id = (await first.json()).id;
+    const replay = await post('/v1/test/things', admin.key, { name: 'located' }, idem);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe(`/v1/test/things/${id}`);
+    expect(replay.headers.get('cache-control')).toBe('private, max-age=7');
+    expect(replay.headers.get('x-not-replayed')).toBeNull();
+    // the API-key replay stays uncacheable too
+    const keyIdem = randomUUID();
+    await post('/v1/admin/api-keys', admin.key, { name: 'no-store-replay' }, keyIdem);
+    const keyReplay = await post('/v1/admin/api-keys', admin.key, { name: 'no-store-replay' }, keyIdem);
+    expect(keyReplay.headers.get('idempotent-replayed')).toBe('true');
+    expect(keyReplay.headers.get('cache-control')).toBe('no-store');
   });
 
   it('a created API key is never stored for replay: the record and the replay lack the raw key (spec §2.7: shown once)', async () => {

@@ -2,8 +2,8 @@
  * Idempotency-Key for creating POSTs (opt-in per route: `middleware: [idempotency(deps)]`, or `idempotent: true`
  * with secureRoute). Records live in Postgres per (organization, key), so every API process sees them:
  *   - first request: the key is claimed (in_progress), the handler runs, and its response is stored;
- *   - replay (same key, same method, path and body): the stored status and body, with `idempotent: true` added
- *     to a JSON object body and the header Idempotent-Replayed: true;
+ *   - replay (same key, same method, path and body): the stored status, body and headers Location, Cache-Control
+ *     and Retry-After, with `idempotent: true` added to a JSON object body and the header Idempotent-Replayed: true;
  *   - same key, different body/method/path: 422 IDEMPOTENCY_KEY_MISMATCH;
  *   - same key while the first request still runs: 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After;
  *   - stored: 2xx and the final client errors 404/410/422. Not stored (the key is released and may be
@@ -25,6 +25,7 @@ import {
   completeIdempotencyKey,
   getIdempotencyRecord,
   releaseIdempotencyKey,
+  storedResponse,
   takeOverIdempotencyKey,
   type ClaimInput,
 } from '../../db/idempotency.js';
@@ -36,6 +37,8 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** an in-progress claim older than this is presumed abandoned (its process died) and may be taken over */
 export const IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
 const STORED_CLIENT_ERRORS = new Set([404, 410, 422]);
+/** response headers stored with the body and sent again on a replay */
+export const REPLAYED_HEADERS = ['Location', 'Cache-Control', 'Retry-After'] as const;
 const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 
 export function parseIdempotencyKey(header: string): string | undefined {
@@ -171,7 +174,8 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
       }
       // completed: replay the stored response
       c.header('Idempotent-Replayed', 'true');
-      const body = rec.responseBody;
+      const { body, headers } = storedResponse(rec);
+      for (const name of REPLAYED_HEADERS) if (headers[name] !== undefined) c.header(name, headers[name]);
       const status = rec.responseStatus ?? 200;
       if (body === null || body === undefined) return c.body(null, status as 200);
       const replay = typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), idempotent: true } : body;
@@ -198,7 +202,12 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
         // The handler's work is done: from here on the claim is never released (a retry must not run it again).
         keepClaim = true;
         try {
-          await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, redactWithheld(body, c.get('idempotencyWithheld')));
+          const headers: Record<string, string> = {};
+          for (const name of REPLAYED_HEADERS) {
+            const v = c.res.headers.get(name);
+            if (v !== null) headers[name] = v;
+          }
+          await completeIdempotencyKey(db, auth.orgId, key, claim.now, status, { body: redactWithheld(body, c.get('idempotencyWithheld')), headers });
         } catch (err) {
           // The client still gets the real response. The record stays in_progress: a retry with this key is a 409
           // until the lease passes, rather than a second execution now.
