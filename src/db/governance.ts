@@ -2,7 +2,7 @@
  * Governance operations, pending actions and sign requests (issue 9). Every read a route makes is scoped to the
  * caller's organization; state changes that clients subscribe to write their event in the same transaction.
  */
-import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { governanceOps, identities, pendingActions, pendingScans, signRequests } from './schema.js';
@@ -226,12 +226,29 @@ export async function getOrgSignRequest(db: Db, orgId: string, id: string): Prom
   return r;
 }
 
-/** Atomically take an unspent request (signing_required → claimed); undefined when spent or claimed by another call. */
-export async function claimSignRequest(db: Db, orgId: string, id: string): Promise<SignRequestRow | undefined> {
+/**
+ * How long a claim holds: a submission that has not settled its claim by then was lost with its process (the API
+ * answers within seconds), and the request may be claimed again (the next submission finds on the ledger what the
+ * lost one did).
+ */
+export const SIGN_REQUEST_CLAIM_LEASE_MS = 2 * 60 * 1000;
+
+/**
+ * Atomically take an unspent request (signing_required → claimed, or a claim older than the lease); undefined when
+ * spent or claimed by another call within its lease.
+ */
+export async function claimSignRequest(db: Db, orgId: string, id: string, now = new Date(), leaseMs = SIGN_REQUEST_CLAIM_LEASE_MS): Promise<SignRequestRow | undefined> {
+  const staleBefore = new Date(now.getTime() - leaseMs);
   const [r] = await db
     .update(signRequests)
-    .set({ status: 'claimed', claimedAt: new Date() })
-    .where(and(eq(signRequests.orgId, orgId), eq(signRequests.id, id), eq(signRequests.status, 'signing_required')))
+    .set({ status: 'claimed', claimedAt: now })
+    .where(
+      and(
+        eq(signRequests.orgId, orgId),
+        eq(signRequests.id, id),
+        or(eq(signRequests.status, 'signing_required'), and(eq(signRequests.status, 'claimed'), or(isNull(signRequests.claimedAt), lt(signRequests.claimedAt, staleBefore)))),
+      ),
+    )
     .returning();
   return r;
 }

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { and, eq } from 'drizzle-orm';
-import { getGovernanceOp } from '../../src/db/governance.js';
+import { claimSignRequest, getGovernanceOp, SIGN_REQUEST_CLAIM_LEASE_MS } from '../../src/db/governance.js';
 import { events } from '../../src/db/schema.js';
 import { submitPrepared } from '../../src/governance/submit.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
@@ -262,6 +262,29 @@ describe('co-signatures', () => {
     // before: 201, signing data for a retired identity
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.code).toBe('IDENTITY_NOT_ACTIVE');
+  }, 60_000);
+
+  it('a claim left by a submission that never settled (its process died) is reclaimed once its lease has passed', async () => {
+    const op = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }]);
+    expect((await govSign(op, w1)).body.status).toBe('pending_signatures');
+    const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: W.adi_url, public_key: w2.publicKey });
+    expect(req.status).toBe(201);
+    // an API process claimed it and died before submitting or settling
+    expect(await claimSignRequest(app.db, app.key.orgId, req.body.sign_request_id, new Date(app.clock.ms))).toBeDefined();
+    const held = await submitSign(req.body, w2);
+    expect(held.status).toBe(409);
+    expect(held.body.code).toBe('SIGN_REQUEST_IN_FLIGHT');
+    const start = app.clock.ms;
+    app.clock.ms = start + SIGN_REQUEST_CLAIM_LEASE_MS + 1000;
+    try {
+      // before: 409 SIGN_REQUEST_IN_FLIGHT forever
+      const r = await submitSign(req.body, w2);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.status).toBe('submitted');
+    } finally {
+      app.clock.ms = start;
+    }
+    await pollGov(op.governance_op_id, (b) => b.status === 'executed');
   }, 60_000);
 
   it("a page change voids the votes it collected: they are not counted, and the key has not signed in the inbox", async () => {

@@ -351,9 +351,9 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       if (publicKey !== row.publicKey) throw new ApiError(400, 'WRONG_SIGNER', 'public_key: the signing data was prepared for another key', { field: 'public_key' });
       requireValidSignature(prepared.hashToSign, signature, publicKey);
 
-      if (!(await claimSignRequest(db, auth.orgId, id))) {
-        const now = await getOrgSignRequest(db, auth.orgId, id);
-        if (now?.status === 'claimed') throw new ApiError(409, 'SIGN_REQUEST_IN_FLIGHT', 'This sign request is being submitted', undefined, { 'Retry-After': '1' });
+      if (!(await claimSignRequest(db, auth.orgId, id, now()))) {
+        const current = await getOrgSignRequest(db, auth.orgId, id);
+        if (current?.status === 'claimed') throw new ApiError(409, 'SIGN_REQUEST_IN_FLIGHT', 'This sign request is being submitted', undefined, { 'Retry-After': '1' });
         throw spent();
       }
       try {
