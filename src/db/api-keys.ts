@@ -123,21 +123,35 @@ export async function revokeApiKey(db: Db, orgId: string, keyId: string, now = n
 
 /**
  * Rotate: a new key with the old one's name, permissions, rate limit and expiry; the old key is revoked in the
- * same transaction. Undefined when the org has no such active key.
+ * same transaction. Undefined when the org has no such active key; `{ expired }` (nothing changed) when the key
+ * has expired — its replacement would carry the same past expiry and be dead on arrival.
  */
 export async function rotateApiKey(
   db: Db,
   orgId: string,
   keyId: string,
   now = new Date(),
-): Promise<{ previous: ApiKeyRow; row: ApiKeyRow; rawKey: string } | undefined> {
+): Promise<{ previous: ApiKeyRow; row: ApiKeyRow; rawKey: string } | { expired: ApiKeyRow } | undefined> {
   return db.transaction(async (tx) => {
     const [previous] = await tx
       .update(apiKeys)
       .set({ revokedAt: now })
-      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
+      .where(
+        and(
+          eq(apiKeys.id, keyId),
+          eq(apiKeys.orgId, orgId),
+          isNull(apiKeys.revokedAt),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+        ),
+      )
       .returning();
-    if (!previous) return undefined;
+    if (!previous) {
+      const [row] = await tx
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
+      return row?.expiresAt && row.expiresAt <= now ? { expired: row } : undefined;
+    }
     const created = await createApiKey(tx as unknown as Db, {
       orgId,
       name: previous.name,

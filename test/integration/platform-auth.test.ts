@@ -158,6 +158,22 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     expect((await t.call('/v1/admin/api-keys', { key: body.new_key.key })).status).toBe(200);
   });
 
+  it('an expired key cannot be rotated: 409 naming its expiry, and nothing changes', async () => {
+    const k = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, name: 'expiring', expiresAt: new Date(t.clock.ms + 10_000) });
+    t.clock.ms += 11_000;
+    try {
+      const res = await t.call(`/v1/admin/api-keys/${k.keyId}/rotate`, { method: 'POST', key: adminA.key });
+      const body = await expectError(res, 409, expect.stringMatching(/^API key expired at \d{4}-.*Z; /) as unknown as string, 'API_KEY_EXPIRED');
+      const [row] = await t.db.select().from(apiKeys).where(eq(apiKeys.id, k.keyId));
+      expect(body.details).toEqual({ expires_at: row.expiresAt!.toISOString() });
+      expect(row.revokedAt).toBeNull();
+      const list = (await (await t.call('/v1/admin/api-keys', { key: adminA.key })).json()).api_keys as { name: string }[];
+      expect(list.filter((x) => x.name === 'expiring')).toHaveLength(1);
+    } finally {
+      t.clock.ms -= 11_000;
+    }
+  });
+
   it("another organization's keys are invisible: lists are org-scoped and foreign ids are 404s", async () => {
     const bKey = await createTestOrgAndKey(t.db, { orgId: adminB.orgId, name: 'B only' });
     const listA = (await (await t.call('/v1/admin/api-keys', { key: adminA.key })).json()).api_keys as { org_id: string; id: string }[];

@@ -12,7 +12,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { withholdOnReplay } from '../middleware/idempotency.js';
-import { errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
+import { ErrorSchema, errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
 const ScopeSchema = z.enum(SCOPES).openapi({ description: 'read, write, proof:read (proof endpoints), admin (key management)' });
@@ -201,12 +201,18 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       path: '/v1/admin/api-keys/{key_id}/rotate',
       tags: ['Admin'],
       summary: 'Rotate an API key',
-      description: 'Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once.',
+      description:
+        'Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once. An expired key cannot be rotated (409 API_KEY_EXPIRED naming the expiry): create a new key.',
       scopes: ['admin'],
       request: { params: z.object({ key_id: UuidParam('key_id') }) },
       responses: {
         200: json(z.object({ previous_id: z.uuid(), new_key: CreatedApiKeySchema, warning: z.string() }), 'Rotated; the new raw key is returned once'),
         ...errorResponses(400, 404),
+        409: {
+          description: 'The key has expired (API_KEY_EXPIRED; details.expires_at): create a new key instead',
+          headers: RATE_LIMIT_HEADERS,
+          content: { 'application/json': { schema: ErrorSchema } },
+        },
       },
     }),
     async (c) => {
@@ -214,6 +220,12 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const { key_id } = c.req.valid('param');
       const rotated = await rotateApiKey(db, auth.orgId, key_id, now());
       if (!rotated) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
+      if ('expired' in rotated) {
+        const at = rotated.expired.expiresAt!.toISOString();
+        throw new ApiError(409, 'API_KEY_EXPIRED', `API key expired at ${at}; a rotation would inherit that expiry — create a new key instead`, {
+          expires_at: at,
+        });
+      }
       c.get('logger').info('api key rotated', { previous_key_id: key_id, new_key_id: rotated.row.id });
       c.header('Cache-Control', 'no-store');
       return c.json({ previous_id: key_id, new_key: createdApiKeyView(rotated.row, rotated.rawKey), warning: WARNING }, 200);
