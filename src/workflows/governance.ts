@@ -7,7 +7,7 @@
  *   executed | rejected | expired   as the ledger decided (nothing but the ledger executes it)
  *
  * The Update's validator refuses a second signature of a key (AlreadySigned → 409), another key than the nominated
- * one (WrongKey → 400) and a closed operation (Closed → 409). A transient ledger failure during submission
+ * one (WrongKey → 400) and a closed or closing operation (Closed → 409). A transient ledger failure during submission
  * ends the Update with LedgerUnavailable (→ 502) and leaves the operation signing_required, so the same signature can
  * be retried; signing data the ledger can no longer accept (SigningDataStale → 409) fails the operation. Expiry asks
  * the ledger first: a transaction it holds with the signature (an answer lost) is followed, not expired.
@@ -71,6 +71,8 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
   let status = input.resume?.status ?? 'signing_required';
   const signedKeys = new Set(input.resume?.signedKeys ?? []);
   let submitting = false;
+  /** set while expiry is being decided: no signature may start then */
+  let closing = false;
   let changed = false;
   const nominated = input.nominatedPublicKey.toLowerCase();
   const stage = (s: string) => {
@@ -112,6 +114,7 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
       validator: ({ publicKey }) => {
         const pk = String(publicKey ?? '').toLowerCase();
         if (TERMINAL.includes(status)) throw ApplicationFailure.nonRetryable(`the operation is already ${status}`, 'Closed');
+        if (closing) throw ApplicationFailure.nonRetryable('the operation is being closed: its signing window has ended', 'Closed');
         if (signedKeys.has(pk)) throw ApplicationFailure.nonRetryable('this key has already signed the operation', 'AlreadySigned');
         if (pk !== nominated) throw ApplicationFailure.nonRetryable('public_key: the signing data was prepared for another key', 'WrongKey');
         if (submitting) throw ApplicationFailure.nonRetryable('a signature for this operation is being submitted', 'InFlight');
@@ -124,6 +127,7 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
     if (!signed) {
       await condition(() => !submitting);
       if (signedKeys.size === 0) {
+        closing = true;
         // (histories recorded before the activity answered have no result: expired, as they were)
         const seen = await acts.expireGovernanceOp(input.opId);
         if (!seen || seen.status === 'expired') {
@@ -132,6 +136,7 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
           return { status };
         }
         // the ledger holds the transaction (a signature whose answer was lost): follow it as the ledger decides
+        closing = false;
         if (seen.signedBy) signedKeys.add(seen.signedBy);
         if (seen.status !== status) stage(seen.status);
       }

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { claimSignRequest, getGovernanceOp, SIGN_REQUEST_CLAIM_LEASE_MS } from '../../src/db/governance.js';
 import { events } from '../../src/db/schema.js';
 import { submitPrepared } from '../../src/governance/submit.js';
@@ -26,6 +26,8 @@ let dn: IdentityDevnet;
 let proxy: FaultProxy;
 let app: Awaited<ReturnType<typeof startIdentityApp>>;
 let worker: Awaited<ReturnType<typeof startWorker>>;
+
+const appIsPostgres = () => dbKinds().includes('postgres');
 
 beforeAll(async () => {
   dn = await startIdentityDevnet();
@@ -165,6 +167,48 @@ describe('governance signatures whose ledger answer is lost', () => {
       .from(events)
       .where(and(eq(events.resourceId, op.governance_op_id), eq(events.type, 'governance.rejected')));
     expect(rejected).toEqual([]);
+  }, 60_000);
+});
+
+describe('expiry and a signature at the same moment', () => {
+  it.runIf(appIsPostgres())('a signature arriving while the operation is being expired is refused (409 GOVERNANCE_CLOSED) and never reaches the ledger', async () => {
+    const op = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }]);
+    const id = op.governance_op_id as string;
+    const wf = app.deps.temporal.workflow;
+    await wf.getHandle(`governance-${id}`).terminate('test: restart with a short signing window');
+    // hold the operation's row so that expiry, once it starts, cannot finish until the signature has had its chance
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = app.db.transaction(async (tx) => {
+      await tx.execute(sql`select id from governance_ops where id = ${id} for update`);
+      locked();
+      await released;
+    });
+    await isLocked;
+    let update: Promise<{ status: number; body: any }> | undefined;
+    try {
+      const input: GovernanceWorkflowInput = { opId: id, orgId: app.key.orgId, nominatedPublicKey: z.publicKey, signingWindowSeconds: 1 };
+      const h = await wf.start('governanceWorkflow', { workflowId: `governance-${id}`, taskQueue: app.config.temporal.taskQueue, args: [input] });
+      // the signing window has ended and expiry is under way
+      await expect
+        .poll(async () => (await h.fetchHistory()).events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'expireGovernanceOp') ?? false, { timeout: 15_000, interval: 50 })
+        .toBe(true);
+      update = govSign(op, z);
+      // before: the signature was accepted and submitted while expiry went on, the ledger executed the operation and
+      // the gateway recorded it expired. Give it the time it would need to land.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await dn.ledger.getTransaction(op.tx_id).then(() => true, () => false)).toBe(false);
+    } finally {
+      release();
+      await holder;
+    }
+    const r = await update!;
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe('GOVERNANCE_CLOSED');
+    await pollGov(id, (b) => b.status === 'expired');
+    expect(await dn.ledger.getTransaction(op.tx_id).then(() => true, () => false)).toBe(false);
   }, 60_000);
 });
 
