@@ -66,6 +66,9 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
 
   async function dispatchWebhookEvents(limit = 100): Promise<DispatchResult> {
     const more = await db.transaction(async (tx) => {
+      // One dispatch at a time (the lock ends with the transaction): listed_seq values are then handed out and
+      // committed in the same order, which is what lets GET /v1/events?order=asc page forward without gaps.
+      await tx.execute(sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.dispatchWebhookEvents})`);
       const batch = await tx
         .select()
         .from(events)
@@ -97,7 +100,7 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
       if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing();
       await tx
         .update(events)
-        .set({ dispatchedAt: new Date() })
+        .set({ dispatchedAt: new Date(), listedSeq: sql`nextval('events_listed_seq')` })
         .where(inArray(events.id, chunk.map((e) => e.id)));
       return batch.length > limit;
     });

@@ -8,4 +8,6 @@ export const ADVISORY_LOCKS = {
   bootstrapAdminKey: 7233006,
   /** transaction lock: one webhook-history purge at a time (concurrent purges would deadlock) */
   purgeWebhookHistory: 7233010,
+  /** transaction lock: one webhook dispatch at a time, so events.listed_seq follows commit order */
+  dispatchWebhookEvents: 7233011,
 } as const;

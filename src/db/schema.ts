@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../proof/cycle-record.js';
 import {
+  pgSequence,
   bigint,
   boolean,
   index,
@@ -249,6 +250,9 @@ export const rateLimitCounters = pgTable(
 // (src/db/events.ts); the webhook dispatcher fans it out to matching endpoints as delivery rows, each delivered by
 // its own Temporal workflow.
 
+/** Hands out `events.listed_seq`. */
+export const eventsListedSeq = pgSequence('events_listed_seq');
+
 /** One row per event. `dispatched_at` null = not yet fanned out to endpoints (the transactional outbox). */
 export const events = pgTable(
   'events',
@@ -266,9 +270,17 @@ export const events = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
     dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Commit-ordered listing position, assigned by the dispatcher (one dispatch at a time, under an advisory lock)
+     * when it fans the event out: an event listed later always has a larger value, so a catch-up reader paging
+     * forward (GET /v1/events?order=asc) never skips one. `position` is insertion order, not commit order.
+     */
+    listedSeq: bigint('listed_seq', { mode: 'number' }),
   },
   (t) => [
     uniqueIndex('events_position_uq').on(t.position),
+    uniqueIndex('events_listed_seq_uq').on(t.listedSeq),
+    index('events_org_listed_idx').on(t.orgId, t.listedSeq),
     uniqueIndex('events_resource_seq_uq').on(t.orgId, t.resourceId, t.sequence),
     index('events_org_position_idx').on(t.orgId, t.position),
     index('events_undispatched_idx').on(t.position).where(sql`${t.dispatchedAt} is null`),
@@ -357,6 +369,8 @@ export const webhookDeliveries = pgTable(
     uniqueIndex('webhook_deliveries_event_endpoint_uq').on(t.eventId, t.endpointId),
     index('webhook_deliveries_org_idx').on(t.orgId, t.createdAt),
     index('webhook_deliveries_unstarted_idx').on(t.createdAt).where(sql`${t.workflowStartedAt} is null`),
+    /** the dispatcher's sweep for deliveries whose workflow was lost */
+    index('webhook_deliveries_pending_idx').on(t.createdAt).where(sql`${t.status} = 'pending'`),
   ],
 );
 

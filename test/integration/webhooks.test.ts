@@ -542,6 +542,37 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect((await api('GET', '/v1/events', { org: a, scopes: 'webhook:write' })).status).toBe(403);
   });
 
+  it.skipIf(kind === 'pglite')('GET /v1/events?order=asc pages in commit order: an event committed late is not skipped', async () => {
+    const org = await newOrg();
+    const first = await emit(org, 'identity.active');
+    // a transaction that records its event (taking the lower position) and commits only later
+    let commit!: () => void;
+    const held = new Promise<void>((r) => (commit = r));
+    let late!: Awaited<ReturnType<typeof emit>>;
+    const slow = database.db.transaction(async (tx) => {
+      const id = randomUUID();
+      late = await recordEvent(tx, { orgId: org, type: 'identity.active', resourceId: id, data: identityData(id) } as never);
+      await held;
+    });
+    await eventually(() => late);
+    const early = await emit(org, 'identity.active');
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await database.db.select().from(events).where(eq(events.id, early.id)))[0].dispatchedAt !== null);
+    const page1 = await api('GET', '/v1/events?order=asc', { org });
+    expect(page1.body.data.map((e: Json) => e.id)).toEqual([first.id, early.id]);
+    expect(page1.body.next_cursor).toBe(early.id);
+    commit();
+    await slow;
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    await eventually(async () => (await database.db.select().from(events).where(eq(events.id, late.id)))[0].dispatchedAt !== null);
+    // polling on from the cursor finds the late one, though its position is below the cursor's
+    const page2 = await api('GET', `/v1/events?order=asc&starting_after=${page1.body.next_cursor}`, { org });
+    expect(page2.body.data.map((e: Json) => e.id)).toEqual([late.id]);
+    expect(page2.body).toMatchObject({ has_more: false, next_cursor: late.id });
+    const page3 = await api('GET', `/v1/events?order=asc&starting_after=${late.id}`, { org });
+    expect(page3.body).toMatchObject({ data: [], next_cursor: late.id });
+  });
+
   it('GET /v1/events pages with a cursor and filters by type and resource', async () => {
     const org = await newOrg();
     const r1 = randomUUID();

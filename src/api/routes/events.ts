@@ -1,10 +1,12 @@
 /**
  * GET /v1/events and GET /v1/events/{id}: the organization's events of the last 30 days, newest first, with a
  * cursor (`starting_after` = the last event id of the previous page), type and resource filters. The same
- * objects the webhooks deliver, so a receiver that was down can catch up here.
+ * objects the webhooks deliver, so a receiver that was down can catch up here: `order=asc` pages forward in the
+ * order events were committed and fanned out (`listed_seq`), so a reader polling with its last cursor never skips
+ * an event whose transaction committed late. Newest-first is insertion order and is for browsing.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { and, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, type SQL } from 'drizzle-orm';
 import { events } from '../../db/schema.js';
 import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
 import { envelopeOf } from '../../webhooks/catalogue.js';
@@ -37,12 +39,13 @@ const listRoute = createRoute({
   ...acceptedScopes(SCOPES.eventsRead),
   summary: 'List events',
   description:
-    'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. Scope: read or admin.',
+    'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then always the last event returned, so polling with it never skips an event. Scope: read or admin.',
   request: {
     query: z.object({
       type: z.string().optional(),
       resource_id: z.string().optional(),
       starting_after: z.string().optional(),
+      order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
       limit: z.coerce.number().int().min(1).max(100).default(20),
     }),
   },
@@ -90,24 +93,36 @@ export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       where.push(inArray(events.type, types));
     }
     if (q.resource_id) where.push(eq(events.resourceId, q.resource_id));
+    const forward = q.order === 'asc';
+    if (forward) where.push(isNotNull(events.listedSeq));
     if (q.starting_after) {
       if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id');
       const [cursor] = await db
-        .select({ position: events.position })
+        .select({ position: events.position, listedSeq: events.listedSeq })
         .from(events)
         .where(and(eq(events.id, q.starting_after), eq(events.orgId, auth.orgId)));
       if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event');
-      where.push(lt(events.position, cursor.position));
+      if (forward) {
+        if (cursor.listedSeq === null) {
+          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc');
+        }
+        where.push(gt(events.listedSeq, cursor.listedSeq));
+      } else {
+        where.push(lt(events.position, cursor.position));
+      }
     }
     const rows = await db
       .select()
       .from(events)
       .where(and(...where))
-      .orderBy(desc(events.position))
+      .orderBy(forward ? asc(events.listedSeq) : desc(events.position))
       .limit(q.limit + 1);
     const page = rows.slice(0, q.limit);
     const hasMore = rows.length > q.limit;
-    return c.json({ data: page.map(envelopeOf), has_more: hasMore, next_cursor: hasMore ? page[page.length - 1].id : null }, 200);
+    const last = page.length > 0 ? page[page.length - 1].id : null;
+    // forward: the cursor to poll with next, even on the last page (an empty page keeps the caller's own)
+    const nextCursor = forward ? (last ?? q.starting_after ?? null) : hasMore ? last : null;
+    return c.json({ data: page.map(envelopeOf), has_more: hasMore, next_cursor: nextCursor }, 200);
   });
 
   app.openapi(getRoute, async (c) => {
