@@ -27,6 +27,10 @@ export function onError(err: Error, c: Context<AppEnv>) {
     return c.json(errorBody(err.message, err.code, err.details), err.status);
   }
   if (err instanceof HTTPException) {
+    // raised by Hono's own body parsing and validators: give them the documented codes
+    if (err.status === 400) return c.json(errorBody(`body: malformed JSON (${err.message || 'cannot be parsed'})`, 'VALIDATION_ERROR'), 400);
+    if (err.status === 415) return c.json(errorBody('Unsupported Media Type: send the body as Content-Type: application/json', 'UNSUPPORTED_MEDIA_TYPE'), 415);
+    if (err.status === 413) return c.json(errorBody(err.message || 'Request body too large', 'PAYLOAD_TOO_LARGE'), 413);
     return c.json(errorBody(err.message || 'Request failed', 'HTTP_ERROR'), err.status);
   }
   c.get('logger')?.error('unhandled error', { err });

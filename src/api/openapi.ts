@@ -38,14 +38,17 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     servers: [{ url: deps.config.api.publicBaseUrl }],
     security: [{ [API_KEY_SCHEME]: [] }],
   });
-  // The auth and rate-limit middleware run in front of every route, so every operation can answer 429, and every
-  // non-public one 401 and 403: say so even for routes defined without secureRoute.
-  const std = errorResponses(401, 403, 429) as unknown as Record<string, object>;
+  // The auth and rate-limit middleware run in front of every route, so every operation can answer 429 and 503 (a
+  // presented key cannot be checked), and every non-public one 401 and 403; the body limit and Hono's JSON parsing,
+  // 400, 413 and 415 wherever a body is taken: say so even for routes defined without secureRoute.
+  const std = errorResponses(400, 401, 403, 413, 415, 429, 503) as unknown as Record<string, object>;
   for (const [path, ops] of Object.entries(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries(ops as Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>)) {
+    for (const [method, op] of Object.entries(ops as Record<string, { responses?: Record<string, unknown>; security?: unknown[]; requestBody?: unknown }>)) {
       if (!op || typeof op !== 'object' || !op.responses) continue;
       const isPublic = isPublicPath(method.toUpperCase(), path);
-      for (const code of isPublic ? ['429'] : ['401', '403', '429']) {
+      const codes = isPublic ? ['429', '503'] : ['401', '403', '429', '503'];
+      if (op.requestBody) codes.push('400', '413', '415');
+      for (const code of codes) {
         if (!op.responses[code]) op.responses[code] = { ...std[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
       if (!isPublic && op.security === undefined) op.security = [{ [API_KEY_SCHEME]: [] }];

@@ -78,6 +78,14 @@ describe('OpenAPI description, /docs and /reference', () => {
         if (method === 'post' && !/\/(rotate|rotate-secret|verify|redeliver)$/.test(path)) expect(op.requestBody?.content['application/json']?.schema, where).toBeDefined();
       }
     }
+    // what the middleware in front of every route can answer is documented everywhere it applies
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method} ${path}`;
+        expect(op.responses['503'], `${where} 503`).toBeDefined();
+        if (op.requestBody) for (const s of ['400', '413', '415']) expect(op.responses[s], `${where} ${s}`).toBeDefined();
+      }
+    }
     const create = doc.paths['/v1/admin/api-keys'].post;
     expect(create['x-required-scopes']).toEqual(['admin']);
     expect(create.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key')).toBe(true);

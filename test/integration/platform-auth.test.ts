@@ -117,6 +117,15 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     await expectError(past, 400, 'expires_at: must be in the future', 'VALIDATION_ERROR');
   });
 
+  it('a body that is not JSON is a 400 VALIDATION_ERROR naming the body; a wrong Content-Type a 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const malformed = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: '{"name":' });
+    await expectError(malformed, 400, expect.stringMatching(/^body: malformed JSON/) as unknown as string, 'VALIDATION_ERROR');
+    for (const type of ['text/plain', '']) {
+      const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: '{"name":"a"}', headers: { 'content-type': type } });
+      await expectError(res, 415, 'Unsupported Media Type: send the body as Content-Type: application/json', 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
   it('a body over 1 MiB is a 413 PAYLOAD_TOO_LARGE', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1_100_000) });
     // no Content-Length (streamed): counted while read

@@ -20,16 +20,18 @@ export const RATE_LIMIT_HEADERS = {
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR) or the rule broken',
+  400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR; a body that is not JSON: "body: malformed JSON") or the rule broken',
   401: 'Missing X-API-Key header, invalid API key format, or invalid API key',
   403: 'API key is deactivated, API key has expired, or the key lacks the scope this operation needs (INSUFFICIENT_SCOPE)',
   404: 'Not found in the caller\'s organization',
   409: 'A request with the same Idempotency-Key is still in progress (IDEMPOTENCY_KEY_IN_FLIGHT); retry after Retry-After seconds with the same key',
   422: 'The Idempotency-Key was already used with a different request body or path (IDEMPOTENCY_KEY_MISMATCH)',
+  413: 'Request body larger than 1 MiB (PAYLOAD_TOO_LARGE)',
+  415: 'The body is not sent as Content-Type: application/json (UNSUPPORTED_MEDIA_TYPE)',
   429: 'Rate limit exceeded (RATE_LIMIT_EXCEEDED); retry after Retry-After seconds',
   500: 'Internal error (INTERNAL_ERROR)',
   502: 'A downstream service failed; the request can be retried',
-  503: 'A dependency is unavailable',
+  503: 'A dependency is unavailable, e.g. the API key cannot be checked (SERVICE_UNAVAILABLE); retry after Retry-After seconds',
 };
 
 /** Error responses for the given statuses, each with the Error body and the rate-limit headers. */
@@ -37,7 +39,7 @@ export function errorResponses(...statuses: number[]) {
   const out: Record<number, { description: string; headers: typeof RATE_LIMIT_HEADERS | Record<string, unknown>; content: { 'application/json': { schema: typeof ErrorSchema } } }> = {};
   for (const s of statuses) {
     const headers =
-      s === 429 || s === 409
+      s === 429 || s === 409 || s === 503
         ? { ...RATE_LIMIT_HEADERS, 'Retry-After': intHeader('Seconds to wait before retrying') }
         : RATE_LIMIT_HEADERS;
     out[s] = { description: ERROR_DESCRIPTIONS[s] ?? 'Error', headers, content: { 'application/json': { schema: ErrorSchema } } };
