@@ -106,6 +106,8 @@ const envSchema = z.object({
   WEBHOOK_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
   /** opt-in: let webhook URLs be (or resolve to) loopback and private addresses (the devnet runner and tests set it) */
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
+  /** webhook endpoints one organization may have (not counting deleted ones) */
+  WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
   /** how often pending discovery scans the ledger for transactions awaiting the organizations' signatures */
   PENDING_SCAN_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(45),
 });
@@ -120,6 +122,8 @@ export interface WebhookSettings {
   dispatchIntervalMs: number;
   /** loopback and private receiver addresses are allowed (WEBHOOK_ALLOW_PRIVATE_URLS=true; off by default in every env) */
   allowPrivateUrls: boolean;
+  /** webhook endpoints one organization may have at once */
+  maxEndpointsPerOrg: number;
 }
 
 export interface Config {
@@ -211,6 +215,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       dispatchIntervalMs: e.WEBHOOK_DISPATCH_INTERVAL_MS,
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+      maxEndpointsPerOrg: e.WEBHOOK_MAX_ENDPOINTS_PER_ORG,
     },
     adiSuffix: e.ADI_SUFFIX,
     pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,

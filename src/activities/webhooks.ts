@@ -20,6 +20,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   timeoutMs: 15_000,
   dispatchIntervalMs: 5_000,
   allowPrivateUrls: false,
+  maxEndpointsPerOrg: 20,
 };
 
 export interface DispatchResult {

@@ -624,6 +624,30 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
   });
 });
 
+describe.each(dbKinds())('webhook endpoints per organization (%s)', (kind) => {
+  it('are capped by WEBHOOK_MAX_ENDPOINTS_PER_ORG, exactly under concurrent creates; deleted ones do not count', async () => {
+    const database = await openTestDatabase(kind);
+    try {
+      const [org] = await database.db.insert(organizations).values({ name: 'cap' }).returning();
+      const { key } = await createTestOrgAndKey(database.db, { orgId: org.id, permissions: ['admin'], rateLimitRpm: 1_000_000 });
+      const app = createApp({ config: testConfig({ WEBHOOK_MAX_ENDPOINTS_PER_ORG: '2' }), database, temporal: undefined as never, logger: quietLogger });
+      const req = (method: string, path: string, body?: unknown) =>
+        app.request(path, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const create = () => req('POST', '/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', skip_verification: true });
+      const results = await Promise.all([create(), create(), create()]);
+      expect(results.map((r) => r.status).sort()).toEqual([201, 201, 409]);
+      const refused = await results.find((r) => r.status === 409)!.json();
+      expect(refused.code).toBe('WEBHOOK_ENDPOINT_LIMIT');
+      expect(refused.error).toMatch(/at most 2 webhook endpoints .*WEBHOOK_MAX_ENDPOINTS_PER_ORG/);
+      const made = await results.find((r) => r.status === 201)!.json();
+      expect((await req('DELETE', `/v1/webhooks/endpoints/${made.id}`)).status).toBe(204);
+      expect((await create()).status).toBe(201);
+    } finally {
+      await database.cleanup();
+    }
+  });
+});
+
 describe('webhook delivery workflow whose activities give up', () => {
   it('marks the delivery failed instead of leaving it pending', async () => {
     const config = testConfig({ WEBHOOK_RETRY_SCHEDULE: '0.2' });

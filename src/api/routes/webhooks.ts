@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { and, count, desc, eq, isNull, type SQL } from 'drizzle-orm';
-import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema.js';
+import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema.js';
 import { restartDelivery } from '../../temporal/webhooks.js';
 import { MAX_PREVIOUS_SECRETS, PREVIOUS_SECRET_GRACE_MS, signingSecrets } from '../../webhooks/policy.js';
 import { envelopeOf, EVENT_TYPES, PING_EVENT_TYPE } from '../../webhooks/catalogue.js';
@@ -169,7 +169,12 @@ const createEndpoint = createRoute({
       },
     },
   },
-  responses: { 201: json(CreatedEndpointSchema, 'Endpoint registered; the secret is shown once'), 400: err('Invalid body or URL'), ...authErrors },
+  responses: {
+    201: json(CreatedEndpointSchema, 'Endpoint registered; the secret is shown once'),
+    400: err('Invalid body or URL'),
+    409: err('The organization has as many endpoints as it may (WEBHOOK_MAX_ENDPOINTS_PER_ORG)'),
+    ...authErrors,
+  },
 });
 
 const listEndpoints = createRoute({
@@ -426,10 +431,26 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const body = c.req.valid('json');
     const url = await validUrl(body.url);
     const secret = validSecret(body.secret);
-    const [row] = await db
-      .insert(webhookEndpoints)
-      .values({ orgId: auth.orgId, url, description: body.description ?? null, eventTypes: body.event_types ?? null, secret })
-      .returning();
+    const row = await db.transaction(async (tx) => {
+      // the organization's row lock serialises its concurrent creates, so the cap holds exactly
+      await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, auth.orgId)).for('update');
+      const [{ n }] = await tx
+        .select({ n: count() })
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.orgId, auth.orgId), isNull(webhookEndpoints.deletedAt)));
+      if (n >= settings.maxEndpointsPerOrg) {
+        throw new ApiError(
+          409,
+          'WEBHOOK_ENDPOINT_LIMIT',
+          `An organization may have at most ${settings.maxEndpointsPerOrg} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_ORG); delete one first`,
+        );
+      }
+      const [inserted] = await tx
+        .insert(webhookEndpoints)
+        .values({ orgId: auth.orgId, url, description: body.description ?? null, eventTypes: body.event_types ?? null, secret })
+        .returning();
+      return inserted;
+    });
     let endpoint = row;
     let verified = false;
     if (!body.skip_verification) {
