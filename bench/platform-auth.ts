@@ -24,7 +24,7 @@ async function main() {
   const { rawKey } = await createApiKey(database.db, { orgId: org.id, name: 'bench', isAdmin: true, rateLimitRpm: 1_000_000 });
 
   const cases: { name: string; path: string; headers: Record<string, string> }[] = [
-    { name: 'GET /metrics, no key (IP counter upsert only)', path: '/metrics', headers: {} },
+    { name: 'GET /portal, no key (IP counter upsert only)', path: '/portal', headers: {} },
     { name: 'GET /v1/admin/api-keys (key lookup + counter + list)', path: '/v1/admin/api-keys', headers: { 'X-API-Key': rawKey } },
   ];
   const rows = [];

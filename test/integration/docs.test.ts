@@ -47,7 +47,7 @@ describe('OpenAPI description, /docs and /reference', () => {
   it('declares the X-API-Key scheme, required everywhere but on the public routes', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     expect(doc.security).toEqual([{ ApiKeyAuth: [] }]);
-    const publicOps = ['/v1/health', '/docs', '/docs/json', '/reference', '/portal', '/portal/signup', '/metrics'];
+    const publicOps = ['/v1/health', '/docs', '/docs/json', '/reference', '/portal', '/portal/signup'];
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const where = `${method} ${path}`;

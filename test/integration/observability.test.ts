@@ -24,8 +24,18 @@ describe('metrics and request logs', () => {
   });
   afterAll(async () => t?.close());
 
+  it('/metrics needs an API key with the admin scope (spec §5: only GET /v1/health is keyless)', async () => {
+    const anonymous = await t.call('/metrics');
+    expect(anonymous.status).toBe(401);
+    expect((await anonymous.json()).code).toBe('MISSING_API_KEY');
+    const notAdmin = await t.call('/metrics', { key: createdKey });
+    expect(notAdmin.status).toBe(403);
+    expect(await notAdmin.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', error: 'API key lacks the required scope: admin' });
+  });
+
   it('counts requests and latency by method, route pattern and status', async () => {
-    const res = await t.call('/metrics');
+    const res = await t.call('/metrics', { key: admin.key });
+    expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(text).toContain('# TYPE gateway_http_requests_total counter');

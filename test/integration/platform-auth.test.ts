@@ -52,7 +52,7 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
   });
 
   it('public paths need no key; unknown paths need one and are JSON 404s with it', async () => {
-    for (const path of ['/docs/json', '/docs', '/reference', '/portal', '/metrics']) {
+    for (const path of ['/docs/json', '/docs', '/reference', '/portal']) {
       const res = await t.call(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('x-ratelimit-reset'), path).toMatch(/^\d{10}$/);

@@ -17,17 +17,10 @@ import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
 
-/** Paths reachable without a key (spec §1.10), plus the Prometheus scrape endpoint. */
+/** Paths reachable without a key (spec §1.10). /metrics is not one of them: it needs an admin key. */
 export function isPublicPath(method: string, path: string): boolean {
   if (path === '/v1/health') return method === 'GET' || method === 'HEAD';
-  return (
-    path === '/docs' ||
-    path === '/docs/json' ||
-    path === '/reference' ||
-    path === '/portal' ||
-    path.startsWith('/portal/') ||
-    path === '/metrics'
-  );
+  return path === '/docs' || path === '/docs/json' || path === '/reference' || path === '/portal' || path.startsWith('/portal/');
 }
 
 type KeyCheck =
