@@ -17,8 +17,12 @@ export const KEY_FORMAT = /^ck_live_[0-9A-Za-z]{43}$/;
 /** characters of the raw key kept for listings: `ck_live_` + 8 */
 export const LISTED_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 
-/** The scopes a key can hold. `admin` manages the organization's keys. */
-export const SCOPES = ['read', 'write', 'proof:read', 'admin'] as const;
+/**
+ * The scopes a key can hold. `admin` manages the organization's keys; `webhook:write`, `webhook:read` and
+ * `events:read` make keys for integrations that only manage webhook endpoints or read the event log
+ * (src/api/routes/auth-scope.ts).
+ */
+export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const DEFAULT_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read'];
 export const ADMIN_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read', 'admin'];

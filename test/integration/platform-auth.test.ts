@@ -106,6 +106,26 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     expect(own.headers.get('x-ratelimit-limit')).toBe('120');
   });
 
+  it('the integration scopes the webhook and event routes accept can be granted, and each opens only its routes', async () => {
+    const mint = async (permissions: string[]) => {
+      const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: permissions.join('+'), permissions }) });
+      expect(res.status, permissions.join()).toBe(201);
+      const { api_key } = await res.json();
+      expect(api_key.permissions).toEqual(permissions);
+      return api_key.key as string;
+    };
+    const hooksRead = await mint(['webhook:read']);
+    const hooksWrite = await mint(['webhook:write']);
+    const events = await mint(['events:read']);
+    expect((await t.call('/v1/webhooks/endpoints', { key: hooksRead })).status).toBe(200);
+    expect((await t.call('/v1/webhooks/endpoints', { key: hooksWrite })).status).toBe(200);
+    expect((await t.call('/v1/events', { key: events })).status).toBe(200);
+    expect((await t.call('/v1/events', { key: hooksRead })).status).toBe(403);
+    expect((await t.call('/v1/webhooks/endpoints', { key: events })).status).toBe(403);
+    expect((await t.call('/v1/identities', { key: hooksWrite })).status).toBe(403);
+    expect((await t.call('/v1/admin/api-keys', { key: hooksWrite })).status).toBe(403);
+  });
+
   it('validation errors name the field', async () => {
     const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', rate_limit_rpm: 'many' }) });
     const body = await expectError(res, 400, 'rate_limit_rpm: Invalid input: expected number, received string', 'VALIDATION_ERROR');

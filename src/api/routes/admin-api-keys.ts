@@ -15,7 +15,10 @@ import { withholdOnReplay } from '../middleware/idempotency.js';
 import { ErrorSchema, errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
-const ScopeSchema = z.enum(SCOPES).openapi({ description: 'read, write, proof:read (proof endpoints), admin (key management)' });
+const ScopeSchema = z.enum(SCOPES).openapi({
+  description:
+    'read, write, proof:read (proof endpoints), admin (key management), webhook:write / webhook:read (webhook endpoints and deliveries only), events:read (the event log only)',
+});
 
 export const ApiKeySchema = z
   .object({
