@@ -43,6 +43,7 @@ describe('security: no secret in the logs', () => {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'debug',
       RATE_LIMIT_DEFAULT_RPM: '10000', // the bootstrap key's limit, which bounds the keys it creates
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true', // the receiver is on loopback
       LEDGER_URL: `http://127.0.0.1:${lp}`,
       TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
       CHAINS: JSON.stringify([
