@@ -415,6 +415,13 @@ export function buildIntent(input: IntentInput): CanonicalIntent {
         expected_events: (c.expectedEvents ?? []).map((e, j) => normEvent(e, `${cf}.expectedEvents[${j}]`)),
         expected_state: (c.expectedState ?? []).map((s, j) => normState(s, `${cf}.expectedState[${j}]`)),
       };
+      // one expectation per slot: a second one for the same slot either repeats the first or contradicts it
+      const slots = new Map<string, number>();
+      base.contract_call.expected_state.forEach((s, j) => {
+        const k = `${s.account.toLowerCase()}:${s.slot.toLowerCase()}`;
+        if (slots.has(k)) fail(`${cf}.expectedState[${j}].slot`, `duplicate of expectedState[${slots.get(k)}] (same account and slot)`);
+        slots.set(k, j);
+      });
     }
     return { ...base, execution: deriveExecution(base, f) };
   });

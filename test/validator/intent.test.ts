@@ -121,6 +121,14 @@ describe('canonical intent', () => {
     expectIntentError(() => buildIntent(input({ intentId: 'a<b' })), /intentId/);
     expectIntentError(() => buildIntent(input({ expiresAt: 1_700_000_000 })), /expiresAt/);
     expectIntentError(() => buildIntent(input({ adiUrl: 'acc://alice.acme/data' })), /adiUrl/);
+    // two expectations for one slot (the second in another case spelling): the validators would attest both, the
+    // offline verifier counts proven slots and could never accept the bundle
+    const st = legs[0]!.contractCall!.expectedState![0]!;
+    const twice = [st, { ...st, account: st.account.toLowerCase() as Address, value: `0x${'0'.repeat(63)}2` as Hex }];
+    expectIntentError(
+      () => buildIntent(input({ legs: [{ ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, expectedState: twice } }] })),
+      /legs\[0\]\.contractCall\.expectedState\[1\]\.slot: duplicate of expectedState\[0\]/,
+    );
   });
 
   it('encodes typed arguments from JSON (integers as strings, arrays, tuples)', () => {
