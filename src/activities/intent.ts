@@ -42,7 +42,7 @@ import type { ChainAccess } from './chain-access.js';
 import { attemptDeadline, beat, heartbeating } from './heartbeat.js';
 
 /** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
-const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
+const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'RPC_UNAVAILABLE', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
 
 
 /** Sends executeGovernanceProofDirect for one leg and returns the transaction hash (tests inject a tampering one). */

@@ -7,10 +7,22 @@ import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, num
 import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
 import type { ResultLog } from '../chain/formulas.js';
 
+/** The RPC's data does not prove what it claims (a root or hash does not match): final for this block. */
 export class EffectProofError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'EffectProofError';
+  }
+}
+
+/**
+ * The RPC did not give the data a proof needs (null, missing or incomplete: a lagging or pruning node, a load
+ * balancer behind): another attempt, or another node, may have it. Never a verdict on the execution.
+ */
+export class EffectDataUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EffectDataUnavailable';
   }
 }
 
@@ -83,7 +95,7 @@ export async function fetchVerifiedBlock(rpc: Rpc, at: { number: bigint } | { ha
   const b = ('number' in at
     ? await rpc.request({ method: 'eth_getBlockByNumber', params: [numberToHex(at.number), false] } as never)
     : await rpc.request({ method: 'eth_getBlockByHash', params: [at.hash, false] } as never)) as RawBlock | null;
-  if (!b) throw new EffectProofError('block not found');
+  if (!b) throw new EffectDataUnavailable(`block ${'number' in at ? at.number : at.hash} not found`);
   const h = headerHash(b);
   if (h.toLowerCase() !== b.hash.toLowerCase()) throw new EffectProofError(`block header does not hash to ${b.hash} (got ${h})`);
   return b;
@@ -173,7 +185,9 @@ const NO_CACHE: BlockTrieCache = { trie: (_kind, _block, build) => build() };
 export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number, cache: BlockTrieCache = NO_CACHE): Promise<ProvenReceipt> {
   const trie = await cache.trie('receipts', block, async () => {
     const receipts = (await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null;
-    if (!receipts || receipts.length !== block.transactions.length) throw new EffectProofError('block receipts unavailable or incomplete');
+    if (!receipts || receipts.length !== block.transactions.length) {
+      throw new EffectDataUnavailable(`block receipts unavailable or incomplete (${receipts?.length ?? 'none'} for ${block.transactions.length} transactions)`);
+    }
     const t = buildTrie(receipts.map((r, i) => ({ key: rlpIndexKey(i), value: encodeReceipt(r) })));
     if (t.root.toLowerCase() !== block.receiptsRoot.toLowerCase()) {
       throw new EffectProofError(`receipts trie root ${t.root} != block receiptsRoot ${block.receiptsRoot}`);
@@ -204,7 +218,8 @@ export async function proveTransaction(rpc: Rpc, block: RawBlock, txHash: Hex, c
     const raws = await Promise.all(
       block.transactions.map(async (h) => {
         const raw = (await rpc.request({ method: 'eth_getRawTransactionByHash', params: [h] } as never)) as Hex | null;
-        if (!raw || keccak256(raw).toLowerCase() !== h.toLowerCase()) throw new EffectProofError(`raw transaction ${h} unavailable or does not hash to its id`);
+        if (!raw) throw new EffectDataUnavailable(`raw transaction ${h} unavailable`);
+        if (keccak256(raw).toLowerCase() !== h.toLowerCase()) throw new EffectProofError(`raw transaction ${h} does not hash to its id`);
         return raw;
       }),
     );
@@ -247,7 +262,7 @@ export async function fetchStorageProof(rpc: Rpc, p: { account: Address; slots: 
     accountProof: res.accountProof,
     slots: keys.map((k, i) => {
       const sp = res.storageProof.find((x) => pad(x.key, { size: 32 }).toLowerCase() === k.toLowerCase()) ?? res.storageProof[i];
-      if (!sp) throw new EffectProofError(`no storage proof for slot ${k}`);
+      if (!sp) throw new EffectDataUnavailable(`no storage proof for slot ${k}`);
       return { slot: k, proof: sp.proof };
     }),
   };

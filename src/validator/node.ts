@@ -38,7 +38,8 @@ import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, t
 import type { ChainEntry } from '../chain/registry.js';
 import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
 import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
-import { createBlockTrieCache, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
+import { createBlockTrieCache, EffectDataUnavailable, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
+import { MptProofError } from './mpt.js';
 import type { ValidatorKeys } from './keys.js';
 import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FIELDS, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
@@ -56,6 +57,24 @@ export class ValidatorRefusal extends Error {
 const refuse = (code: string, reason: string): never => {
   throw new ValidatorRefusal(code, reason);
 };
+
+/**
+ * Runs one proof step against the chain's RPC. Data that does not prove what it claims is PROOF_FAILED (final);
+ * data the RPC did not give, or an RPC error (a lagging, pruning or failing node), is RPC_UNAVAILABLE, which the
+ * gateway retries: an outage must never become a verdict on an execution.
+ */
+async function proofStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ValidatorRefusal) throw e;
+    if (e instanceof EffectProofError || e instanceof MptProofError) refuse('PROOF_FAILED', `${what}: ${e.message}`);
+    // viem's first line is generic ("Missing or invalid parameters."); its `details` carry the node's own words
+    const rpcError = () => [String((e as Error)?.message ?? e).split('\n')[0], (e as { details?: string }).details].filter(Boolean).join(' ');
+    const msg = e instanceof EffectDataUnavailable ? e.message : `RPC error: ${rpcError()}`;
+    return refuse('RPC_UNAVAILABLE', `${what}: ${msg}`);
+  }
+}
 
 /**
  * Clock skew tolerated between the gateway that stamps an intent's created_at, the validators and the chains.
@@ -524,6 +543,9 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
   }
 
+  const observationKey = (req: ObserveRequest) =>
+    `${req.intentTxId.toLowerCase()}:${req.chain}:${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
+
   async function observe(req: ObserveRequest): Promise<ObserveResponse> {
     const t0 = performance.now();
     if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || typeof req.executionTxHash !== 'string') {
@@ -531,7 +553,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     }
     // the intent and chain are part of the key: a result record is built from the request's intent and chain, so an
     // observation must never answer for another intent's request that names the same anchor, leaf and transaction
-    const key = `${req.intentTxId.toLowerCase()}:${req.chain}:${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
+    const key = observationKey(req);
     const cached = observations.get(key);
     if (cached) return cached;
     const c = chainCtx(req.chain);
@@ -561,30 +583,16 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       }
       return confirmations >= c.entry.confirmations ? true : undefined;
     });
-    let block;
-    try {
-      block = await fetchVerifiedBlock(pub, { number: blockNumber });
-      if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) refuse('REORG', `block ${blockNumber} is now ${block.hash}, receipt says ${receipt.blockHash}`);
-    } catch (e) {
-      if (e instanceof EffectProofError) refuse('PROOF_FAILED', e.message);
-      throw e;
-    }
+    const block = await proofStep('block header', () => fetchVerifiedBlock(pub, { number: blockNumber }));
+    if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) refuse('REORG', `block ${blockNumber} is now ${block.hash}, receipt says ${receipt.blockHash}`);
     const account = loaded.intent.account;
-    let proven;
-    let rawTx: Hex;
-    try {
-      const t = await proveTransaction(pub, block!, txHash, blockTries);
-      rawTx = t.raw;
-      proven = await proveReceipt(pub, block!, t.txIndex, blockTries);
-    } catch (e) {
-      if (e instanceof EffectProofError) refuse('PROOF_FAILED', e.message);
-      throw e;
-    }
-    if (proven!.status !== 1) refuse('EXECUTION_FAILED', `execution transaction ${txHash} reverted (status 0)`);
+    const { raw: rawTx, txIndex } = await proofStep('transaction inclusion', () => proveTransaction(pub, block, txHash, blockTries));
+    const proven = await proofStep('receipt inclusion', () => proveReceipt(pub, block, txIndex, blockTries));
+    if (proven.status !== 1) refuse('EXECUTION_FAILED', `execution transaction ${txHash} reverted (status 0)`);
 
     // the executed call is exactly the committed one
     let callBinding: 'calldata' | 'event' = 'event';
-    const parsed = parseTransaction(rawTx!);
+    const parsed = parseTransaction(rawTx);
     if (parsed.to && getAddress(parsed.to) === getAddress(account)) {
       let d;
       try {
@@ -609,7 +617,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       }
       callBinding = 'calldata';
     }
-    const logs = proven!.logs;
+    const logs = proven.logs;
     const executed = findExecutedEvent(logs, { account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg!.executionCommitment });
     if (!executed) refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
 
@@ -620,16 +628,10 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       const byAccount = new Map<Address, typeof leg.expectedState>();
       for (const s of leg!.expectedState) byAccount.set(s.account, [...(byAccount.get(s.account) ?? []), s]);
       for (const [acct, items] of byAccount) {
-        let values: Hex[];
-        try {
-          values = await proveStorage(pub, { account: acct, slots: items.map((s) => s.slot), blockNumber, stateRoot: block!.stateRoot });
-        } catch (e) {
-          if (e instanceof Error) refuse('PROOF_FAILED', `state proof for ${acct}: ${e.message}`);
-          throw e;
-        }
+        const values = await proofStep(`state proof for ${acct}`, () => proveStorage(pub, { account: acct, slots: items.map((s) => s.slot), blockNumber, stateRoot: block.stateRoot }));
         items.forEach((s, i) => {
-          if (values![i]!.toLowerCase() !== s.value.toLowerCase()) {
-            refuse('STATE_MISMATCH', `state slot ${s.slot} of ${acct} is ${values![i]} after execution, expected ${s.value}`);
+          if (values[i]!.toLowerCase() !== s.value.toLowerCase()) {
+            refuse('STATE_MISMATCH', `state slot ${s.slot} of ${acct} is ${values[i]} after execution, expected ${s.value}`);
           }
         });
       }
@@ -639,13 +641,13 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       chainId,
       txHash,
       blockNumber,
-      blockHash: block!.hash,
-      transactionsRoot: block!.transactionsRoot,
-      receiptsRoot: block!.receiptsRoot,
-      stateRoot: block!.stateRoot,
+      blockHash: block.hash,
+      transactionsRoot: block.transactionsRoot,
+      receiptsRoot: block.receiptsRoot,
+      stateRoot: block.stateRoot,
       status: 1,
-      txIndex: BigInt(proven!.txIndex),
-      gasUsed: proven!.gasUsed,
+      txIndex: BigInt(proven.txIndex),
+      gasUsed: proven.gasUsed,
       eventsHash: eventsHash(logs),
       executionCommitment: leg!.executionCommitment,
     };
@@ -668,14 +670,14 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
         chainId: chainId.toString(),
         txHash,
         blockNumber: blockNumber.toString(),
-        blockHash: block!.hash,
-        blockTimestamp: BigInt(block!.timestamp).toString(),
-        transactionsRoot: block!.transactionsRoot,
-        receiptsRoot: block!.receiptsRoot,
-        stateRoot: block!.stateRoot,
+        blockHash: block.hash,
+        blockTimestamp: BigInt(block.timestamp).toString(),
+        transactionsRoot: block.transactionsRoot,
+        receiptsRoot: block.receiptsRoot,
+        stateRoot: block.stateRoot,
         status: 1,
-        txIndex: String(proven!.txIndex),
-        gasUsed: proven!.gasUsed.toString(),
+        txIndex: String(proven.txIndex),
+        gasUsed: proven.gasUsed.toString(),
         eventsHash: result.eventsHash,
         eventCount: logs.length,
         executionCommitment: leg!.executionCommitment,
@@ -754,6 +756,12 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   async function doWriteResult(req: WriteResultRequest, resultId: Hex): Promise<WriteResultResponse> {
     const obs = await observe(req);
     const c = chainCtx(req.chain);
+    // the observation may be from the cache: the record is written only while its block is still the chain's
+    const now = await proofStep('block header', () => fetchVerifiedBlock(c.clients.public, { number: BigInt(obs.result.blockNumber) }));
+    if (now.hash.toLowerCase() !== obs.result.blockHash.toLowerCase()) {
+      observations.delete(observationKey(req));
+      refuse('REORG', `block ${obs.result.blockNumber} is now ${now.hash}, observed ${obs.result.blockHash}: the execution must be observed again`);
+    }
     const set = await validatorSet(c);
     let requested: bigint;
     try {

@@ -623,11 +623,75 @@ describe('validator network', () => {
     expect(blockNumbers).toBeLessThanOrEqual(Math.ceil(elapsed / pollIntervalMs) + 3);
   });
 
+  it('an RPC that answers null or an error is RPC_UNAVAILABLE (retried by the gateway), never a verdict on the execution', async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const { startFaultProxy } = await import('../support/fault-proxy.js');
+    // a lagging backend behind a load balancer: the next eth_getBlockReceipts is null, the next eth_getProof an error
+    const faults = new Set(['eth_getBlockReceipts', 'eth_getProof']);
+    const rpc = await startFaultProxy(d.anvil.rpcUrl, {
+      answer: (_path, body) => {
+        if (!faults.has(body?.method)) return undefined;
+        faults.delete(body.method);
+        if (body.method === 'eth_getBlockReceipts') return { jsonrpc: '2.0', id: body.id, result: null };
+        return { jsonrpc: '2.0', id: body.id, error: { code: -32000, message: 'missing trie node 0c1f… (path )' } };
+      },
+    });
+    onTestFinished(() => rpc.close());
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-2.json')),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl: rpc.url, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+    });
+    const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
+    const a = await freshAttestWith('rpc-unavailable', { expectedState: [{ account: d.target, slot: `0x${'0'.repeat(64)}`, value: toHex(BigInt(calls) + 1n, { size: 32 }) }] });
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const req = observeRequest(a.st, a.plan, 0, exec.txHash);
+    const first = await node.observe(req).catch((x) => x);
+    expect(first).toBeInstanceOf(ValidatorRefusal);
+    expect(first.code).toBe('RPC_UNAVAILABLE');
+    expect(first.message).toMatch(/receipt inclusion: block receipts unavailable/);
+    const second = await node.observe(req).catch((x) => x);
+    expect(second).toBeInstanceOf(ValidatorRefusal);
+    expect(second.code).toBe('RPC_UNAVAILABLE');
+    expect(second.message).toMatch(/state proof for .*missing trie node/);
+    const third = await node.observe(req);
+    expect(third.checks).toEqual({ callBinding: 'calldata', expectedEvents: 1, expectedState: 1 });
+    // and the gateway counts the code among the refusals a later attempt can overcome
+    const src = await import('node:fs').then((fs) => fs.readFileSync(new URL('../../src/activities/intent.ts', import.meta.url), 'utf8'));
+    expect(src).toMatch(/TRANSIENT_REFUSALS = new Set\([^)]*'RPC_UNAVAILABLE'/);
+  });
+
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
     const next = toHex(BigInt(calls) + 1n, { size: 32 });
     const post = await executeAndObserve({ expectedState: [{ account: d.target, slot: `0x${'0'.repeat(64)}`, value: next }] }, 'counter');
     expect(post.signers.length).toBe(7);
+  });
+
+  // last: the reorg drops the chain's newest blocks, and with them transactions of this devnet's wallet
+  it('no result is written for an observation whose block was reorged out after the quorum observed it', async () => {
+    const a = await freshAttestWith('reorged', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const oreq = observeRequest(a.st, a.plan, 0, exec.txHash);
+    const post = await d.quorum.observe(oreq, { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    const observed = post.responses.values().next().value!.result;
+    const latest = await d.w.public.getBlockNumber();
+    await d.w.public.request({ method: 'anvil_reorg', params: [Number(latest - BigInt(observed.blockNumber)) + 1, []] } as never);
+    expect((await d.w.public.getBlock({ blockNumber: BigInt(observed.blockNumber) })).hash).not.toBe(observed.blockHash);
+    const e = await d.quorum.writeResult(oreq, post).catch((x) => x);
+    expect(e).toBeInstanceOf(Error);
+    // every signer refuses: its cached observation names a block that is no longer the chain's
+    expect(String(e.message)).toMatch(/no validator wrote the result/);
+    expect(String(e.message).match(/refused block \d+ is now 0x[0-9a-f]{64}, observed/g)).toHaveLength(post.signers.length);
+    const { resultIdOf } = await import('../../src/validator/node.js');
+    const resultId = resultIdOf(a.plan.anchorId, 0);
+    const entries = await d.ledger.readDataEntries(d.vn.protocol.resultsAccount);
+    expect(entries.map((x) => parseProofResult(x.data, true)).filter((r) => r?.result_id === resultId)).toHaveLength(0);
   });
 });
 
