@@ -22,7 +22,7 @@ const contractsDir = join(root, 'contracts');
 const outDir = join(root, 'src', 'chain', 'abi');
 
 /** Contracts that get a generated module. */
-const EXPORTS = ['ProofAnchor', 'AccountFactory', 'AbstractAccount', 'BLSHarness', 'TestTarget'] as const;
+const EXPORTS = ['ProofAnchor', 'AccountFactory', 'AbstractAccount', 'BLSHarness', 'TestTarget', 'Relay'] as const;
 
 function listSol(dir: string): string[] {
   const out: string[] = [];

@@ -621,6 +621,14 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
     const executed = findExecutedEvent(logs, { account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg!.executionCommitment });
     if (!executed) refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
 
+    if (callBinding === 'event' && leg!.expectedEvents.length) {
+      // a contract that ran the execution can emit in the same transaction, before or after it, whatever it likes:
+      // its receipt's logs cannot be told apart from the committed call's, so no expected event can be attested
+      refuse(
+        'INDIRECT_EXECUTION',
+        `execution ran through contract ${parsed.to ?? '(creation)'}, not a transaction to ${account}: the expected events of leg ${leg!.legId} cannot be attributed to the committed call`,
+      );
+    }
     for (const ev of leg!.expectedEvents) {
       if (!expectedEventEmitted(logs, ev)) refuse('EVENT_NOT_EMITTED', `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`);
     }

@@ -17,6 +17,7 @@ import type { AttestResponse } from '../../src/validator/node.js';
 import { held } from '../ledger-conformance/harness.js';
 import {
   CHAIN,
+  CALLED_EVENT,
   CHAIN_B,
   anchorAndExecute,
   anchorMsg,
@@ -663,6 +664,36 @@ describe('validator network', () => {
     // and the gateway counts the code among the refusals a later attempt can overcome
     const src = await import('node:fs').then((fs) => fs.readFileSync(new URL('../../src/activities/intent.ts', import.meta.url), 'utf8'));
     expect(src).toMatch(/TRANSIENT_REFUSALS = new Set\([^)]*'RPC_UNAVAILABLE'/);
+  });
+
+  it("an execution run through a third party's contract is attested only for a leg without expected events", async () => {
+    const { abstractAccountAbi, relayAbi, relayBytecode } = await import('../../src/chain/abi/index.js');
+    const { proofForLeg } = await import('../../src/chain/account.js');
+    const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
+    const { encodeFunctionData } = await import('viem');
+    const deployTx = await d.w.wallet.deployContract({ abi: relayAbi, bytecode: relayBytecode, args: [] } as never);
+    const relay = (await d.w.public.waitForTransactionReceipt({ hash: deployTx })).contractAddress!;
+    // the relay calls the target itself first (its own Called event, in the same receipt), then runs the proven leg
+    const viaRelay = async (label: string, over: Parameters<typeof recordLeg>[3]) => {
+      const a = await freshAttestWith(label, over);
+      const pre = await d.quorum.attest(a.req, { message: a.message });
+      await createAnchor(d.w, a.plan.anchor, { commitmentRoot: a.plan.commitmentRoot, operationId: a.plan.operationId, ledgerTxHash: a.plan.ledgerTxHash, leafCount: a.plan.leafCount });
+      await executeComprehensiveProof(d.w, a.plan.anchor, { anchorId: a.plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+      const l = a.plan.legs[0]!;
+      const proof = proofForLeg(a.plan, 0);
+      const exec = encodeFunctionData({ abi: abstractAccountAbi, functionName: 'executeGovernanceProofDirect', args: [l.target, l.value, l.data, { ...proof, merkleProof: [...proof.merkleProof] }] });
+      const own = encodeFunctionData({ abi: [{ type: 'function', name: 'record', inputs: [{ type: 'bytes32' }], outputs: [], stateMutability: 'payable' }], functionName: 'record', args: [arg(`${label}-relay`)] });
+      const hash = await d.w.wallet.writeContract({ address: relay, abi: relayAbi, functionName: 'run', args: [[d.target, id.account], [own, exec]] } as never);
+      expect((await d.w.public.waitForTransactionReceipt({ hash })).status).toBe('success');
+      return d.quorum.observe(observeRequest(a.st, a.plan, 0, hash), { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    };
+    // the relay's own Called event would satisfy this expectation: no validator may attest it
+    const e = await unreachable(viaRelay('relayed-event', { expectedEvents: [{ contract: d.target, event: CALLED_EVENT }], expectedState: [] }));
+    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'INDIRECT_EXECUTION' && new RegExp(`through contract ${relay}`, 'i').test(o.reason ?? ''))).toBe(true);
+    // without expected events the Executed event from the account binds the call: attested
+    const ok = await viaRelay('relayed-plain', { expectedEvents: [], expectedState: [] });
+    expect(ok.signers.length).toBe(7);
+    expect(ok.responses.get(0)!.checks).toEqual({ callBinding: 'event', expectedEvents: 0, expectedState: 0 });
   });
 
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {

@@ -4,3 +4,4 @@ export * from './AccountFactory.js';
 export * from './AbstractAccount.js';
 export * from './BLSHarness.js';
 export * from './TestTarget.js';
+export * from './Relay.js';
