@@ -17,16 +17,17 @@ uint256 constant P_LO = 0x64774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feff
 ///     m = keccak256(abi.encode(ANCHOR_MSG_DOMAIN, chainid, this, anchorId, validatorSetRoot)), hashed to G1
 ///     per RFC 9380 under SIG_DST, requires signed power * den >= total power * num, and marks it proven.
 ///  3. consume(...) is called by an AbstractAccount (msg.sender) before it performs the call: the anchor is
-///     proven, the leaf keccak256(abi.encode(LEAF_DOMAIN, msg.sender, adiHash, executionCommitment, deadline))
-///     is at leafIndex of the commitment root (positional binary Merkle tree, zero-padded to a power of two),
-///     the block is not later than the leaf's deadline (unix seconds: the intent's expires_at), and the leaf is
-///     unused; then it is marked used. A leg that failed after its anchor was proven cannot run after that.
+///     proven, the leaf keccak256(abi.encode(LEAF_DOMAIN, msg.sender, adiHash, executionCommitment, deadline,
+///     gasLimit)) is at leafIndex of the commitment root (positional binary Merkle tree, zero-padded to a power
+///     of two), the block is not later than the leaf's deadline (unix seconds: the intent's expires_at), and the
+///     leaf is unused; then it is marked used. A leg that failed after its anchor was proven cannot run after
+///     that. gasLimit (0: none) is the gas the account must give the call (AbstractAccount enforces it).
 /// The validator set (keys with proof of possession, powers, threshold) lives in an immutable data contract
 /// (code read with EXTCODECOPY), replaced by the owner on rotation.
 contract ProofAnchor {
     bytes32 public constant ANCHOR_ID_DOMAIN = "pgw:anchor-id:v1";
     bytes32 public constant ANCHOR_MSG_DOMAIN = "pgw:bls:anchor:v1";
-    bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v2";
+    bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v3";
     bytes32 public constant VALSET_DOMAIN = "pgw:valset:v1";
     bytes public constant SIG_DST = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
     bytes public constant POP_DST = "PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
@@ -52,6 +53,8 @@ contract ProofAnchor {
         uint256 leafIndex;
         /// unix seconds; bound by the leaf
         uint256 deadline;
+        /// gas the call must be given (0: whatever the sender gives); bound by the leaf
+        uint256 gasLimit;
         bytes32[] merkleProof;
     }
 
@@ -146,7 +149,7 @@ contract ProofAnchor {
     }
 
     /// Called by an account: checks the anchor is proven, the leaf (bound to msg.sender, its ADI, the execution
-    /// commitment it recomputed and the deadline) is included, the deadline has not passed and the leaf is unused,
+    /// commitment it recomputed, the deadline and the gas limit) is included, the deadline has not passed and the leaf is unused,
     /// then marks it used.
     function consume(AnchorProof calldata proof, bytes32 adiHash, bytes32 executionCommitment)
         external
@@ -160,7 +163,7 @@ contract ProofAnchor {
         uint256 index = proof.leafIndex;
         if (index >= leafCount || proof.merkleProof.length != _depth(leafCount)) revert InvalidMerkleProof();
 
-        bytes32 node = computeRoot(computeLeaf(msg.sender, adiHash, executionCommitment, proof.deadline), index, proof.merkleProof);
+        bytes32 node = computeRoot(computeLeaf(msg.sender, adiHash, executionCommitment, proof.deadline, proof.gasLimit), index, proof.merkleProof);
         if (node != proof.commitmentRoot) revert InvalidMerkleProof();
         if (block.timestamp > proof.deadline) revert AnchorExpired(anchorId, proof.deadline);
 
@@ -185,12 +188,12 @@ contract ProofAnchor {
         return keccak256(abi.encode(ANCHOR_MSG_DOMAIN, block.chainid, address(this), anchorId, validatorSetRoot_));
     }
 
-    function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment, uint256 deadline)
+    function computeLeaf(address account, bytes32 adiHash, bytes32 executionCommitment, uint256 deadline, uint256 gasLimit)
         public
         pure
         returns (bytes32)
     {
-        return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment, deadline));
+        return keccak256(abi.encode(LEAF_DOMAIN, account, adiHash, executionCommitment, deadline, gasLimit));
     }
 
     /// Root of a positional binary Merkle tree from a leaf, its index and its sibling path (bottom-up):

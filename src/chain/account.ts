@@ -65,6 +65,8 @@ export interface AnchorProofArg {
   leafIndex: bigint;
   /** unix seconds after which the account's consume() refuses the leaf */
   deadline: bigint;
+  /** gas the account must give the call (0: none), bound by the leaf */
+  gasLimit: bigint;
   merkleProof: readonly Hex[];
 }
 
@@ -79,6 +81,7 @@ export function proofForLeg(plan: AnchorPlan, legIndex: number): AnchorProofArg 
     leafCount: plan.leafCount,
     leafIndex: p.leafIndex,
     deadline: p.deadline,
+    gasLimit: p.gasLimit,
     merkleProof: p.merkleProof,
   };
 }

@@ -8,11 +8,12 @@
  *   executionCommitment({chainId, target, value, data})
  *       = keccak256(abi.encodePacked(uint256 chainId, address target, uint256 value, bytes32 keccak256(data)))
  *   adiHash(adiUrl) = keccak256(utf8(adiUrl))            (the URL exactly as given: pass the canonical form)
- *   legLeaf({account, adiHash, executionCommitment, deadline})
- *       = keccak256(abi.encode(bytes32 "pgw:leaf:v2", address account, bytes32 adiHash, bytes32 executionCommitment,
- *                              uint256 deadline))
+ *   legLeaf({account, adiHash, executionCommitment, deadline, gasLimit})
+ *       = keccak256(abi.encode(bytes32 "pgw:leaf:v3", address account, bytes32 adiHash, bytes32 executionCommitment,
+ *                              uint256 deadline, uint256 gasLimit))
  *       account = the identity's AbstractAccount (same address on every chain), i.e. msg.sender of consume();
- *       deadline = unix seconds after which consume() refuses the leaf (the intent's expires_at).
+ *       deadline = unix seconds after which consume() refuses the leaf (the intent's expires_at);
+ *       gasLimit = gas the account gives the call, enforced (0: none; the leg's contractCall.gasLimit).
  *   merkleRoot(leaves): positional binary tree, leaves zero-padded to the next power of two,
  *       node = keccak256(left || right); one leaf => root = leaf. merkleProof(leaves, i) = siblings bottom-up.
  *   anchorId({chainId, anchor, commitmentRoot, operationId, ledgerTxHash, leafCount})
@@ -57,7 +58,7 @@ import {
 export const DOMAIN = {
   anchorId: stringToHex('pgw:anchor-id:v1', { size: 32 }),
   anchorMessage: stringToHex('pgw:bls:anchor:v1', { size: 32 }),
-  leaf: stringToHex('pgw:leaf:v2', { size: 32 }),
+  leaf: stringToHex('pgw:leaf:v3', { size: 32 }),
   validatorSet: stringToHex('pgw:valset:v1', { size: 32 }),
   resultMessage: stringToHex('pgw:bls:result:v1', { size: 32 }),
 } as const;
@@ -85,11 +86,11 @@ export function adiHash(adiUrl: string): Hex {
   return keccak256(stringToHex(adiUrl));
 }
 
-export function legLeaf(p: { account: Address; adiHash: Hex; executionCommitment: Hex; deadline: bigint }): Hex {
+export function legLeaf(p: { account: Address; adiHash: Hex; executionCommitment: Hex; deadline: bigint; gasLimit: bigint }): Hex {
   return keccak256(
     encodeAbiParameters(
-      [{ type: 'bytes32' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }],
-      [DOMAIN.leaf, p.account, p.adiHash, p.executionCommitment, p.deadline],
+      [{ type: 'bytes32' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'uint256' }],
+      [DOMAIN.leaf, p.account, p.adiHash, p.executionCommitment, p.deadline, p.gasLimit],
     ),
   );
 }
@@ -281,14 +282,15 @@ export interface AnchorPlan extends AnchorContent {
   leaves: Hex[];
   commitments: Hex[];
   anchorId: Hex;
-  /** per leg: { leafIndex, deadline, merkleProof } as AbstractAccount.executeGovernanceProofDirect expects */
-  proofs: { leafIndex: bigint; deadline: bigint; merkleProof: Hex[] }[];
+  /** per leg: { leafIndex, deadline, gasLimit, merkleProof } as AbstractAccount.executeGovernanceProofDirect expects */
+  proofs: { leafIndex: bigint; deadline: bigint; gasLimit: bigint; merkleProof: Hex[] }[];
 }
 
 /**
  * Builds the anchor for the legs of one identity on one chain. Leg i is leaf i.
  * `account` is the identity's AbstractAccount address, `adiUrl` its ADI (canonical form), `deadline` the unix
- * second after which no leg may execute (the intent's expires_at).
+ * second after which no leg may execute (the intent's expires_at); a leg's `gasLimit` (default 0: none) the gas its
+ * call must be given.
  */
 export function planAnchor(p: {
   chainId: bigint;
@@ -298,7 +300,7 @@ export function planAnchor(p: {
   operationId: Hex;
   ledgerTxHash: Hex;
   deadline: bigint;
-  legs: readonly { target: Address; value: bigint; data: Hex }[];
+  legs: readonly { target: Address; value: bigint; data: Hex; gasLimit?: bigint }[];
 }): AnchorPlan {
   return planBatchAnchor({ ...p, legs: p.legs.map((l) => ({ ...l, account: p.account, adiUrl: p.adiUrl, deadline: p.deadline })) });
 }
@@ -312,12 +314,12 @@ export function planBatchAnchor(p: {
   anchor: Address;
   operationId: Hex;
   ledgerTxHash: Hex;
-  legs: readonly { account: Address; adiUrl: string; target: Address; value: bigint; data: Hex; deadline: bigint }[];
+  legs: readonly { account: Address; adiUrl: string; target: Address; value: bigint; data: Hex; deadline: bigint; gasLimit?: bigint }[];
 }): AnchorPlan {
   if (p.legs.length < 1 || p.legs.length > MAX_LEAVES) throw new Error(`an anchor holds 1..${MAX_LEAVES} legs`);
   const commitments = p.legs.map((l) => executionCommitment({ chainId: p.chainId, target: l.target, value: l.value, data: l.data }));
   const leaves = p.legs.map((l, i) =>
-    legLeaf({ account: l.account, adiHash: adiHash(l.adiUrl), executionCommitment: commitments[i]!, deadline: l.deadline }),
+    legLeaf({ account: l.account, adiHash: adiHash(l.adiUrl), executionCommitment: commitments[i]!, deadline: l.deadline, gasLimit: l.gasLimit ?? 0n }),
   );
   const content: AnchorContent = {
     chainId: p.chainId,
@@ -332,7 +334,7 @@ export function planBatchAnchor(p: {
     leaves,
     commitments,
     anchorId: anchorId(content),
-    proofs: leaves.map((_, i) => ({ leafIndex: BigInt(i), deadline: p.legs[i]!.deadline, merkleProof: merkleProof(leaves, i) })),
+    proofs: leaves.map((_, i) => ({ leafIndex: BigInt(i), deadline: p.legs[i]!.deadline, gasLimit: p.legs[i]!.gasLimit ?? 0n, merkleProof: merkleProof(leaves, i) })),
   };
 }
 

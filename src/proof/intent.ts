@@ -83,7 +83,15 @@ export interface ContractCallInput {
   args?: unknown[];
   expectedEvents?: ExpectedEventInput[];
   expectedState?: ExpectedStateInput[];
+  /**
+   * Gas the account must give the call, enforced on chain (AbstractAccount: InsufficientGas otherwise); absent:
+   * whatever the executing transaction leaves. Set it for a target that survives a failing inner call.
+   */
+  gasLimit?: number | string | bigint;
 }
+
+/** The range of contractCall.gasLimit. */
+export const CALL_GAS_LIMIT = { min: 10_000, max: 30_000_000 } as const;
 
 export interface LegInput {
   legId: string;
@@ -141,6 +149,8 @@ export interface LegBlob {
     args: unknown[];
     expected_events: ExpectedEvent[];
     expected_state: ExpectedState[];
+    /** decimal; absent = no gas limit */
+    gas_limit?: string;
   };
   execution: { target: Address; value: string; data: Hex; data_hash: Hex; execution_commitment: Hex };
 }
@@ -165,6 +175,8 @@ export interface IntentLeg {
   executionCommitment: Hex;
   expectedEvents: ExpectedEvent[];
   expectedState: ExpectedState[];
+  /** gas the account gives the call (0n: no limit) */
+  gasLimit: bigint;
   isContractCall: boolean;
 }
 
@@ -191,6 +203,14 @@ const FORBIDDEN = /[<>&\u2028\u2029]/;
 
 function fail(field: string, msg: string): never {
   throw new IntentError(`${field}: ${msg}`, field);
+}
+
+function gasLimitString(v: unknown, field: string): string {
+  const n = typeof v === 'string' && UINT.test(v) && v.length < 10 ? Number(v) : typeof v === 'bigint' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < CALL_GAS_LIMIT.min || n > CALL_GAS_LIMIT.max) {
+    fail(field, `must be an integer from ${CALL_GAS_LIMIT.min} to ${CALL_GAS_LIMIT.max} (the gas the call is given, enforced on chain)`);
+  }
+  return String(n);
 }
 
 function uintString(v: unknown, field: string): string {
@@ -415,6 +435,7 @@ export function buildIntent(input: IntentInput): CanonicalIntent {
         expected_events: (c.expectedEvents ?? []).map((e, j) => normEvent(e, `${cf}.expectedEvents[${j}]`)),
         expected_state: (c.expectedState ?? []).map((s, j) => normState(s, `${cf}.expectedState[${j}]`)),
       };
+      if (c.gasLimit !== undefined && c.gasLimit !== null) base.contract_call.gas_limit = gasLimitString(c.gasLimit, `${cf}.gasLimit`);
       // one expectation per slot: a second one for the same slot either repeats the first or contradicts it
       const slots = new Map<string, number>();
       base.contract_call.expected_state.forEach((s, j) => {
@@ -476,6 +497,7 @@ function fromBlobs(blobs: IntentBlobs): CanonicalIntent {
     executionCommitment: l.execution.execution_commitment,
     expectedEvents: l.contract_call?.expected_events ?? [],
     expectedState: l.contract_call?.expected_state ?? [],
+    gasLimit: BigInt(l.contract_call?.gas_limit ?? 0),
     isContractCall: !!l.contract_call,
   }));
   return {
@@ -560,7 +582,7 @@ export function parseIntentEntries(parts: readonly (Uint8Array | string)[]): Can
     const o = obj(l, f, ['leg_id', 'chain', 'chain_id', 'from', 'to', 'amount_wei', 'execution'], ['contract_call']);
     let contractCall: ContractCallInput | undefined;
     if (o.contract_call !== undefined) {
-      const c = obj(o.contract_call, `${f}.contract_call`, ['target', 'value', 'function_signature', 'args', 'expected_events', 'expected_state']);
+      const c = obj(o.contract_call, `${f}.contract_call`, ['target', 'value', 'function_signature', 'args', 'expected_events', 'expected_state'], ['gas_limit']);
       if (!Array.isArray(c.args) || !Array.isArray(c.expected_events) || !Array.isArray(c.expected_state)) {
         fail(`${f}.contract_call`, 'args, expected_events and expected_state must be arrays');
       }
@@ -577,6 +599,7 @@ export function parseIntentEntries(parts: readonly (Uint8Array | string)[]): Can
           const so = obj(s, `${f}.contract_call.expected_state[${j}]`, ['account', 'slot', 'value']);
           return so as unknown as ExpectedStateInput;
         }),
+        ...(c.gas_limit !== undefined ? { gasLimit: c.gas_limit as string } : {}),
       };
     }
     if (typeof o.chain_id !== 'string') fail(`${f}.chain_id`, 'must be a decimal string');
@@ -657,7 +680,7 @@ export function planIntentAnchor(
     ledgerTxHash: h.toLowerCase() as Hex,
     // no leg may execute after the intent expires (ProofAnchor.consume checks it)
     deadline: BigInt(intent.expiresAt),
-    legs: legs.map((l) => ({ target: l.target, value: l.value, data: l.data })),
+    legs: legs.map((l) => ({ target: l.target, value: l.value, data: l.data, gasLimit: l.gasLimit })),
   });
   return { ...plan, legs };
 }

@@ -139,6 +139,8 @@ function leg(ctx: RequestContext, raw: unknown, i: number): LegInput {
     args: (c.args as unknown[] | undefined) ?? [],
     expectedEvents: c.expectedEvents as ContractCallInput['expectedEvents'],
     expectedState: c.expectedState as ContractCallInput['expectedState'],
+    // range-checked by buildIntent, which names the field
+    ...(c.gasLimit !== undefined && c.gasLimit !== null ? { gasLimit: c.gasLimit as ContractCallInput['gasLimit'] } : {}),
   };
   return out;
 }

@@ -528,7 +528,7 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       ensure(BigInt(tx.chainId ?? -1) === chainId, `execution is for chain id ${tx.chainId}`);
       const d = decodeFunctionData({ abi: abstractAccountAbi, data: tx.data ?? '0x' });
       ensure(d.functionName === 'executeGovernanceProofDirect', `execution calls ${d.functionName}, not executeGovernanceProofDirect`);
-      const [target, value, data, proof] = d.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; merkleProof: readonly Hex[] }];
+      const [target, value, data, proof] = d.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; gasLimit: bigint; merkleProof: readonly Hex[] }];
       ensure(getAddress(target) === getAddress(leg.target), `target ${target} is not the committed ${leg.target}`);
       ensure(value === leg.value, `value ${value} is not the committed ${leg.value}`);
       ensure(lc(data) === lc(leg.data), `calldata ${data.slice(0, 74)}… is not the committed calldata of leg ${leg.legId}`);
@@ -538,6 +538,7 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       eq(proof.ledgerTxHash, want.ledgerTxHash, 'proof.ledgerTxHash');
       ensure(proof.leafCount === want.leafCount && proof.leafIndex === want.leafIndex, `proof is for leaf ${proof.leafIndex}/${proof.leafCount}, not ${want.leafIndex}/${want.leafCount}`);
       ensure(proof.deadline === want.deadline, `proof.deadline ${proof.deadline} is not the intent's expires_at ${want.deadline}`);
+      ensure(proof.gasLimit === want.gasLimit, `proof.gasLimit ${proof.gasLimit} is not the leg's gas limit ${want.gasLimit}`);
       ensure(proof.merkleProof.length === want.merkleProof.length && proof.merkleProof.every((h, i) => same(h, want.merkleProof[i])), 'proof.merkleProof is not the anchor proof of the leaf');
       ensure(proof.merkleProof.every((h, i) => same(h, l.merkle_proof[i])) && proof.merkleProof.length === l.merkle_proof.length, 'bundle merkle_proof differs from the one executed');
       return `executeGovernanceProofDirect(${target}, ${value}, ${data.length / 2 - 1} bytes) on ${intent.account} = committed leg ${leg.legId}`;

@@ -601,7 +601,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
         refuse('CALL_MISMATCH', 'execution transaction does not call an account function');
       }
       if (d!.functionName !== 'executeGovernanceProofDirect') refuse('CALL_MISMATCH', `execution transaction calls ${d!.functionName}`);
-      const [target, value, data, proof] = d!.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint }];
+      const [target, value, data, proof] = d!.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; gasLimit: bigint }];
       if (getAddress(target) !== getAddress(leg!.target) || value !== leg!.value || data.toLowerCase() !== leg!.data.toLowerCase()) {
         refuse('CALL_MISMATCH', `executed call (${target}, ${value}, ${data.slice(0, 74)}) is not the committed one of leg ${leg!.legId}`);
       }
@@ -611,7 +611,8 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
         proof.ledgerTxHash.toLowerCase() !== plan.ledgerTxHash.toLowerCase() ||
         proof.leafCount !== plan.leafCount ||
         proof.leafIndex !== BigInt(leafIndex) ||
-        proof.deadline !== plan.proofs[leafIndex]!.deadline
+        proof.deadline !== plan.proofs[leafIndex]!.deadline ||
+        proof.gasLimit !== plan.proofs[leafIndex]!.gasLimit
       ) {
         refuse('CALL_MISMATCH', 'execution used a proof for another anchor or leaf');
       }

@@ -87,7 +87,7 @@ let counter = 0;
 export async function planFor(
   t: TestSystem,
   adiUrl: string,
-  legs: { target: Address; value: bigint; data: Hex }[],
+  legs: { target: Address; value: bigint; data: Hex; gasLimit?: bigint }[],
   deadline = BigInt(Math.floor(Date.now() / 1000) + 3600),
 ): Promise<{ plan: AnchorPlan; account: Address; message: Hex }> {
   const { address: account } = await createAccount(t.w, t.sys.accountFactory, adiUrl);

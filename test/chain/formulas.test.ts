@@ -18,7 +18,7 @@ type Vectors = {
   dst: { sig: string; pop: string };
   executionCommitment: { input: { chainId: string; target: Address; value: string; data: Hex }; output: Hex }[];
   adiHash: { input: string; output: Hex }[];
-  legLeaf: { input: { account: Address; adiHash: Hex; executionCommitment: Hex; deadline: string }; output: Hex }[];
+  legLeaf: { input: { account: Address; adiHash: Hex; executionCommitment: Hex; deadline: string; gasLimit: string }; output: Hex }[];
   merkle: { leaves: Hex[]; root: Hex; proofs: Hex[][] }[];
   anchorId: { input: { chainId: string; anchor: Address; commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: string }; output: Hex }[];
   anchorMessage: { input: { chainId: string; anchor: Address; anchorId: Hex; validatorSetRoot: Hex }; output: Hex }[];
@@ -51,7 +51,7 @@ describe('vectors reproduced by the TypeScript formulas', () => {
   });
   it('adiHash, legLeaf', () => {
     for (const v of V.adiHash) expect(f.adiHash(v.input)).toBe(v.output);
-    for (const v of V.legLeaf) expect(f.legLeaf({ ...v.input, deadline: BigInt(v.input.deadline) })).toBe(v.output);
+    for (const v of V.legLeaf) expect(f.legLeaf({ ...v.input, deadline: BigInt(v.input.deadline), gasLimit: BigInt(v.input.gasLimit) })).toBe(v.output);
   });
   it('merkle roots and proofs; proofs verify only at their own index', () => {
     for (const v of V.merkle) {
@@ -154,7 +154,7 @@ describe('the Solidity views return the same bytes', () => {
     }
   });
   it('computeLeaf and computeRoot', async () => {
-    for (const v of V.legLeaf) expect(await anchorRead('computeLeaf', [v.input.account, v.input.adiHash, v.input.executionCommitment, BigInt(v.input.deadline)])).toBe(v.output);
+    for (const v of V.legLeaf) expect(await anchorRead('computeLeaf', [v.input.account, v.input.adiHash, v.input.executionCommitment, BigInt(v.input.deadline), BigInt(v.input.gasLimit)])).toBe(v.output);
     for (const v of V.merkle) {
       for (let i = 0; i < v.leaves.length; i++) {
         expect(await anchorRead('computeRoot', [v.leaves[i], BigInt(i), v.proofs[i]])).toBe(v.root);

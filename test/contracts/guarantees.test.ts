@@ -46,7 +46,7 @@ function expectRevertedWithoutLogs(tx: TxResult) {
 }
 
 /** An anchor for one leg, created and proven by 5 of 7. */
-async function provenLeg(adiUrl: string, leg: { target: Address; value: bigint; data: Hex }) {
+async function provenLeg(adiUrl: string, leg: { target: Address; value: bigint; data: Hex; gasLimit?: bigint }) {
   const { plan, account, message } = await planFor(t, adiUrl, [leg]);
   await createAnchor(t.w, t.sys.proofAnchor, plan);
   const q = quorumSign(t.validators, FIVE, message);
@@ -60,9 +60,10 @@ async function expectExecutionRejected(
   account: Address,
   anchorId: Hex,
   call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
+  gas = GAS,
 ) {
   const before = await snapshot(account, anchorId);
-  const tx = await executeGovernanceProofDirect(t.w, account, call, { gas: GAS });
+  const tx = await executeGovernanceProofDirect(t.w, account, call, { gas });
   expectRevertedWithoutLogs(tx);
   expect(await snapshot(account, anchorId)).toEqual(before);
   return tx;
@@ -288,6 +289,47 @@ describe('multi-leg anchors', () => {
       await expectExecutionRejected(account, plan.anchorId, { ...legs[i]!, proof: proofForLeg(plan, i) });
     }
     expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(0b111n);
+  });
+});
+
+describe('gas limit', () => {
+  const ROUNDS = 12_000n; // heavy() alone: about 1M gas
+  const tryHeavy = encodeFunctionData({ abi: testTargetAbi, functionName: 'tryHeavy', args: [ROUNDS] });
+  const outcomes = (tx: TxResult) =>
+    tx.receipt.logs
+      .filter((l) => l.address.toLowerCase() === t.target.toLowerCase() && l.topics[0] === keccak256(stringToHex('Outcome(bool)')))
+      .map((l) => BigInt(l.data) === 1n);
+
+  it('without a gas limit anyone can use the leaf up with too little gas: the target takes its failure branch', async () => {
+    const leg = { target: t.target, value: 0n, data: tryHeavy };
+    const { plan, account, proof } = await provenLeg('acc://g-nogas.acme', leg);
+    const starved = await executeGovernanceProofDirect(t.w, account, { ...leg, proof }, { gas: 300_000n });
+    expect(starved.status).toBe('success');
+    expect(outcomes(starved)).toEqual([false]);
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(1n); // gone for good
+  });
+
+  it('with a gas limit the call gets that gas or the transaction reverts (InsufficientGas), the leaf unused', async () => {
+    const leg = { target: t.target, value: 0n, data: tryHeavy, gasLimit: 1_500_000n };
+    const { plan, account, proof } = await provenLeg('acc://g-gas.acme', leg);
+    expect(proof.gasLimit).toBe(1_500_000n);
+    // too little to give the call its whole limit (a check after the call instead would pass the starved
+    // try/catch, whose target returns the gas its failed inner call did not use)
+    for (const gas of [300_000n, 900_000n, 1_540_000n]) {
+      const sim = await t.w.public
+        .simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, leg.data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account, gas })
+        .catch((e) => e);
+      expect(revertErrorName(sim)).toBe('InsufficientGas');
+      await expectExecutionRejected(account, plan.anchorId, { ...leg, proof }, gas);
+    }
+    // a proof that claims no limit (or another) is not the leaf
+    await expectExecutionRejected(account, plan.anchorId, { ...leg, proof: { ...proof, gasLimit: 0n } }, 300_000n);
+    // the gateway's way: viem's estimate, which now finds the gas the limit needs
+    const ok = await executeGovernanceProofDirect(t.w, account, { ...leg, proof });
+    expect(ok.status).toBe('success');
+    expect(ok.receipt.gasUsed).toBeGreaterThan(700_000n);
+    expect(outcomes(ok)).toEqual([true]);
+    expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).usedBitmap).toBe(1n);
   });
 });
 

@@ -40,6 +40,8 @@ describe('POST /v1/transaction validation', () => {
       ['args not matching the types', (l) => (l.contractCall.args = ['0x1234']), /args\[0\]: expected 32 bytes for bytes32/, 'intent.legs[0].contractCall.args[0]'],
       ['wrong number of args', (l) => (l.contractCall.args = []), /args: expected 1 arguments, got 0/, 'intent.legs[0].contractCall.args'],
       ['selector instead of a signature', (l) => (l.contractCall.functionSignature = '0xa9059cbb'), /selector is not accepted/, 'intent.legs[0].contractCall.functionSignature'],
+      ['gas limit out of range', (l) => (l.contractCall.gasLimit = 40_000_000), /gasLimit: must be an integer from 10000 to 30000000/, 'intent.legs[0].contractCall.gasLimit'],
+      ['gas limit not an integer', (l) => (l.contractCall.gasLimit = '1e6'), /gasLimit: must be an integer/, 'intent.legs[0].contractCall.gasLimit'],
     ];
     for (const [name, mutate, msg, field] of cases) {
       const l = good();

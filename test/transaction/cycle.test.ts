@@ -100,9 +100,9 @@ describe('proof cycle', () => {
     expect(await w.public.readContract({ address: b.targets[SEPOLIA.name]!, abi: testTargetAbi, functionName: 'lastValue' })).toBe(1000n);
   });
 
-  it('a two-leg intent on both chains completes with one signature', async () => {
+  it('a two-leg intent on both chains completes with one signature (the Amoy leg with a gas limit)', async () => {
     const a = arg('two-chains');
-    const done = await runIntent(b, [recordLeg(b, SEPOLIA, a), recordLeg(b, AMOY, a)]);
+    const done = await runIntent(b, [recordLeg(b, SEPOLIA, a), recordLeg(b, AMOY, a, { gasLimit: '150000' })]);
     expect(done.error_message).toBeNull();
     expect(done.status).toBe('completed');
     expect(done.legs.map((l: any) => [l.chain, l.status])).toEqual([
@@ -112,6 +112,8 @@ describe('proof cycle', () => {
     for (const l of done.legs) await receiptsOk(l.chain, Object.values(l.transactions));
     const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
     expect((await verifyBundle(JSON.stringify(bundle.body))).valid).toBe(true);
+    // the limit is in the signed intent (the bundle's intent parts are JSON strings)
+    expect(JSON.stringify(bundle.body)).toMatch(/gas_limit\\?":\\?"150000/);
   });
 
   it('a chain whose legs the account cannot pay fails before anything is anchored there; the other chain completes; the partial proof says so', async () => {

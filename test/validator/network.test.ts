@@ -696,6 +696,17 @@ describe('validator network', () => {
     expect(ok.responses.get(0)!.checks).toEqual({ callBinding: 'event', expectedEvents: 0, expectedState: 0 });
   });
 
+  it('a leg with a gas limit is attested, executed with that gas and observed (the proof carries the limit the leaf binds)', async () => {
+    const a = await freshAttestWith('gas-limited', { gasLimit: 120_000 });
+    expect(a.plan.proofs[0]!.gasLimit).toBe(120_000n);
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    expect(exec.status).toBe('success');
+    const post = await d.quorum.observe(observeRequest(a.st, a.plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    expect(post.signers.length).toBe(7);
+    expect(post.responses.get(0)!.checks.callBinding).toBe('calldata');
+  });
+
   it('the calls counter slot proven by eth_getProof matches (expectedState on slot 0 with the live count)', async () => {
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
     const next = toHex(BigInt(calls) + 1n, { size: 32 });

@@ -39,8 +39,10 @@ const vectors = {
   })),
   adiHash: adiUrls.map((u) => ({ input: u, output: f.adiHash(u) })),
   legLeaf: calls.map((c, i) => {
-    const input = { account: ACCOUNT, adiHash: f.adiHash(adiUrls[i % adiUrls.length]!), executionCommitment: f.executionCommitment(c), deadline: 1_800_000_000n + BigInt(i) };
-    return { input: { ...input, deadline: input.deadline.toString() }, output: f.legLeaf(input) };
+    // every other leaf has a gas limit (0 = none)
+    const gasLimit = i % 2 ? 250_000n + BigInt(i) : 0n;
+    const input = { account: ACCOUNT, adiHash: f.adiHash(adiUrls[i % adiUrls.length]!), executionCommitment: f.executionCommitment(c), deadline: 1_800_000_000n + BigInt(i), gasLimit };
+    return { input: { ...input, deadline: input.deadline.toString(), gasLimit: input.gasLimit.toString() }, output: f.legLeaf(input) };
   }),
   merkle: leafSets.map((leaves) => ({
     leaves,

@@ -125,7 +125,7 @@ const CreateBody = z
     identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent' }),
     intent: z.record(z.string(), z.unknown()).openapi({
       description:
-        'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState? } }] } or a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }',
+        'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] } or a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }',
     }),
     proof_class: z.string().optional().openapi({ description: 'standard (default)' }),
     contract_addresses: z.array(z.string()).optional().openapi({ description: 'Allow-list: every contract call must target one of these' }),
