@@ -328,7 +328,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       if (c.record.createAnchorTx) return { txHash: c.record.createAnchorTx, sent: false };
       const w = access.writer(i.chain);
       // An account that cannot pay its legs fails them here, before an anchor exists: a proven anchor whose legs
-      // fail stays executable by anyone once the account is funded (nothing on chain expires it).
+      // fail stays executable by anyone once the account is funded, until the intent's expires_at (the leaf's deadline).
       const need = c.plan.legs.reduce((a, l) => a + l.value, 0n);
       if (need > 0n) {
         const account = c.plan.legs[0]!.account;
@@ -373,6 +373,8 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       if (done) return { txHash: done, sent: false };
       const w = access.writer(i.chain);
       const proof = proofForLeg(c.plan, index);
+      // a proven leaf is executable by anyone until its deadline: a failed leg must say so, not just "not executed"
+      const stillValid = `; its proof stays valid until ${new Date(Number(proof.deadline) * 1000).toISOString()} (the intent's expires_at): anyone may still run the leg before then if the call would succeed`;
       const record = async (txHash: Hex, sent: boolean) => {
         await updateIntentChain(db, i.intentId, i.chain, {
           step: 'executed',
@@ -395,7 +397,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       if (leg.value > 0n) {
         const balance = await w.public.getBalance({ address: leg.account });
         if (balance < leg.value) {
-          throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account ${leg.account} holds ${balance} wei but the leg sends ${leg.value} wei`, 'InsufficientFunds');
+          throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account ${leg.account} holds ${balance} wei but the leg sends ${leg.value} wei${stillValid}`, 'InsufficientFunds');
         }
       }
       let hash: Hex;
@@ -405,7 +407,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         // a concurrent or earlier attempt consumed the leaf between the check and the send
         const again = await found();
         if (again) return record(again, false);
-        if (revertErrorName(e) || revertData(e)) throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account reverted the call (${explainRevert(e)})`, 'ExecutionReverted');
+        if (revertErrorName(e) || revertData(e)) throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: the account reverted the call (${explainRevert(e)})${stillValid}`, 'ExecutionReverted');
         throw e instanceof BaseError ? new Error(e.shortMessage) : e;
       }
       beat({ txHash: hash });
@@ -418,7 +420,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         const why = await w.public
           .call({ to: sent.to ?? undefined, data: sent.input, value: sent.value, account: sent.from, blockNumber: receipt.blockNumber - 1n })
           .then(() => 'reverted', (e: unknown) => explainRevert(e));
-        throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed`, 'ExecutionReverted');
+        throw ApplicationFailure.nonRetryable(`leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed${stillValid}`, 'ExecutionReverted');
       }
       return record(hash, true);
     },

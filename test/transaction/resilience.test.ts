@@ -145,6 +145,8 @@ describe('tampering executor', () => {
         expect(done.status, k).toBe('failed');
         expect(done.legs[0].status).toBe('failed');
         expect(done.error_message).toMatch(/reverted on chain \(InvalidMerkleProof: the runtime \(chain id, target, value, calldata\) does not match the anchored execution commitment\)/);
+        // the committed call never ran, and its proven leaf stays usable until the intent's expires_at: said so
+        expect(done.error_message).toMatch(/proof stays valid until \d{4}-\d\d-\d\dT[\d:.]+Z \(the intent's expires_at\): anyone may still run the leg/);
         const tx = /transaction (0x[0-9a-f]{64})/.exec(done.error_message)![1] as Hex;
         expect((await b.wallets[SEPOLIA.name]!.public.getTransactionReceipt({ hash: tx })).status).toBe('reverted');
         expect(await calls(SEPOLIA.name)).toBe(before);
