@@ -3,7 +3,7 @@
  * of a transaction proven by the receipts trie against receiptsRoot, the transaction by the transactions
  * trie against transactionsRoot, and storage values by eth_getProof against stateRoot.
  */
-import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, toRlp, type Address, type Hex, type PublicClient } from 'viem';
+import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, stringToHex, toRlp, type Address, type Hex, type PublicClient } from 'viem';
 import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
 import type { ResultLog } from '../chain/formulas.js';
 
@@ -98,7 +98,19 @@ export async function fetchVerifiedBlock(rpc: Rpc, at: { number: bigint } | { ha
   if (!b) throw new EffectDataUnavailable(`block ${'number' in at ? at.number : at.hash} not found`);
   const h = headerHash(b);
   if (h.toLowerCase() !== b.hash.toLowerCase()) throw new EffectProofError(`block header does not hash to ${b.hash} (got ${h})`);
-  return b;
+  const sync = borStateSyncTxHash(b);
+  const last = b.transactions.at(-1);
+  return last && last.toLowerCase() === sync ? { ...b, transactions: b.transactions.slice(0, -1) } : b;
+}
+
+/**
+ * Polygon PoS (Bor) appends to a block that carries state-sync events a synthetic transaction and receipt that its
+ * RPC returns but its transactions and receipts roots exclude: hash keccak256("matic-bor-receipt-" || uint64
+ * number || block hash) (bor PR #90, #1710). It is dropped before a trie is built; on other chains no transaction
+ * can have that hash, so nothing is dropped.
+ */
+export function borStateSyncTxHash(b: Pick<RawBlock, 'number' | 'hash'>): Hex {
+  return keccak256(concatHex([stringToHex('matic-bor-receipt-'), numberToHex(hexToBigInt(b.number), { size: 8 }), b.hash])).toLowerCase() as Hex;
 }
 
 interface RawReceipt {
@@ -184,7 +196,10 @@ const NO_CACHE: BlockTrieCache = { trie: (_kind, _block, build) => build() };
  */
 export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number, cache: BlockTrieCache = NO_CACHE): Promise<ProvenReceipt> {
   const trie = await cache.trie('receipts', block, async () => {
-    const receipts = (await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null;
+    const sync = borStateSyncTxHash(block);
+    const receipts = ((await rpc.request({ method: 'eth_getBlockReceipts', params: [block.number] } as never)) as RawReceipt[] | null)?.filter(
+      (r) => r.transactionHash?.toLowerCase() !== sync,
+    );
     if (!receipts || receipts.length !== block.transactions.length) {
       throw new EffectDataUnavailable(`block receipts unavailable or incomplete (${receipts?.length ?? 'none'} for ${block.transactions.length} transactions)`);
     }
