@@ -446,15 +446,16 @@ contract ProofAnchor {
         emit ValidatorSetRotated(root, data, n, total, num, den);
     }
 
-    /// Key i: 256 bytes, not a duplicate of an earlier key, and a valid proof of possession
-    /// (a min-sig signature over the key's 256-byte encoding under POP_DST; the pairing precompile also
-    /// subgroup-checks the key). Infinity keys are rejected by BLS.pairingMinSig.
+    /// Key i: 256 bytes, neither an earlier key nor its negation (same x coordinate: whoever holds sk can prove
+    /// possession of -pk too, and the two seats would cancel in an aggregate, counting power without signing),
+    /// and a valid proof of possession (a min-sig signature over the key's 256-byte encoding under POP_DST; the
+    /// pairing precompile also subgroup-checks the key). Infinity keys are rejected by BLS.pairingMinSig.
     function _checkKey(bytes[] memory publicKeys, bytes memory popB, uint256 i) internal view {
         bytes memory pk = publicKeys[i];
         if (pk.length != 256 || popB.length != 128) revert InvalidValidatorSet();
-        bytes32 kh = keccak256(pk);
+        bytes32 kx = _xHash(pk);
         for (uint256 j; j < i; ++j) {
-            if (keccak256(publicKeys[j]) == kh) revert DuplicateValidator(i);
+            if (_xHash(publicKeys[j]) == kx) revert DuplicateValidator(i);
         }
         bytes memory h = BLS.hashToG1(pk, POP_DST);
         uint256 popPtr;
@@ -466,6 +467,13 @@ contract ProofAnchor {
             pkPtr := add(pk, 0x20)
         }
         if (!BLS.pairingMinSig(popPtr, hPtr, pkPtr)) revert InvalidProofOfPossession(i);
+    }
+
+    /// keccak256 of a G2 key's x coordinate (its first 128 bytes), shared by the key and its negation.
+    function _xHash(bytes memory pk) internal pure returns (bytes32 h) {
+        assembly ("memory-safe") {
+            h := keccak256(add(pk, 0x20), 128)
+        }
     }
 
     /// Fills the full-set aggregate key and the negated keys into the blob at `base`.

@@ -230,7 +230,7 @@ describe('validator set registration and rotation', () => {
     }
   };
 
-  it('rejects a key without a valid proof of possession (rogue key), a duplicate, an infinity key, bad thresholds', async () => {
+  it('rejects a key without a valid proof of possession (rogue key), a duplicate or a negated key, an infinity key, bad thresholds', async () => {
     const vs = testValidators(3, 'reg');
     const regs = registrations(vs);
     expect(await deployAnchor(regs)).toBe('ok');
@@ -240,6 +240,14 @@ describe('validator set registration and rotation', () => {
     const rogue = g2ToEip2537(g2FromEip2537(blsKeygen(hexToBytes(keccak256('0x66'))).publicKey).subtract(g2FromEip2537(regs[0]!.publicKey)));
     expect(await deployAnchor([regs[0]!, { ...regs[1]!, publicKey: rogue }])).toBe('InvalidProofOfPossession');
     expect(await deployAnchor([regs[0]!, regs[1]!, regs[0]!])).toBe('DuplicateValidator');
+    // the negation of a key, with a valid proof of possession (made with -sk): its seat would cancel the other
+    // in an aggregate, so both bits would count without a signature
+    const r = bls12_381.fields.Fr.ORDER;
+    const negSk = hexToBytes(toHex((r - BigInt(bytesToHex(vs[0]!.secretKey))) % r, { size: 32 }));
+    const negPk = blsPublicKey(negSk);
+    expect(g2FromEip2537(negPk).equals(g2FromEip2537(regs[0]!.publicKey).negate())).toBe(true);
+    expect(blsVerifyProofOfPossession(negPk, blsProofOfPossession(negSk))).toBe(true);
+    expect(await deployAnchor([regs[0]!, regs[1]!, { ...regs[2]!, publicKey: negPk, proofOfPossession: blsProofOfPossession(negSk) }])).toBe('DuplicateValidator');
     expect(await deployAnchor([{ ...regs[0]!, publicKey: `0x${'00'.repeat(256)}` }])).toBe('InvalidProofOfPossession');
     expect(await deployAnchor(regs, 0n, 3n)).toBe('InvalidValidatorSet');
     expect(await deployAnchor(regs, 4n, 3n)).toBe('InvalidValidatorSet');
