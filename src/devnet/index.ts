@@ -12,7 +12,7 @@ import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';
 import type { Logger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
-import { loadTemporalProfile, type TemporalProfile } from '../temporal/profile.js';
+import { loadTemporalProfile, withDataDir, type TemporalProfile } from '../temporal/profile.js';
 import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
@@ -69,7 +69,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     // Our own signal handling (bin/devnet.ts) stops everything in order; the worker must not grab SIGINT first.
     installTemporalRuntime(logger, { shutdownSignals: [] });
 
-    const profile = { ...loadTemporalProfile(), ...opts.temporalProfile };
+    const profile = withDataDir({ ...loadTemporalProfile(), ...opts.temporalProfile }, base.dataDir);
     logger.info('starting Temporal dev server', { port: profile.port, ui_port: profile.uiPort });
     const temporal: TemporalServerHandle = await startTemporalDevServer(profile, {
       cliPath: base.temporal.cliPath,

@@ -1,5 +1,6 @@
 /** The Temporal dev-server profile in temporal-dev.yml, parsed and turned into `temporal server start-dev` argv. */
 import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -35,4 +36,14 @@ export function devServerArgs(p: TemporalProfile, opts: { headless?: boolean } =
   for (const [name, type] of Object.entries(p.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries(p.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   return args;
+}
+
+/**
+ * The profile with its database file placed for a devnet on `dataDir`: a relative dbFilename (temporal-dev.yml:
+ * `temporal/dev.sqlite`) is taken relative to DATA_DIR, so a fresh DATA_DIR is a fresh Temporal too; an absolute
+ * one stays, null (in memory) stays null. The result is absolute (the server runs in the project directory).
+ */
+export function withDataDir(p: TemporalProfile, dataDir: string): TemporalProfile {
+  if (!p.dbFilename || isAbsolute(p.dbFilename)) return p;
+  return { ...p, dbFilename: resolve(dataDir, p.dbFilename) };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { devServerArgs, loadTemporalProfile } from '../../src/temporal/profile.js';
+import { resolve } from 'node:path';
+import { devServerArgs, loadTemporalProfile, withDataDir } from '../../src/temporal/profile.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
 
 describe('temporal-dev.yml', () => {
@@ -19,10 +20,17 @@ describe('temporal-dev.yml', () => {
     expect(args.join(' ')).toContain(`--port ${profile.port} `);
     expect(args.join(' ')).toContain(`--ui-port ${profile.uiPort}`);
     expect(args.join(' ')).toContain('--search-attribute Stage=Keyword');
-    expect(args.join(' ')).toContain('--db-filename .data/temporal/dev.sqlite');
     const headless = devServerArgs({ ...profile, dbFilename: null }, { headless: true });
     expect(headless).toContain('--headless');
     expect(headless).not.toContain('--ui-port');
     expect(headless).not.toContain('--db-filename');
+  });
+
+  it('keeps the Temporal database under DATA_DIR', () => {
+    // a fresh DATA_DIR is a fresh Temporal: the default profile's file moves with DATA_DIR
+    expect(devServerArgs(withDataDir(profile, '/tmp/gw-a')).join(' ')).toContain('--db-filename /tmp/gw-a/temporal/dev.sqlite');
+    expect(withDataDir(profile, '.data').dbFilename).toBe(resolve('.data/temporal/dev.sqlite'));
+    expect(withDataDir({ ...profile, dbFilename: '/abs/t.sqlite' }, '/tmp/gw-a').dbFilename).toBe('/abs/t.sqlite');
+    expect(withDataDir({ ...profile, dbFilename: null }, '/tmp/gw-a').dbFilename).toBeNull();
   });
 });
