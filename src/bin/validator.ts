@@ -4,7 +4,9 @@
  *   tsx src/bin/validator.ts --index 3 --proof-anchor 0x.. --account-factory 0x.. [--port 7403] [--host 127.0.0.1]
  *       [--key-file <path> | keys at <DATA_DIR>/validators/validator-<index>.json, created on first start]
  *       [--protocol-adi acc://pgw-protocol.acme]   (key page <adi>/book/2, results <adi>/execution-results)
- *       [--finality confirmations|finalized]
+ *       [--finality finalized|confirmations]   (default finalized: spec §1, expected state is proven against the
+ *                                               finalized block; `confirmations` waits for the chain's
+ *                                               CHAINS[].confirmations instead, as the devnet's anvil chains do)
  *
  * Ledger endpoint (LEDGER_URL), chains (CHAINS) and DATA_DIR come from the gateway configuration
  * (src/config.ts). The node's BLS key must be in the ProofAnchor's validator set and its Ed25519 key on the
@@ -30,9 +32,12 @@ async function main() {
       'proof-anchor': { type: 'string' },
       'account-factory': { type: 'string' },
       'protocol-adi': { type: 'string', default: 'acc://pgw-protocol.acme' },
-      finality: { type: 'string', default: 'confirmations' },
+      finality: { type: 'string', default: 'finalized' },
     },
   });
+  if (values.finality !== 'finalized' && values.finality !== 'confirmations') {
+    throw new Error(`--finality must be finalized or confirmations (got ${values.finality})`);
+  }
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'validator' });
   const index = Number(values.index);
@@ -47,7 +52,7 @@ async function main() {
     chains: config.chains.map((c) => ({ ...c, contracts })),
     protocol: { keyPage: `${adi}/book/2`, resultsAccount: `${adi}/execution-results` },
     storeFile: join(config.dataDir, 'validators', `state-${keys.index}.json`),
-    finality: values.finality === 'finalized' ? 'finalized' : 'confirmations',
+    finality: values.finality,
   });
   const server = await serveValidator(node, values.host, Number(values.port));
   logger.info('validator running', { index: keys.index, url: server.url, bls_public_key: keys.bls.publicKey, ledger: config.ledgerUrl });
