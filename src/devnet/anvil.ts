@@ -1,6 +1,6 @@
 /** A local EVM chain: the anvil binary shipped in the npm package @foundry-rs/anvil. */
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { freePort } from './ports.js';
 import { rpcAnswersChainId, spawnManaged, waitUntilReady } from './process.js';
@@ -31,6 +31,13 @@ export async function startAnvil(opts: {
   logFile?: string;
   /** default 'prague' (EIP-2537) */
   hardfork?: string;
+  /**
+   * Keep the chain across restarts: load this file at start when it exists, dump to it on exit (anvil --state) and
+   * every `stateIntervalSeconds` while running, so even a killed devnet loses at most that much.
+   */
+  stateFile?: string;
+  /** default 5 (only with stateFile) */
+  stateIntervalSeconds?: number;
   /** extra CLI flags */
   extraArgs?: string[];
   /** readiness timeout in ms, default 20000 */
@@ -45,8 +52,10 @@ export async function startAnvil(opts: {
     '--hardfork', opts.hardfork ?? 'prague',
     ...((opts.blockTime ?? 0.2) > 0 ? ['--mixed-mining', '--block-time', String(opts.blockTime ?? 0.2)] : []),
     '--slots-in-an-epoch', '1',
+    ...(opts.stateFile ? ['--state', opts.stateFile, '--state-interval', String(opts.stateIntervalSeconds ?? 5)] : []),
     ...(opts.extraArgs ?? []),
   ];
+  if (opts.stateFile) mkdirSync(dirname(opts.stateFile), { recursive: true });
   const proc = spawnManaged(`anvil-${opts.chainId}`, anvilBinary(), args, { logFile: opts.logFile });
   const rpcUrl = `http://${host}:${port}`;
   try {

@@ -2,7 +2,9 @@
  * The local stack behind `npm start`: Temporal dev server → chains (anvil) → database → worker → API, each
  * started only after the previous one answered. Later parts (ledger simulator, contracts, validators) plug in here.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { count } from 'drizzle-orm';
 import { createActivities } from '../activities/index.js';
 import { identityActivityDeps } from '../activities/identity-deps.js';
 import { createApp } from '../api/app.js';
@@ -10,6 +12,7 @@ import { listen, type RunningServer } from '../api/server.js';
 import type { Config } from '../config.js';
 import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';
+import { identities } from '../db/schema.js';
 import type { Logger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { loadTemporalProfile, withDataDir, type TemporalProfile } from '../temporal/profile.js';
@@ -47,6 +50,24 @@ function loopbackPort(rpcUrl: string): number | undefined {
   return ['127.0.0.1', 'localhost'].includes(u.hostname) ? Number(u.port) : undefined;
 }
 
+/** Where the devnet keeps a local chain's state (anvil --state) between restarts. */
+export function chainStateFile(dataDir: string, chainName: string): string {
+  return join(dataDir, 'chains', `${chainName}.json`);
+}
+
+export class DevnetStateError extends Error {
+  override name = 'DevnetStateError';
+}
+
+function missingChainStateMessage(dataDir: string, what: string, chains: string[]): string {
+  return (
+    `${what}, but no saved chain state for ${chains.join(', ')} ` +
+    `(${chains.map((c) => chainStateFile(dataDir, c)).join(', ')}): the identities' accounts and the system contracts ` +
+    `would not exist on chain, and their transactions would fail. Start with a fresh DATA_DIR ` +
+    `(e.g. DATA_DIR=.data-new npm start, or delete ${dataDir}).`
+  );
+}
+
 export interface DevnetOptions {
   /** overrides of temporal-dev.yml (tests use free ports and an in-memory store) */
   temporalProfile?: Partial<TemporalProfile>;
@@ -69,6 +90,15 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     // Our own signal handling (bin/devnet.ts) stops everything in order; the worker must not grab SIGINT first.
     installTemporalRuntime(logger, { shutdownSignals: [] });
 
+    // The local chains keep their state under <dataDir>/chains. A data dir that has a ledger, database or validator
+    // keys from an earlier run but lacks a chain's state would come up with identities pointing at nothing: refuse.
+    const localChainNames = base.chains.filter((c) => loopbackPort(c.rpcUrl) !== undefined).map((c) => c.name);
+    const freshChains = localChainNames.filter((name) => !existsSync(chainStateFile(base.dataDir, name)));
+    const earlier = ['ledger-sim.json', 'pglite', 'validators'].filter((f) => existsSync(join(base.dataDir, f)));
+    if (freshChains.length > 0 && earlier.length > 0) {
+      throw new DevnetStateError(missingChainStateMessage(base.dataDir, `DATA_DIR ${base.dataDir} holds an earlier devnet (${earlier.join(', ')})`, freshChains));
+    }
+
     const profile = withDataDir({ ...loadTemporalProfile(), ...opts.temporalProfile }, base.dataDir);
     logger.info('starting Temporal dev server', { port: profile.port, ui_port: profile.uiPort });
     const temporal: TemporalServerHandle = await startTemporalDevServer(profile, {
@@ -84,7 +114,12 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       const port = loopbackPort(chain.rpcUrl);
       if (port === undefined) continue; // a remote chain: not ours to start
       logger.info('starting anvil', { chain: chain.name, chain_id: chain.chainId, port });
-      const anvil = await startAnvil({ chainId: chain.chainId, port, logFile: join(logDir, `anvil-${chain.name}.log`) });
+      const anvil = await startAnvil({
+        chainId: chain.chainId,
+        port,
+        logFile: join(logDir, `anvil-${chain.name}.log`),
+        stateFile: chainStateFile(base.dataDir, chain.name),
+      });
       anvils.push(anvil);
       stack.push({ name: `anvil ${chain.name}`, stop: anvil.stop });
     }
@@ -137,6 +172,11 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
 
     const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     stack.push({ name: 'database', stop: () => database.close() });
+    if (freshChains.length > 0) {
+      // e.g. Postgres (DATABASE_URL) outlives the data dir: identities there would point at accounts on empty chains
+      const [{ n }] = await database.db.select({ n: count() }).from(identities);
+      if (n > 0) throw new DevnetStateError(missingChainStateMessage(base.dataDir, `the database holds ${n} identities`, freshChains));
+    }
     const bootstrap = await bootstrapAdminKey(database.db, { rateLimitRpm: config.platform.defaultRpm });
 
     const { worker, connection } = await createGatewayWorker({

@@ -1,0 +1,87 @@
+/**
+ * `npm start` twice on the same DATA_DIR: the chains come back with their state (system contracts, balances,
+ * nonces), the Temporal database lives under DATA_DIR, and a data dir whose chain state was lost is refused
+ * instead of running with identities that point at nothing.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPublicClient, createWalletClient, http, type Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { chainDefinition } from '../../src/chain/clients.js';
+import { loadConfig } from '../../src/config.js';
+import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
+import { chainStateFile, startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { freePort } from '../../src/devnet/ports.js';
+import { quietLogger } from '../support/env.js';
+
+describe('devnet restart', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-devnet-restart-'));
+  let devnet: Devnet | undefined;
+  afterAll(async () => {
+    await devnet?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const config = loadConfig({
+      API_PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'error',
+      LEDGER_URL: `http://127.0.0.1:${lp}`,
+      CHAINS: JSON.stringify([
+        { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
+        { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
+      ]),
+      ...env,
+    });
+    // no dbFilename override: temporal-dev.yml's relative file must land under DATA_DIR
+    return startDevnet(config, quietLogger, { temporalProfile: { port: tp, uiPort: ui } });
+  }
+  const clientOf = (c: { chainId: number; rpcUrl: string }) => createPublicClient({ chain: chainDefinition(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) });
+  const code = async (c: { chainId: number; rpcUrl: string }, address: string) => (await clientOf(c).getCode({ address: address as Address })) ?? '0x';
+
+  it('keeps chain state across a restart and refuses a data dir that lost it', { timeout: 400_000 }, async () => {
+    devnet = await start();
+    const first = devnet.summary;
+    const contracts = devnet.config.chains[0]!.contracts!;
+    // the Temporal database follows DATA_DIR
+    expect(existsSync(join(dataDir, 'temporal', 'dev.sqlite'))).toBe(true);
+
+    // write something on chain: a transfer to a fresh address
+    const sepolia = devnet.config.chains[0]!;
+    const wallet = createWalletClient({ chain: chainDefinition(sepolia.chainId, sepolia.rpcUrl), transport: http(sepolia.rpcUrl), account: privateKeyToAccount(ANVIL_DEV_KEY_0) });
+    const to: Address = '0x00000000000000000000000000000000000d3a7a';
+    const hash = await wallet.sendTransaction({ to, value: 12345n });
+    expect((await clientOf(sepolia).waitForTransactionReceipt({ hash })).status).toBe('success');
+    const height = await clientOf(sepolia).getBlockNumber();
+    const nonce = await clientOf(sepolia).getTransactionCount({ address: wallet.account.address });
+
+    await devnet.stop();
+    devnet = undefined;
+    for (const c of ['ethereum-sepolia', 'polygon-amoy']) expect(existsSync(chainStateFile(dataDir, c))).toBe(true);
+
+    // second start: same contracts, nothing redeployed, the write still there
+    devnet = await start();
+    const second = devnet.summary;
+    expect(second.adminKey).toBeUndefined(); // the database was kept too
+    expect(devnet.config.chains[0]!.contracts).toEqual(contracts);
+    const sepolia2 = devnet.config.chains[0]!;
+    for (const c of devnet.config.chains) {
+      expect((await code(c, contracts.proofAnchor)).length).toBeGreaterThan(2);
+      expect((await code(c, contracts.accountFactory)).length).toBeGreaterThan(2);
+    }
+    expect(await clientOf(sepolia2).getBalance({ address: to })).toBe(12345n);
+    expect(await clientOf(sepolia2).getBlockNumber()).toBeGreaterThanOrEqual(height);
+    expect(await clientOf(sepolia2).getTransactionCount({ address: wallet.account.address })).toBe(nonce);
+
+    await devnet.stop();
+    devnet = undefined;
+
+    // a lost chain state with the rest of the devnet still there: refused, naming the chain and the way out
+    rmSync(chainStateFile(dataDir, 'polygon-amoy'));
+    await expect(start()).rejects.toThrow(/no saved chain state for polygon-amoy.*fresh DATA_DIR/s);
+  });
+});
