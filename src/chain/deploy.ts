@@ -10,7 +10,7 @@
  */
 import { concatHex, encodeDeployData, getContractAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { accountFactoryAbi, accountFactoryBytecode, proofAnchorAbi, proofAnchorBytecode } from './abi/index.js';
-import { createChainClients, type ChainClients } from './clients.js';
+import { createChainClients, type ChainClients, type ChainWriter } from './clients.js';
 import type { SystemContracts } from './registry.js';
 
 export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
@@ -80,6 +80,31 @@ export async function assertBlsPrecompiles(c: ChainClients): Promise<void> {
   }
 }
 
+/**
+ * Deploys `initCode` through the CREATE2 deployer with `salt` unless code is already at its address (a restored or
+ * shared chain): idempotent, and nonces come from the chain, so it works on a chain restored from a state file.
+ */
+export async function ensureCreate2(w: ChainWriter, salt: Hex, initCode: Hex): Promise<{ address: Address; deployed: boolean; txHash?: Hex }> {
+  const address = create2Address(salt, initCode);
+  const code = await w.public.getCode({ address });
+  if (code && code !== '0x') return { address, deployed: false };
+  let hash: Hex;
+  try {
+    hash = await w.wallet.sendTransaction({ to: CREATE2_DEPLOYER, data: concatHex([salt, initCode]) });
+  } catch (err) {
+    // a concurrent deployer may have won the race: same address, same code
+    const now = await w.public.getCode({ address });
+    if (now && now !== '0x') return { address, deployed: false };
+    throw err;
+  }
+  const receipt = await w.public.waitForTransactionReceipt({ hash });
+  const after = await w.public.getCode({ address });
+  if (!after || after === '0x') {
+    throw new Error(`CREATE2 deployment to ${address} failed (tx ${hash}, status ${receipt.status})`);
+  }
+  return { address, deployed: receipt.status === 'success', txHash: hash };
+}
+
 /** Deploys ProofAnchor and AccountFactory unless already present. Safe to run on every start. */
 export async function deploySystem(
   p: SystemParams & { rpcUrl: string; chainId: number; privateKey: Hex },
@@ -91,27 +116,10 @@ export async function deploySystem(
   }
   await assertBlsPrecompiles(w);
   const txHashes: Hex[] = [];
-  const ensure = async (salt: Hex, initCode: Hex): Promise<{ address: Address; deployed: boolean }> => {
-    const address = create2Address(salt, initCode);
-    const code = await w.public.getCode({ address });
-    if (code && code !== '0x') return { address, deployed: false };
-    let hash: Hex;
-    try {
-      hash = await w.wallet.sendTransaction({ to: CREATE2_DEPLOYER, data: concatHex([salt, initCode]) });
-    } catch (err) {
-      // a concurrent deployer may have won the race: same address, same code
-      const now = await w.public.getCode({ address });
-      if (now && now !== '0x') return { address, deployed: false };
-      throw err;
-    }
-    txHashes.push(hash);
-    const receipt = await w.public.waitForTransactionReceipt({ hash });
-    const after = await w.public.getCode({ address });
-    if (!after || after === '0x') {
-      throw new Error(`CREATE2 deployment to ${address} failed (tx ${hash}, status ${receipt.status})`);
-    }
-    if (receipt.status !== 'success') return { address, deployed: false };
-    return { address, deployed: true };
+  const ensure = async (salt: Hex, initCode: Hex) => {
+    const r = await ensureCreate2(w, salt, initCode);
+    if (r.txHash) txHashes.push(r.txHash);
+    return r;
   };
   const anchor = await ensure(PROOF_ANCHOR_SALT, proofAnchorInitCode(p));
   const factory = await ensure(ACCOUNT_FACTORY_SALT, accountFactoryInitCode(anchor.address));

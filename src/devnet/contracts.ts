@@ -7,7 +7,9 @@
 import { hexToBytes, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { blsKeygen, blsProofOfPossession } from '../chain/bls.js';
-import { computeSystemAddresses, deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
+import { testTargetBytecode } from '../chain/abi/index.js';
+import { createChainClients } from '../chain/clients.js';
+import { computeSystemAddresses, create2Address, deploySystem, ensureCreate2, type ValidatorRegistration } from '../chain/deploy.js';
 import type { SystemContracts } from '../chain/registry.js';
 import type { ChainConfig } from '../config.js';
 
@@ -37,4 +39,27 @@ export async function deployDevnetContracts(o: DeployDevnetContractsOptions): Pr
   const contracts = computeSystemAddresses(params);
   await Promise.all(o.chains.map((c) => deploySystem({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: o.deployerKey, ...params })));
   return { contracts, chains: o.chains.map((c) => ({ ...c, contracts })) };
+}
+
+/** CREATE2 salt of the devnet's example contract: the same address on every local chain, on every start. */
+export const EXAMPLE_CONTRACT_SALT: Hex = keccak256(stringToHex('pgw:devnet:TestTarget:v1'));
+
+/** Address of the devnet's example contract (TestTarget, contracts/test/TestTarget.sol), computed offline. */
+export function exampleContractAddress(): Address {
+  return create2Address(EXAMPLE_CONTRACT_SALT, testTargetBytecode);
+}
+
+/**
+ * Deploys the example contract TestTarget (record(bytes32) emits Called(caller, value, arg) and stores arg in
+ * slot 3) on each chain through the CREATE2 deployer, unless it is there already (a chain restored from its state
+ * file). The README's transaction example calls it.
+ */
+export async function ensureExampleContract(chains: readonly Pick<ChainConfig, 'rpcUrl' | 'chainId'>[], deployerKey: Hex): Promise<Address> {
+  const addresses = await Promise.all(
+    chains.map(async (c) => {
+      const w = createChainClients({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: deployerKey, pollingIntervalMs: 50 });
+      return (await ensureCreate2(w, EXAMPLE_CONTRACT_SALT, testTargetBytecode)).address;
+    }),
+  );
+  return addresses[0] ?? exampleContractAddress();
 }

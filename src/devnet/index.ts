@@ -20,7 +20,7 @@ import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
-import { ANVIL_DEV_KEY_0 } from './contracts.js';
+import { ANVIL_DEV_KEY_0, ensureExampleContract } from './contracts.js';
 import { setupIdentityDevnet } from './identity.js';
 import { startDevnetValidators, validatorSummaryRows } from './validators.js';
 import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
@@ -37,6 +37,8 @@ export interface DevnetSummary {
   adminKey?: string;
   /** validators, protocol ledger accounts, system contracts */
   validatorRows: [string, string][];
+  /** TestTarget (record(bytes32)) deployed on every local chain, for the README's transaction example */
+  exampleContract?: string;
 }
 
 export interface Devnet {
@@ -162,6 +164,10 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       { logger, localChains: localChains.map((c) => c.name) },
     );
 
+    // The example contract for the README's transaction example (no-op when a restored chain has it).
+    const exampleContract = localChains.length > 0 ? ensureExampleContract(localChains, ANVIL_DEV_KEY_0) : undefined;
+    exampleContract?.catch(() => {}); // awaited below; no unhandled rejection meanwhile
+
     const config: Config = {
       ...base,
       ledgerUrl,
@@ -213,6 +219,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',
       adminKey: bootstrap?.rawKey,
       validatorRows,
+      exampleContract: await exampleContract,
     };
     return { summary, config, stop: stopAll };
   } catch (err) {
@@ -230,6 +237,7 @@ export function formatSummary(s: DevnetSummary): string {
     ['Ledger (simulator)', `${s.ledgerUrl}/v3`],
     ...s.chains.map((c) => [`Chain ${c.name}`, `${c.rpcUrl} (chain id ${c.chainId})`] as [string, string]),
     ...s.validatorRows,
+    ...(s.exampleContract ? [['Example contract', `${s.exampleContract}  (TestTarget: record(bytes32), on every chain)`] as [string, string]] : []),
     ['Database', s.database],
     ['Portal (sign-up)', `${s.apiUrl}/portal`],
     ['API reference', `${s.apiUrl}/reference`],

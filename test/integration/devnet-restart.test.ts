@@ -1,19 +1,21 @@
 /**
- * `npm start` twice on the same DATA_DIR: the chains come back with their state (system contracts, balances,
- * nonces), the Temporal database lives under DATA_DIR, and a data dir whose chain state was lost is refused
- * instead of running with identities that point at nothing.
+ * `npm start` twice on the same DATA_DIR: the chains come back with their state (system contracts, the example
+ * contract and what was written to it), the Temporal database lives under DATA_DIR, and a data dir whose chain
+ * state was lost is refused instead of running with identities that point at nothing.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, http, type Address } from 'viem';
+import { createPublicClient, createWalletClient, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { chainDefinition } from '../../src/chain/clients.js';
 import { loadConfig } from '../../src/config.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
-import { chainStateFile, startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { chainStateFile, formatSummary, startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { freePort } from '../../src/devnet/ports.js';
+import { arg } from '../support/test-target.js';
 import { quietLogger } from '../support/env.js';
 
 describe('devnet restart', () => {
@@ -47,14 +49,20 @@ describe('devnet restart', () => {
     devnet = await start();
     const first = devnet.summary;
     const contracts = devnet.config.chains[0]!.contracts!;
+    const example = first.exampleContract as Address;
+    // the README's example contract is deployed on every chain and named in the summary
+    expect(example).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(formatSummary(first)).toContain(`Example contract`);
+    expect(formatSummary(first)).toContain(`${example}  (TestTarget: record(bytes32)`);
+    for (const c of devnet.config.chains) expect((await code(c, example)).length).toBeGreaterThan(2);
     // the Temporal database follows DATA_DIR
     expect(existsSync(join(dataDir, 'temporal', 'dev.sqlite'))).toBe(true);
 
-    // write something on chain: a transfer to a fresh address
+    // write something on chain: record(a) on the example contract
     const sepolia = devnet.config.chains[0]!;
     const wallet = createWalletClient({ chain: chainDefinition(sepolia.chainId, sepolia.rpcUrl), transport: http(sepolia.rpcUrl), account: privateKeyToAccount(ANVIL_DEV_KEY_0) });
-    const to: Address = '0x00000000000000000000000000000000000d3a7a';
-    const hash = await wallet.sendTransaction({ to, value: 12345n });
+    const a = arg('devnet-restart');
+    const hash = await wallet.writeContract({ address: example, abi: testTargetAbi, functionName: 'record', args: [a] });
     expect((await clientOf(sepolia).waitForTransactionReceipt({ hash })).status).toBe('success');
     const height = await clientOf(sepolia).getBlockNumber();
     const nonce = await clientOf(sepolia).getTransactionCount({ address: wallet.account.address });
@@ -68,12 +76,13 @@ describe('devnet restart', () => {
     const second = devnet.summary;
     expect(second.adminKey).toBeUndefined(); // the database was kept too
     expect(devnet.config.chains[0]!.contracts).toEqual(contracts);
+    expect(second.exampleContract).toBe(example);
     const sepolia2 = devnet.config.chains[0]!;
     for (const c of devnet.config.chains) {
       expect((await code(c, contracts.proofAnchor)).length).toBeGreaterThan(2);
       expect((await code(c, contracts.accountFactory)).length).toBeGreaterThan(2);
     }
-    expect(await clientOf(sepolia2).getBalance({ address: to })).toBe(12345n);
+    expect(await clientOf(sepolia2).readContract({ address: example, abi: testTargetAbi, functionName: 'lastArg' })).toBe(a as Hex);
     expect(await clientOf(sepolia2).getBlockNumber()).toBeGreaterThanOrEqual(height);
     expect(await clientOf(sepolia2).getTransactionCount({ address: wallet.account.address })).toBe(nonce);
 
