@@ -70,6 +70,7 @@ const envSchema = z.object({
     .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('gateway'),
+  /** the Temporal Web UI operators should open: shown in the devnet summary (instead of the dev server's) and logged at api/worker start */
   TEMPORAL_UI_URL: url.optional(),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   CHAINS: chainList.optional(),

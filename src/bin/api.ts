@@ -12,7 +12,7 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const temporal = await connectTemporalClient(config.temporal);
   const server = await listen(createApp({ config, database, temporal, logger }), config.api.host, config.api.port);
-  logger.info('api listening', { url: server.url });
+  logger.info('api listening', { url: server.url, temporal: config.temporal.address, ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}) });
   const stop = async () => {
     await server.close();
     await temporal.connection.close();

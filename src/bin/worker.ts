@@ -24,7 +24,11 @@ async function main() {
     activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
     logger,
   });
-  logger.info('worker running', { task_queue: config.temporal.taskQueue, namespace: config.temporal.namespace });
+  logger.info('worker running', {
+    task_queue: config.temporal.taskQueue,
+    namespace: config.temporal.namespace,
+    ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}),
+  });
   await worker.run();
   await connection.close();
   await database.close();

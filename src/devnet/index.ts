@@ -173,7 +173,8 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       ledgerUrl,
       validatorUrls,
       ...identity,
-      temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl },
+      // TEMPORAL_UI_URL, when set, is the link users get (e.g. the UI behind a proxy); else the dev server's own
+      temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: base.temporal.uiUrl ?? temporal.uiUrl },
     };
 
     const database: Database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -213,7 +214,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       apiUrl: server.url,
       docsUrl: `${server.url}/docs`,
       temporalAddress: temporal.address,
-      temporalUiUrl: temporal.uiUrl,
+      temporalUiUrl: config.temporal.uiUrl,
       ledgerUrl: config.ledgerUrl,
       chains: config.chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.rpcUrl })),
       database: database.driver === 'pglite' ? `PGlite (${join(config.dataDir, 'pglite')})` : 'Postgres (DATABASE_URL)',

@@ -71,12 +71,14 @@ describe('devnet restart', () => {
     devnet = undefined;
     for (const c of ['ethereum-sepolia', 'polygon-amoy']) expect(existsSync(chainStateFile(dataDir, c))).toBe(true);
 
-    // second start: same contracts, nothing redeployed, the write still there
-    devnet = await start();
+    // second start: same contracts, nothing redeployed, the write still there; TEMPORAL_UI_URL is the UI link shown
+    devnet = await start({ TEMPORAL_UI_URL: 'https://temporal.example.test/namespaces/default' });
     const second = devnet.summary;
     expect(second.adminKey).toBeUndefined(); // the database was kept too
     expect(devnet.config.chains[0]!.contracts).toEqual(contracts);
     expect(second.exampleContract).toBe(example);
+    expect(second.temporalUiUrl).toBe('https://temporal.example.test/namespaces/default');
+    expect(formatSummary(second)).toContain('https://temporal.example.test/namespaces/default');
     const sepolia2 = devnet.config.chains[0]!;
     for (const c of devnet.config.chains) {
       expect((await code(c, contracts.proofAnchor)).length).toBeGreaterThan(2);
