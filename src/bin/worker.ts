@@ -15,7 +15,10 @@ async function main() {
   installTemporalRuntime(logger);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const client = await connectTemporalClient(config.temporal);
-  await ensureSchedules(client, config.temporal.taskQueue, { pendingScanIntervalSeconds: config.pendingScanIntervalSeconds });
+  await ensureSchedules(client, config.temporal.taskQueue, {
+    pendingScanIntervalSeconds: config.pendingScanIntervalSeconds,
+    log: (msg, fields) => logger.info(msg, fields),
+  });
   await client.connection.close();
   const { worker, connection } = await createGatewayWorker({
     address: config.temporal.address,

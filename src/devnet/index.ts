@@ -204,7 +204,10 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
 
     const client = await connectTemporalClient(config.temporal);
     stack.push({ name: 'temporal client', stop: () => client.connection.close() });
-    await ensureSchedules(client, config.temporal.taskQueue, { pendingScanIntervalSeconds: config.pendingScanIntervalSeconds });
+    await ensureSchedules(client, config.temporal.taskQueue, {
+      pendingScanIntervalSeconds: config.pendingScanIntervalSeconds,
+      log: (msg, fields) => logger.info(msg, fields),
+    });
 
     const app = createApp({ config, database, temporal: client, logger });
     const server: RunningServer = await listen(app, config.api.host, config.api.port);
