@@ -227,10 +227,22 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(created.filter((x) => x.name === 'retention')).toHaveLength(2);
   });
 
-  it('a malformed header is a 400', async () => {
+  it('a malformed header is a 400 VALIDATION_ERROR naming the header', async () => {
     const res = await post('/v1/test/things', admin.key, { name: 'x' }, 'a'.repeat(256));
     expect(res.status).toBe(400);
-    expect((await res.json()).code).toBe('INVALID_IDEMPOTENCY_KEY');
+    expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'Idempotency-Key' } });
+  });
+
+  it('an empty header is a 400 naming the header, not a request without a key', async () => {
+    const before = created.filter((x) => x.name === 'empty-key').length;
+    for (const empty of ['', '   ', '""']) {
+      const res = await post('/v1/test/things', admin.key, { name: 'empty-key' }, empty);
+      expect(res.status, JSON.stringify(empty)).toBe(400);
+      const body = await res.json();
+      expect(body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'Idempotency-Key' } });
+      expect(body.error).toMatch(/^Idempotency-Key: /);
+    }
+    expect(created.filter((x) => x.name === 'empty-key').length).toBe(before);
   });
 
   it('concurrent duplicates create exactly one resource (real route: POST /v1/admin/api-keys)', async () => {

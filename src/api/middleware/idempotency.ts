@@ -17,6 +17,7 @@
  *     without them, with `redacted` (the paths) and `note` (what to do instead) in the body.
  * The body is fingerprinted as SHA-256 over canonical JSON (object keys sorted), so whitespace and key order do
  * not matter. The header may be an RFC 8941 quoted string (IETF draft) or bare (Stripe); 1–255 visible characters.
+ * A header that is present but empty or malformed is a 400 VALIDATION_ERROR with details.field "Idempotency-Key".
  */
 import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -122,9 +123,13 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
   return async (c, next) => {
     const header = c.req.header('idempotency-key');
     if (header === undefined) return next();
+    // present but empty (`Idempotency-Key:`) is a mistake, not an opt-out: the client meant to send a key
     const key = parseIdempotencyKey(header);
     if (!key) {
-      throw new ApiError(400, 'INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is recommended)');
+      const problem = header.trim() === '' ? 'is empty' : 'must be 1 to 255 visible ASCII characters';
+      throw new ApiError(400, 'VALIDATION_ERROR', `Idempotency-Key: ${problem} (a UUID is recommended; omit the header to send without one)`, {
+        field: 'Idempotency-Key',
+      });
     }
     const auth = requireAuth(c);
     const bodyText = await c.req.text(); // cached by Hono: the route's validator reads it again
