@@ -1,7 +1,7 @@
 /**
  * How other routes (transactions, governance, signing) reach an identity:
  *
- *   const identity = await findOrgIdentity(db, auth.orgId, body.identity_id);   // 404 across organizations
+ *   const identity = await findOrgIdentity(db, auth.orgId, body.identity_id, { field: 'identity_id' });   // 400 not a UUID; 404 across organizations
  *   requireSigningKey(identity);    // 400 "Identity has no public key configured" for hash-only identities
  *   requireActive(identity);        // 409 while creating / after failure or retirement
  */
@@ -11,10 +11,28 @@ import { ApiError } from './errors.js';
 
 export const NO_PUBLIC_KEY_MESSAGE = 'Identity has no public key configured';
 
-/** The identity of `orgId` by id (UUID) or ADI URL; 404 IDENTITY_NOT_FOUND otherwise (also for other organizations' identities). */
-export async function findOrgIdentity(db: Db, orgId: string, idOrAdiUrl: string): Promise<IdentityRow> {
-  const row = await getOrgIdentity(db, orgId, idOrAdiUrl);
-  if (!row) throw new ApiError(404, 'IDENTITY_NOT_FOUND', 'Identity not found', { field: 'identity' });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface IdentityRef {
+  /** the request field that carried the value, named in the 400 and 404 (`identity_id`, `identity`, `id`) */
+  field: string;
+  /** true where the field also takes the identity's ADI URL (`acc://…`) */
+  adiUrl?: boolean;
+}
+
+/**
+ * The identity of `orgId` named by `value` in request field `ref.field`: its id (UUID), or where `ref.adiUrl` its ADI
+ * URL. A value of the wrong form is a 400 VALIDATION_ERROR naming the field; a well-formed one that names no identity
+ * of the organization (also another organization's) is a 404 IDENTITY_NOT_FOUND naming it.
+ */
+export async function findOrgIdentity(db: Db, orgId: string, value: string, ref: IdentityRef): Promise<IdentityRow> {
+  const { field } = ref;
+  if (!UUID.test(value) && !(ref.adiUrl && /^acc:\/\/\S/i.test(value.trim()))) {
+    const expected = ref.adiUrl ? 'an identity id (UUID) or ADI URL (acc://…)' : 'an identity id (UUID)';
+    throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be ${expected}`, { field });
+  }
+  const row = await getOrgIdentity(db, orgId, value);
+  if (!row) throw new ApiError(404, 'IDENTITY_NOT_FOUND', 'Identity not found', { field });
   return row;
 }
 

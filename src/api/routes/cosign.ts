@@ -190,7 +190,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const q = c.req.valid('query');
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
-      const identityIds = q.identity ? [(await findOrgIdentity(db, auth.orgId, q.identity)).id] : undefined;
+      const identityIds = q.identity ? [(await findOrgIdentity(db, auth.orgId, q.identity, { field: 'identity', adiUrl: true })).id] : undefined;
       const [page, scan] = await Promise.all([
         listPendingActions(db, auth.orgId, { identityIds, category: q.category, status: q.status, limit, offset, now: now() }),
         getPendingScan(db, auth.orgId),
@@ -256,10 +256,10 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         if (!action) throw new ApiError(404, 'PENDING_ACTION_NOT_FOUND', 'target_id: pending action not found', { field: 'target_id' });
         pendingActionId = action.id;
         txId = action.txId;
-        identity = await findOrgIdentity(db, auth.orgId, body.identity ?? action.identityId);
+        identity = await findOrgIdentity(db, auth.orgId, body.identity ?? action.identityId, { field: 'identity', adiUrl: true });
       } else {
         if (!body.identity) throw new ApiError(400, 'VALIDATION_ERROR', 'identity: required with type pending_tx (the signing identity)', { field: 'identity' });
-        identity = await findOrgIdentity(db, auth.orgId, body.identity);
+        identity = await findOrgIdentity(db, auth.orgId, body.identity, { field: 'identity', adiUrl: true });
       }
       requireActive(identity);
 

@@ -179,7 +179,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
     async (c) => {
       const auth = requireAuth(c);
       const body = c.req.valid('json');
-      const identity = await findOrgIdentity(db, auth.orgId, body.identity);
+      const identity = await findOrgIdentity(db, auth.orgId, body.identity, { field: 'identity', adiUrl: true });
       requireActive(identity);
       let publicKey: string;
       if (body.signer_public_key !== undefined) {

@@ -350,7 +350,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id);
+      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id, { field: 'id' });
       const [view] = await withAccounts([row]);
       return c.json(view, 200);
     },
@@ -415,7 +415,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id);
+      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id, { field: 'id' });
       const { public_key } = c.req.valid('json');
       const problem = ed25519PublicKeyProblem(public_key);
       if (problem) throw bad('public_key', problem);
@@ -450,7 +450,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id);
+      const row = await findOrgIdentity(db, auth.orgId, c.req.valid('param').id, { field: 'id' });
       const retired = (await retireIdentity(db, auth.orgId, row.id)) ?? row;
       c.get('logger').info('identity retired', { identity_id: row.id });
       const [view] = await withAccounts([retired]);
@@ -529,7 +529,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
       const q = c.req.valid('query');
       const limit = q.limit ?? 50;
       const listed = q.identity ? [] : await listOrgIdentities(db, auth.orgId, { limit, cursor: q.cursor ? decodeCursor(q.cursor) : undefined });
-      const rows = q.identity ? [await findOrgIdentity(db, auth.orgId, q.identity)] : listed.slice(0, limit);
+      const rows = q.identity ? [await findOrgIdentity(db, auth.orgId, q.identity, { field: 'identity', adiUrl: true })] : listed.slice(0, limit);
       const hasMore = listed.length > limit;
       const accounts = await getChainAccounts(db, rows.map((r) => r.id));
       const chainCfg = new Map(deps.config.chains.map((ch) => [ch.name, ch]));

@@ -240,7 +240,7 @@ export function registerTransactionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const auth = requireAuth(c);
       const body = c.req.valid('json');
       if (typeof body.identity_id !== 'string' || !body.identity_id) throw new ApiError(400, 'VALIDATION_ERROR', 'identity_id: required', { field: 'identity_id' });
-      const identity = await findOrgIdentity(db, auth.orgId, body.identity_id);
+      const identity = await findOrgIdentity(db, auth.orgId, body.identity_id, { field: 'identity_id' });
       const identityKey = requireSigningKey(identity);
       requireActive(identity);
 
