@@ -20,10 +20,12 @@ import { createApiKey } from '../src/db/api-keys.js';
 import { openDatabase } from '../src/db/client.js';
 import { createOrganization } from '../src/db/organizations.js';
 import { startAnvil } from '../src/devnet/anvil.js';
+import { ANVIL_DEV_KEY_0 } from '../src/devnet/contracts.js';
 import { setupIdentityDevnet } from '../src/devnet/identity.js';
 import { freePort } from '../src/devnet/ports.js';
 import { createScratchDatabase, startLocalPostgres } from '../src/devnet/postgres.js';
 import { startTemporalDevServer } from '../src/devnet/temporal.js';
+import { startDevnetValidators } from '../src/devnet/validators.js';
 import { startLedgerSim } from '../src/ledger-sim/index.js';
 import { createLogger } from '../src/log.js';
 import { loadTemporalProfile } from '../src/temporal/profile.js';
@@ -116,7 +118,16 @@ async function main() {
       { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvils[0]!.rpcUrl, confirmations: 2 },
       { name: 'polygon-amoy', chainId: 80002, rpcUrl: anvils[1]!.rpcUrl, confirmations: 2 },
     ];
-    const parts = await setupIdentityDevnet({ dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
+    // the worker process refuses to start without validators (VALIDATOR_URLS), as deployed
+    const vn = await startDevnetValidators({ dataDir, ledgerUrl: sim.url, chains, deployerKey: ANVIL_DEV_KEY_0 });
+    stops.push(vn.stop);
+    const parts = await setupIdentityDevnet({
+      dataDir,
+      ledgerUrl: sim.url,
+      chains: chains.map((c) => ({ ...c, contracts: vn.contracts })),
+      sponsorKey: undefined,
+      relayerPrivateKey: undefined,
+    });
     const apiPort = await freePort();
     const barePort = await freePort();
     const env = {
@@ -126,6 +137,7 @@ async function main() {
       CHAINS: JSON.stringify(parts.chains),
       SPONSOR_KEY: parts.sponsorKey,
       RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
+      VALIDATOR_URLS: vn.validators.map((v) => v.url).join(','),
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: temporal.namespace,
       TEMPORAL_TASK_QUEUE: `bench-${randomBytes(4).toString('hex')}`,

@@ -166,10 +166,11 @@ export interface PlatformConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: { variable: string; message: string }[]) {
-    super(
-      'Invalid configuration:\n' + problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n'),
-    );
+  constructor(
+    readonly problems: { variable: string; message: string }[],
+    heading = 'Invalid configuration',
+  ) {
+    super(`${heading}:\n` + problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n'));
     this.name = 'ConfigError';
   }
 }

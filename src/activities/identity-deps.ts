@@ -5,7 +5,7 @@
  */
 import type { Hex } from 'viem';
 import { createChainRegistry, type ChainRegistry } from '../chain/registry.js';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { createSponsor, type Sponsor } from '../identity/sponsor.js';
 import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
 import { resetTolerantFetch } from '../net/fetch.js';
@@ -35,4 +35,30 @@ export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: numb
     relayerPrivateKey: config.relayerPrivateKey,
     validatorUrls: config.validatorUrls,
   };
+}
+
+/**
+ * What a worker process lacks to run every activity on its task queue, one entry per variable. All workflows share
+ * one task queue, so a worker without, say, the sponsor key still picks up identity workflows and its activities
+ * fail forever ("needs ledger and sponsor, which this worker was started without") while identities sit in
+ * `creating`. `npm run worker` refuses to start with these; the programmatic API (createActivities) still allows
+ * partial workers, which tests use for housekeeping-only runs. LEDGER_URL must be set explicitly: its default is
+ * the devnet's ledger simulator.
+ */
+export function workerDependencyProblems(config: Config, env: Record<string, string | undefined> = process.env): { variable: string; message: string }[] {
+  const problems: { variable: string; message: string }[] = [];
+  if (!env.LEDGER_URL) problems.push({ variable: 'LEDGER_URL', message: `not set (the default ${config.ledgerUrl} is the devnet's ledger simulator): the Accumulate v3 endpoint identities and transactions use` });
+  if (!config.sponsorKey) problems.push({ variable: 'SPONSOR_KEY', message: 'not set: the ledger key that creates and funds identities (without it identities stay in creating)' });
+  if (!config.relayerPrivateKey) problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
+  if (config.validatorUrls.length === 0) problems.push({ variable: 'VALIDATOR_URLS', message: 'empty: the validator nodes that attest every transaction' });
+  const bare = config.chains.filter((c) => !c.contracts).map((c) => c.name);
+  if (!env.CHAINS) problems.push({ variable: 'CHAINS', message: 'not set (the default is the devnet chains, whose contracts only npm start deploys): a JSON array of chains with contracts {proofAnchor, accountFactory}' });
+  else if (bare.length) problems.push({ variable: 'CHAINS', message: `no contracts {proofAnchor, accountFactory} for ${bare.join(', ')}` });
+  return problems;
+}
+
+/** Throws a ConfigError naming every variable the worker lacks (see workerDependencyProblems). */
+export function assertWorkerDependencies(config: Config, env: Record<string, string | undefined> = process.env): void {
+  const problems = workerDependencyProblems(config, env);
+  if (problems.length) throw new ConfigError(problems, 'The worker cannot start: its activities need settings that are missing');
 }

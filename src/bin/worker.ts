@@ -1,6 +1,6 @@
 /** Production worker process: all workflows and activities on one task queue (run N replicas). */
 import { createActivities } from '../activities/index.js';
-import { identityActivityDeps } from '../activities/identity-deps.js';
+import { assertWorkerDependencies, identityActivityDeps } from '../activities/identity-deps.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';
@@ -10,6 +10,8 @@ import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.
 
 async function main() {
   const config = loadConfig();
+  // every workflow shares one task queue: a worker missing a dependency would take work it can only fail at
+  assertWorkerDependencies(config);
   const logger = createLogger(config.logLevel, { process: 'worker' });
   // Default shutdown signals: SIGINT/SIGTERM drain the worker, then run() resolves.
   installTemporalRuntime(logger);

@@ -55,8 +55,9 @@ function startWorkerProcess(): Promise<ChildProcess> {
 
 beforeAll(async () => {
   if (!hasPostgres) return;
-  // slow blocks, so the kill lands while a ledger transaction is in flight
-  dn = await startIdentityDevnet({ blockIntervalMs: 300 });
+  // slow blocks, so the kill lands while a ledger transaction is in flight; validators because `npm run worker`
+  // refuses to start without VALIDATOR_URLS (and the other settings its activities need)
+  dn = await startIdentityDevnet({ blockIntervalMs: 300, validators: true });
   const scratch = await createScratchDatabase(inject('postgresUrl'));
   dropDb = scratch.drop;
   env = { ...dn.env, DATABASE_URL: scratch.url };
