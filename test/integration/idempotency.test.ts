@@ -108,6 +108,10 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(body2).toMatchObject({ idempotent: true, redacted: ['api_key.key'], note: expect.stringMatching(/shown only once/) });
     expect(body2.api_key).toEqual(withoutKey);
     expect(JSON.stringify(body2)).not.toContain(body1.api_key.key);
+    // "store this key now" belongs beside the key: the replay has none, so it says only what its note says
+    expect(body1.warning).toMatch(/^Store this key now/);
+    expect(body2).not.toHaveProperty('warning');
+    expect(Object.keys(body2).sort()).toEqual(['api_key', 'idempotent', 'note', 'redacted']);
     const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'secret-once')));
     expect(rows).toHaveLength(1);
   });

@@ -14,7 +14,8 @@
  *     progress (logged) so a retry is a 409 until the lease passes instead of running the handler a second time;
  *   - secrets are never stored: a handler whose response holds one (a raw API key) names its fields with
  *     `withholdOnReplay(c, paths, note)`; they are removed before the response is stored, so a replay answers
- *     without them, with `redacted` (the paths) and `note` (what to do instead) in the body.
+ *     without them, with `redacted` (the paths) and `note` (what to do instead) in the body; fields named in its
+ *     `drop` option (a "store this key now" warning) are left out of the replay as well.
  * The body is fingerprinted as SHA-256 over canonical JSON (object keys sorted), so whitespace and key order do
  * not matter. The header may be an RFC 8941 quoted string (IETF draft) or bare (Stripe); 1–255 visible characters.
  * A header that is present but empty or malformed is a 400 VALIDATION_ERROR with details.field "Idempotency-Key".
@@ -74,6 +75,9 @@ export interface WithheldFields {
   /** dotted paths into the JSON body, e.g. `api_key.key` */
   paths: string[];
   note: string;
+  /** dotted paths of fields that only make sense beside the withheld ones (e.g. "store this key now"): dropped from
+   * the replay too, without being listed in `redacted` */
+  drop?: string[];
 }
 
 declare module 'hono' {
@@ -86,26 +90,26 @@ declare module 'hono' {
  * Declare, from a handler, that these fields of its JSON response are secrets shown once: they are never written to
  * the idempotency record, and a replay answers without them (with `redacted` and `note`).
  */
-export function withholdOnReplay(c: Context, paths: string[], note: string): void {
-  c.set('idempotencyWithheld', { paths, note });
+export function withholdOnReplay(c: Context, paths: string[], note: string, opts: { drop?: string[] } = {}): void {
+  c.set('idempotencyWithheld', { paths, note, ...(opts.drop ? { drop: opts.drop } : {}) });
 }
 
 /** A copy of `body` without the withheld fields, naming the ones it removed in `redacted`, with the note. */
 export function redactWithheld(body: unknown, withheld: WithheldFields | undefined): unknown {
   if (!withheld || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const copy = structuredClone(body) as Record<string, unknown>;
-  const removed: string[] = [];
-  for (const path of withheld.paths) {
+  const remove = (path: string): boolean => {
     const parts = path.split('.');
     let node: unknown = copy;
     for (const part of parts.slice(0, -1)) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
     const last = parts[parts.length - 1];
-    if (node && typeof node === 'object' && Object.hasOwn(node, last)) {
-      delete (node as Record<string, unknown>)[last];
-      removed.push(path);
-    }
-  }
+    if (!(node && typeof node === 'object' && Object.hasOwn(node, last))) return false;
+    delete (node as Record<string, unknown>)[last];
+    return true;
+  };
+  const removed = withheld.paths.filter(remove);
   if (removed.length === 0) return body;
+  for (const path of withheld.drop ?? []) remove(path);
   return { ...copy, redacted: removed, note: withheld.note };
 }
 

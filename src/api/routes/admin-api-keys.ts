@@ -82,7 +82,7 @@ const CreateResponseSchema = z.object({
       example: 'ck_live_…',
     }),
   }),
-  warning: z.string(),
+  warning: z.string().optional().openapi({ description: 'Store the key now (absent from an idempotent replay, which has no key: see note)' }),
   idempotent: z.boolean().optional().openapi({ description: 'true on a replay of an earlier request with the same Idempotency-Key' }),
   redacted: z.array(z.string()).optional().openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['api_key.key'] }),
   note: z.string().optional().openapi({ description: 'On a replay: why the raw key is missing and what to do' }),
@@ -151,7 +151,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       }
       const { row, rawKey } = result.created;
       c.get('logger').info('api key created', { new_key_id: row.id });
-      withholdOnReplay(c, ['api_key.key'], REPLAY_NOTE);
+      withholdOnReplay(c, ['api_key.key'], REPLAY_NOTE, { drop: ['warning'] });
       c.header('Cache-Control', 'no-store');
       return c.json({ api_key: createdApiKeyView(row, rawKey), warning: WARNING }, 201);
     },
