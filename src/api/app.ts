@@ -1,7 +1,7 @@
 /** Builds the Hono app from injected dependencies. Routes validate and delegate; they hold no state. */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from './deps.js';
-import { notFound, onError } from './errors.js';
+import { fieldOfPath, notFound, onError } from './errors.js';
 import { apiKeyAuth } from './middleware/auth.js';
 import { bodyLimit } from './middleware/body-limit.js';
 import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
@@ -33,12 +33,10 @@ export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): 
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
-        const issue = result.error.issues[0];
-        const field = issue?.path.join('.') || '(body)';
-        return c.json(
-          { error: `${field}: ${issue?.message ?? 'invalid'}`, code: 'VALIDATION_ERROR', details: result.error.issues },
-          400,
-        );
+        // details.field names the first failing field, as on every VALIDATION_ERROR; details.issues has them all
+        const issues = result.error.issues;
+        const field = fieldOfPath(issues[0]?.path ?? []) || (result.target === 'json' ? 'body' : result.target);
+        return c.json({ error: `${field}: ${issues[0]?.message ?? 'invalid'}`, code: 'VALIDATION_ERROR', details: { field, issues } }, 400);
       }
     },
   });

@@ -129,10 +129,13 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
   it('validation errors name the field', async () => {
     const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', rate_limit_rpm: 'many' }) });
     const body = await expectError(res, 400, 'rate_limit_rpm: Invalid input: expected number, received string', 'VALIDATION_ERROR');
-    expect(body.details[0].path).toEqual(['rate_limit_rpm']);
+    expect(body.details.field).toBe('rate_limit_rpm');
+    expect(body.details.issues[0].path).toEqual(['rate_limit_rpm']);
     const bad = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', permissions: ['root'] }) });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toMatch(/^permissions\.0: /);
+    const badBody = await bad.json();
+    expect(badBody.error).toMatch(/^permissions\[0\]: /);
+    expect(badBody.details.field).toBe('permissions[0]');
     const past = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', expires_at: '2001-01-01T00:00:00Z' }) });
     await expectError(past, 400, 'expires_at: must be in the future', 'VALIDATION_ERROR');
   });

@@ -128,7 +128,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
         throw new ApiError(403, 'ORG_MISMATCH', "org_id must be the caller's own organization");
       }
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-      if (expiresAt && expiresAt <= now()) throw new ApiError(400, 'VALIDATION_ERROR', 'expires_at: must be in the future');
+      if (expiresAt && expiresAt <= now()) throw new ApiError(400, 'VALIDATION_ERROR', 'expires_at: must be in the future', { field: 'expires_at' });
       const result = await createApiKeyWithinLimit(
         db,
         {

@@ -96,15 +96,15 @@ export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const forward = q.order === 'asc';
     if (forward) where.push(isNotNull(events.listedSeq));
     if (q.starting_after) {
-      if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id');
+      if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id', { field: 'starting_after' });
       const [cursor] = await db
         .select({ position: events.position, listedSeq: events.listedSeq })
         .from(events)
         .where(and(eq(events.id, q.starting_after), eq(events.orgId, auth.orgId)));
-      if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event');
+      if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event', { field: 'starting_after' });
       if (forward) {
         if (cursor.listedSeq === null) {
-          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc');
+          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc', { field: 'starting_after' });
         }
         where.push(gt(events.listedSeq, cursor.listedSeq));
       } else {

@@ -560,11 +560,11 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const where: SQL[] = [eq(webhookDeliveries.orgId, auth.orgId)];
     if (q.status) where.push(eq(webhookDeliveries.status, q.status));
     if (q.endpoint_id) {
-      if (!UUID.test(q.endpoint_id)) throw new ApiError(400, 'VALIDATION_ERROR', 'endpoint_id: must be a UUID');
+      if (!UUID.test(q.endpoint_id)) throw new ApiError(400, 'VALIDATION_ERROR', 'endpoint_id: must be a UUID', { field: 'endpoint_id' });
       where.push(eq(webhookDeliveries.endpointId, q.endpoint_id));
     }
     if (q.event_id) {
-      if (!UUID.test(q.event_id)) throw new ApiError(400, 'VALIDATION_ERROR', 'event_id: must be a UUID');
+      if (!UUID.test(q.event_id)) throw new ApiError(400, 'VALIDATION_ERROR', 'event_id: must be a UUID', { field: 'event_id' });
       where.push(eq(webhookDeliveries.eventId, q.event_id));
     }
     if (q.event_type) where.push(eq(webhookDeliveries.eventType, q.event_type));

@@ -5,7 +5,10 @@ export const ErrorSchema = z
   .object({
     error: z.string().openapi({ description: 'Human-readable message; the spec\'s exact text where it gives one' }),
     code: z.string().openapi({ description: 'Stable machine-readable code, e.g. RATE_LIMIT_EXCEEDED', example: 'VALIDATION_ERROR' }),
-    details: z.unknown().optional().openapi({ description: 'Extra context, e.g. the failing fields of a validation error' }),
+    details: z.unknown().optional().openapi({
+      description:
+        'Extra context. On a VALIDATION_ERROR always an object with `field`, the input at fault (body fields as `a.b[0].c`, parameters and headers by name, `body` for a body that is not JSON), and for schema failures `issues` (every failing field)',
+    }),
   })
   .openapi('Error');
 
