@@ -29,9 +29,16 @@ import { startDevnetValidators } from '../src/devnet/validators.js';
 import { startLedgerSim } from '../src/ledger-sim/index.js';
 import { createLogger } from '../src/log.js';
 import { loadTemporalProfile } from '../src/temporal/profile.js';
+import { benchArgs } from './lib/args.js';
 
-const SECONDS = Number(process.argv[2] ?? 10);
-const CONNECTIONS = Number(process.argv[3] ?? 10);
+const ARGS = benchArgs('npx tsx bench/api-throughput.ts [seconds=10] [connections=10]', {
+  positional: [
+    { name: 'seconds', default: 10, min: 1, max: 3600 },
+    { name: 'connections', default: 10, min: 1, max: 10_000 },
+  ],
+});
+const SECONDS = ARGS.values.seconds!;
+const CONNECTIONS = ARGS.values.connections!;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const logger = createLogger('error');
 

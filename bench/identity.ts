@@ -10,10 +10,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { benchArgs } from './lib/args.js';
 import { pct, startBenchDevnet } from './lib/devnet.js';
 
-const COUNT = Number(process.argv[2] ?? 20);
-const BLOCK_MS = Number(process.argv[3] ?? 20);
+const ARGS = benchArgs('npx tsx bench/identity.ts [count=20] [blockIntervalMs=20]', {
+  positional: [
+    { name: 'count', default: 20, min: 1, max: 1000 },
+    { name: 'blockIntervalMs', default: 20, min: 1, max: 60_000 },
+  ],
+});
+const COUNT = ARGS.values.count!;
+const BLOCK_MS = ARGS.values.blockIntervalMs!;
 
 async function main() {
   const dn = await startBenchDevnet({ name: 'bench-identity', blockIntervalMs: BLOCK_MS });

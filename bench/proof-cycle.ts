@@ -60,10 +60,14 @@ import {
   type BenchIdentity,
   type Json,
 } from './lib/devnet.js';
+import { benchArgs, usageError } from './lib/args.js';
 
-const COUNT = Number(process.argv[2] ?? 20);
-const FLAGS = new Set(process.argv.slice(3));
-for (const f of FLAGS) if (f !== 'processes' && f !== 'worker-process') throw new Error(`unknown argument ${f}: expected processes and/or worker-process`);
+// checked before anything is set up: a bad argument is a message and exit status 2, not a stack trace after the devnet
+const USAGE = 'npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]   (npm run bench:proof-cycle -- 1: one cycle each way)';
+const ARGS = benchArgs(USAGE, { positional: [{ name: 'count', default: 20, min: 1, max: 1000 }], flags: ['processes', 'worker-process'] });
+const COUNT = ARGS.values.count!;
+const FLAGS = ARGS.flags;
+if (FLAGS.has('worker-process') && !process.env.DATABASE_URL) usageError(USAGE, 'worker-process needs a database the worker can share: set DATABASE_URL=postgres://…');
 /** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
 const VALIDATORS = FLAGS.has('processes') ? 'processes' : 'in-process';
 /** `worker-process`: the worker as its own process (as deployed) instead of in the bench's process; needs DATABASE_URL */
