@@ -21,7 +21,6 @@ import { blsAggregatePublicKeys, blsAggregateSignatures, blsKeygen, blsProofOfPo
 import { blsHarnessAbi, blsHarnessBytecode, testTargetAbi, testTargetBytecode } from '../src/chain/abi/index.js';
 
 const KEY0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
-const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' as const;
 const CHAIN_ID = 11155111;
 const ROUNDS = 5;
 const COLD_ACCOUNT_ACCESS = 2600;
@@ -45,7 +44,6 @@ async function main() {
       rpcUrl: anvil.rpcUrl,
       chainId: CHAIN_ID,
       privateKey: KEY0,
-      owner: OWNER,
       validators: vs.map((v) => ({ publicKey: v.publicKey, proofOfPossession: v.proofOfPossession, power: 100n })),
     });
     const deployGas: bigint[] = [];

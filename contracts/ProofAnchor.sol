@@ -23,12 +23,15 @@ uint256 constant P_LO = 0x64774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feff
 ///     leaf is unused; then it is marked used. A leg that failed after its anchor was proven cannot run after
 ///     that. gasLimit (0: none) is the gas the account must give the call (AbstractAccount enforces it).
 /// The validator set (keys with proof of possession, powers, threshold) lives in an immutable data contract
-/// (code read with EXTCODECOPY), replaced by the owner on rotation.
+/// (code read with EXTCODECOPY). There is no owner: the set is replaced only with the signatures of a quorum of
+/// the current set over rotationMessage(new set root), which names the current root and the set's epoch, so a
+/// rotation cannot be replayed.
 contract ProofAnchor {
     bytes32 public constant ANCHOR_ID_DOMAIN = "pgw:anchor-id:v1";
     bytes32 public constant ANCHOR_MSG_DOMAIN = "pgw:bls:anchor:v1";
     bytes32 public constant LEAF_DOMAIN = "pgw:leaf:v3";
     bytes32 public constant VALSET_DOMAIN = "pgw:valset:v1";
+    bytes32 public constant ROTATION_MSG_DOMAIN = "pgw:bls:rotate:v1";
     bytes public constant SIG_DST = "PGW-V1-BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
     bytes public constant POP_DST = "PGW-V1-BLS_POP_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
     // SIG_DST as two left-aligned words for the assembly hot path (pinned to SIG_DST by a test).
@@ -69,9 +72,6 @@ contract ProofAnchor {
     event ValidatorSetRotated(
         bytes32 indexed validatorSetRoot, address data, uint256 count, uint256 totalPower, uint256 thresholdNum, uint256 thresholdDen
     );
-    event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
-
-    error NotOwner();
     error InvalidAnchor();
     error AnchorAlreadyExists(bytes32 anchorId);
     error AnchorNotFound(bytes32 anchorId);
@@ -87,7 +87,8 @@ contract ProofAnchor {
     error LeafAlreadyUsed(bytes32 anchorId, uint256 leafIndex);
     error AnchorExpired(bytes32 anchorId, uint256 deadline);
 
-    address public owner;
+    /// rotations so far (0: the genesis set); part of the rotation message
+    uint256 public setEpoch;
     /// packed: data contract address (low 160 bits) | blob length << 160
     uint256 internal _set;
     /// packed per anchor: status (bits 0..7) | leafCount (bits 8..23) | block of createAnchor (bits 32..79) |
@@ -97,21 +98,14 @@ contract ProofAnchor {
     mapping(bytes32 => uint256) internal _anchors;
 
     constructor(
-        address owner_,
         bytes[] memory publicKeys,
         bytes[] memory proofsOfPossession,
         uint256[] memory powers,
         uint256 thresholdNum,
         uint256 thresholdDen
     ) {
-        owner = owner_;
-        emit OwnershipTransferred(address(0), owner_);
-        _setValidators(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
-    }
-
-    modifier onlyOwner() {
-        if (msg.sender != owner) revert NotOwner();
-        _;
+        (bytes memory blob, bytes32 root) = _buildSet(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
+        _installSet(blob, root);
     }
 
     // ------------------------------------------------------------------ anchors
@@ -279,19 +273,34 @@ contract ProofAnchor {
 
     // ------------------------------------------------------------------ governance
 
+    /// What a quorum of the current set signs to replace it (hashed to G1 under SIG_DST like anchor messages;
+    /// the domain tag keeps the two apart).
+    function rotationMessage(bytes32 currentRoot, bytes32 newRoot, uint256 epoch) public view returns (bytes32) {
+        return keccak256(abi.encode(ROTATION_MSG_DOMAIN, block.chainid, address(this), currentRoot, newRoot, epoch));
+    }
+
+    /// Replaces the validator set. Anyone may send it; it takes effect only with an aggregate signature of a
+    /// quorum of the current set (signerBitmap, threshold as for anchors) over rotationMessage(current root,
+    /// new root, setEpoch). Anchors already proven stay proven.
     function rotateValidatorSet(
         bytes[] calldata publicKeys,
         bytes[] calldata proofsOfPossession,
         uint256[] calldata powers,
         uint256 thresholdNum,
-        uint256 thresholdDen
-    ) external onlyOwner {
-        _setValidators(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
-    }
-
-    function transferOwnership(address newOwner) external onlyOwner {
-        emit OwnershipTransferred(owner, newOwner);
-        owner = newOwner;
+        uint256 thresholdDen,
+        uint256 signerBitmap,
+        bytes calldata aggregateSignature
+    ) external {
+        if (aggregateSignature.length != 128) revert InvalidSignature();
+        (bytes memory blob, bytes32 newRoot) = _buildSet(publicKeys, proofsOfPossession, powers, thresholdNum, thresholdDen);
+        (uint256 apk, bytes32 currentRoot) = _aggregate(signerBitmap);
+        if (
+            !BLS.verifyMinSigMsg32(
+                rotationMessage(currentRoot, newRoot, setEpoch), SIG_DST_HI, SIG_DST_LO, SIG_DST_LEN, _offset(aggregateSignature), apk
+            )
+        ) revert InvalidSignature();
+        ++setEpoch;
+        _installSet(blob, newRoot);
     }
 
     // ------------------------------------------------------------------ internals
@@ -397,13 +406,13 @@ contract ProofAnchor {
     /// Blob: setRoot | totalPower | num | den | n | n x 256-byte G2 keys | n x uint256 powers
     ///       | aggregate of all keys (256) | n x negated keys (256 each).
     /// setRoot = keccak256(VALSET_DOMAIN || num || den || n || keys || powers).
-    function _setValidators(
+    function _buildSet(
         bytes[] memory publicKeys,
         bytes[] memory pops,
         uint256[] memory powers,
         uint256 num,
         uint256 den
-    ) internal {
+    ) internal view returns (bytes memory blob, bytes32 root) {
         uint256 n = publicKeys.length;
         if (
             n == 0 || n > MAX_VALIDATORS || pops.length != n || powers.length != n || num == 0 || den == 0 || num > den
@@ -411,7 +420,7 @@ contract ProofAnchor {
         ) revert InvalidValidatorSet();
         uint256 rootLen = 0x80 + n * 288; // num, den, n, keys, powers
         uint256 len = 0xa0 + n * 288 + 256 + n * 256;
-        bytes memory blob = new bytes(len);
+        blob = new bytes(len);
         uint256 base;
         assembly ("memory-safe") {
             base := add(blob, 0x20)
@@ -428,7 +437,6 @@ contract ProofAnchor {
                 mstore(add(base, add(add(0xa0, mul(n, 256)), mul(i, 0x20))), p)
             }
         }
-        bytes32 root;
         assembly ("memory-safe") {
             mstore(add(base, 0x20), total)
             mstore(add(base, 0x40), num)
@@ -441,8 +449,22 @@ contract ProofAnchor {
             mstore(base, root)
         }
         _writeAggregates(base, n);
+    }
+
+    /// Writes a blob made by _buildSet to its data contract and makes it the set.
+    function _installSet(bytes memory blob, bytes32 root) internal {
+        uint256 total;
+        uint256 num;
+        uint256 den;
+        uint256 n;
+        assembly ("memory-safe") {
+            total := mload(add(blob, 0x40))
+            num := mload(add(blob, 0x60))
+            den := mload(add(blob, 0x80))
+            n := mload(add(blob, 0xa0))
+        }
         address data = _writeData(blob);
-        _set = uint256(uint160(data)) | (len << 160);
+        _set = uint256(uint160(data)) | (blob.length << 160);
         emit ValidatorSetRotated(root, data, n, total, num, den);
     }
 

@@ -7,7 +7,7 @@
 import { BaseError, ContractFunctionRevertedError, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { proofAnchorAbi } from './abi/index.js';
 import { waitForReceipt, type ChainClients, type ChainWriter } from './clients.js';
-import { anchorId as computeAnchorId } from './formulas.js';
+import { anchorId as computeAnchorId, rotationMessage, validatorSetRoot } from './formulas.js';
 import type { ValidatorRegistration } from './deploy.js';
 
 export interface TxOptions {
@@ -172,10 +172,34 @@ export async function executeComprehensiveProof(
   }
 }
 
+/**
+ * The rotation to `next`: its set root and the message a quorum of the current set must sign
+ * (formulas.rotationMessage over the current root and epoch read from the chain).
+ */
+export async function rotationFor(
+  c: ChainClients,
+  anchor: Address,
+  next: { validators: readonly ValidatorRegistration[]; thresholdNum?: bigint; thresholdDen?: bigint },
+): Promise<{ currentRoot: Hex; newRoot: Hex; epoch: bigint; message: Hex }> {
+  const [current, epoch, chainId] = await Promise.all([
+    readValidatorSet(c, anchor),
+    c.public.readContract({ address: anchor, abi: proofAnchorAbi, functionName: 'setEpoch' }),
+    c.public.getChainId(),
+  ]);
+  const newRoot = validatorSetRoot({
+    publicKeys: next.validators.map((v) => v.publicKey),
+    powers: next.validators.map((v) => v.power),
+    thresholdNum: next.thresholdNum ?? 2n,
+    thresholdDen: next.thresholdDen ?? 3n,
+  });
+  return { currentRoot: current.root, newRoot, epoch, message: rotationMessage({ chainId: BigInt(chainId), anchor, currentRoot: current.root, newRoot, epoch }) };
+}
+
+/** Replaces the validator set; `signerBitmap` + `signature`: a quorum of the current set over rotationFor(...).message. */
 export async function rotateValidatorSet(
   w: ChainWriter,
   anchor: Address,
-  p: { validators: readonly ValidatorRegistration[]; thresholdNum?: bigint; thresholdDen?: bigint },
+  p: { validators: readonly ValidatorRegistration[]; thresholdNum?: bigint; thresholdDen?: bigint; signerBitmap: bigint; signature: Hex },
   opts: TxOptions = {},
 ): Promise<TxResult> {
   const hash = await w.wallet.writeContract({
@@ -188,6 +212,8 @@ export async function rotateValidatorSet(
       p.validators.map((v) => v.power),
       p.thresholdNum ?? 2n,
       p.thresholdDen ?? 3n,
+      p.signerBitmap,
+      p.signature,
     ],
     gas: opts.gas,
   });

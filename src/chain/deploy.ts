@@ -5,8 +5,9 @@
  *   computeSystemAddresses(params)         offline: { proofAnchor, accountFactory }
  *   deploySystem({ rpcUrl, chainId, privateKey, ...params })   idempotent; returns the addresses
  *
- * The ProofAnchor's init code includes its owner and initial validator set (keys, proofs of possession,
- * powers, threshold), so those must be identical on every chain; the factory's includes the anchor address.
+ * The ProofAnchor's init code includes its initial validator set (keys, proofs of possession, powers, threshold),
+ * so it must be identical on every chain; the factory's includes the anchor address. The ProofAnchor has no
+ * owner: only a quorum of its current set can rotate it (anchor.rotateValidatorSet).
  */
 import { concatHex, encodeDeployData, getContractAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { accountFactoryAbi, accountFactoryBytecode, proofAnchorAbi, proofAnchorBytecode } from './abi/index.js';
@@ -26,8 +27,6 @@ export interface ValidatorRegistration {
 }
 
 export interface SystemParams {
-  /** governs validator-set rotation */
-  owner: Address;
   validators: readonly ValidatorRegistration[];
   /** default 2/3 */
   thresholdNum?: bigint;
@@ -39,7 +38,6 @@ export function proofAnchorInitCode(p: SystemParams): Hex {
     abi: proofAnchorAbi,
     bytecode: proofAnchorBytecode,
     args: [
-      p.owner,
       p.validators.map((v) => v.publicKey),
       p.validators.map((v) => v.proofOfPossession),
       p.validators.map((v) => v.power),

@@ -27,6 +27,9 @@
  *   validatorSetRoot({publicKeys, powers, thresholdNum, thresholdDen})
  *       = keccak256(bytes32 "pgw:valset:v1" || uint256 num || uint256 den || uint256 n || pk_0..pk_{n-1}
  *                   (EIP-2537 G2, 256 B each) || uint256 power_0..power_{n-1})
+ *   rotationMessage({chainId, anchor, currentRoot, newRoot, epoch})   (a quorum of the current set signs it to rotate)
+ *       = keccak256(abi.encode(bytes32 "pgw:bls:rotate:v1", uint256 chainId, address anchor, bytes32 currentRoot,
+ *                              bytes32 newRoot, uint256 epoch))
  *   operationId(blobs) = sha256( for each blob: u32be(byteLength(canonicalJson(blob))) || canonicalJson(blob) )
  *   resultMessage({...}) (post-execution attestation, provisional until issue 8 settles the record)
  *       = keccak256(abi.encode(bytes32 "pgw:bls:result:v1", uint256 chainId, address anchor, bytes32 anchorId,
@@ -61,6 +64,7 @@ export const DOMAIN = {
   leaf: stringToHex('pgw:leaf:v3', { size: 32 }),
   validatorSet: stringToHex('pgw:valset:v1', { size: 32 }),
   resultMessage: stringToHex('pgw:bls:result:v1', { size: 32 }),
+  rotationMessage: stringToHex('pgw:bls:rotate:v1', { size: 32 }),
 } as const;
 
 /** Hash-to-curve domain separation tags (must equal ProofAnchor.SIG_DST / POP_DST). */
@@ -203,6 +207,20 @@ export function validatorSetRoot(s: ValidatorSetParams): Hex {
       ...s.publicKeys,
       ...s.powers.map(u),
     ]),
+  );
+}
+
+/**
+ * What a quorum of the current set BLS-signs to replace it with the set of root `newRoot` (ProofAnchor
+ * .rotationMessage): keccak256(abi.encode(bytes32 "pgw:bls:rotate:v1", uint256 chainId, address anchor,
+ * bytes32 currentRoot, bytes32 newRoot, uint256 epoch)), epoch = rotations so far (ProofAnchor.setEpoch).
+ */
+export function rotationMessage(p: { chainId: bigint; anchor: Address; currentRoot: Hex; newRoot: Hex; epoch: bigint }): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }],
+      [DOMAIN.rotationMessage, p.chainId, p.anchor, p.currentRoot, p.newRoot, p.epoch],
+    ),
   );
 }
 

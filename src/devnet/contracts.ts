@@ -5,7 +5,6 @@
  * `contracts` addresses filled in, ready for the config the worker and API use.
  */
 import { hexToBytes, keccak256, stringToHex, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { blsKeygen, blsProofOfPossession } from '../chain/bls.js';
 import { testTargetBytecode } from '../chain/abi/index.js';
 import { createChainClients } from '../chain/clients.js';
@@ -28,14 +27,12 @@ export interface DeployDevnetContractsOptions {
   chains: readonly ChainConfig[];
   /** funded key that sends the CREATE2 deployments */
   deployerKey: Hex;
-  /** ProofAnchor owner; default the deployer's address */
-  owner?: Address;
   /** the validator set; default devValidatorRegistrations() */
   validators?: readonly ValidatorRegistration[];
 }
 
 export async function deployDevnetContracts(o: DeployDevnetContractsOptions): Promise<{ contracts: SystemContracts; chains: ChainConfig[] }> {
-  const params = { owner: o.owner ?? privateKeyToAccount(o.deployerKey).address, validators: o.validators ?? devValidatorRegistrations() };
+  const params = { validators: o.validators ?? devValidatorRegistrations() };
   const contracts = computeSystemAddresses(params);
   await Promise.all(o.chains.map((c) => deploySystem({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: o.deployerKey, ...params })));
   return { contracts, chains: o.chains.map((c) => ({ ...c, contracts })) };

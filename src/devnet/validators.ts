@@ -20,7 +20,6 @@ import { randomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
 import type { ChainEntry, SystemContracts } from '../chain/registry.js';
 import { createLedgerClient, liteIdentityUrl, tx, type HeldKey, type LedgerClient } from '../ledger/index.js';
@@ -37,8 +36,6 @@ export interface DevnetValidatorsOptions {
   chains: readonly { name: string; chainId: number; rpcUrl: string; confirmations: number }[];
   /** funded key that deploys the system contracts (through the CREATE2 deployer) */
   deployerKey: Hex;
-  /** owner of the ProofAnchor (validator-set rotation); default the deployer's address */
-  owner?: Address;
   /** skip deployment and use these addresses (they must have been deployed with this validator set) */
   contracts?: SystemContracts;
   count?: number;
@@ -195,9 +192,8 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
 
   let contracts = o.contracts;
   if (!contracts) {
-    const owner = o.owner ?? privateKeyToAccount(o.deployerKey).address;
     for (const c of o.chains) {
-      const d = await deploySystem({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: o.deployerKey, owner, validators: registrations });
+      const d = await deploySystem({ rpcUrl: c.rpcUrl, chainId: c.chainId, privateKey: o.deployerKey, validators: registrations });
       if (contracts && (d.proofAnchor !== contracts.proofAnchor || d.accountFactory !== contracts.accountFactory)) {
         throw new Error(`system contracts on ${c.name} are at different addresses`);
       }

@@ -29,7 +29,7 @@ import {
   signerBitmap,
 } from '../../src/chain/bls.js';
 import { BLS_POP_DST, BLS_SIG_DST } from '../../src/chain/formulas.js';
-import { createAnchor, executeComprehensiveProof, readAnchorState, rotateValidatorSet, readValidatorSet } from '../../src/chain/anchor.js';
+import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, rotateValidatorSet, rotationFor, readValidatorSet } from '../../src/chain/anchor.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
 import { createChainClients } from '../../src/chain/clients.js';
 import { ANVIL_KEYS, ANVIL_ADDRESSES, planFor, quorumSign, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
@@ -218,7 +218,7 @@ describe('validator set registration and rotation', () => {
     const data = encodeDeployData({
       abi: proofAnchorAbi,
       bytecode: proofAnchorBytecode,
-      args: [ANVIL_ADDRESSES[0], regs.map((r) => r.publicKey), regs.map((r) => r.proofOfPossession), regs.map((r) => r.power), num, den],
+      args: [regs.map((r) => r.publicKey), regs.map((r) => r.proofOfPossession), regs.map((r) => r.power), num, den],
     });
     try {
       await t.w.public.call({ account: t.w.account, data });
@@ -255,32 +255,54 @@ describe('validator set registration and rotation', () => {
     expect(blsProofOfPossession(vs[0]!.secretKey)).toBe(vs[0]!.proofOfPossession);
   });
 
-  it('rotation is owner-only and changes the set root', async () => {
+  it('rotation needs a quorum of the current set over the new root and epoch; a signed rotation cannot be replayed', async () => {
     const next = testValidators(4, 'rotated');
-    const stranger = t.w; // anvil account 1 is not the owner
-    await expect(rotateValidatorSet(stranger, t.sys.proofAnchor, { validators: registrations(next) })).rejects.toThrow(/NotOwner/);
-    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
     const before = await readValidatorSet(t.w, t.sys.proofAnchor);
-    const tx = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(next), thresholdNum: 3n, thresholdDen: 4n });
+    const epoch0 = await setEpoch();
+    // 4 of 7 is below 2/3; the next set's own keys are not the current set's
+    await expect(rotate(next, { from: t.validators, signers: [0, 1, 2, 3], thresholdNum: 3n, thresholdDen: 4n })).rejects.toThrow(/ThresholdNotMet/);
+    await expect(rotate(next, { from: next, signers: [0, 1, 2, 3], thresholdNum: 3n, thresholdDen: 4n, bitmapOf: [0, 1, 2, 3, 4] })).rejects.toThrow(/InvalidSignature/);
+    const { tx, args } = await rotate(next, { from: t.validators, signers: FIVE, thresholdNum: 3n, thresholdDen: 4n });
     expect(tx.status).toBe('success');
     const after = await readValidatorSet(t.w, t.sys.proofAnchor);
     expect(after.root).not.toBe(before.root);
     expect(after.publicKeys).toEqual(next.map((v) => v.publicKey));
     expect(after.thresholdNum).toBe(3n);
-    // restore the original set for other tests in this file
-    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    expect(await setEpoch()).toBe(epoch0 + 1n);
+    // back to the original set, signed by 3 of the 4
+    await rotate(t.validators, { from: next, signers: [0, 1, 3] });
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(before.root);
+    // the first rotation's signed transaction, sent again: the epoch moved on, so its signature no longer verifies
+    const replay = await t.w.public.simulateContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName: 'rotateValidatorSet', args, account: t.w.account }).catch((e) => e);
+    expect(revertErrorName(replay)).toBe('InvalidSignature');
   });
 });
 
+const FIVE = [0, 1, 2, 4, 6];
+const setEpoch = () => t.w.public.readContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName: 'setEpoch' });
+
+/** Rotates to `next`, signed by validators `signers` of the current set `from` (over rotationFor's message). */
+async function rotate(
+  next: ReturnType<typeof testValidators>,
+  o: { from: ReturnType<typeof testValidators>; signers: number[]; thresholdNum?: bigint; thresholdDen?: bigint; gas?: bigint; bitmapOf?: number[] },
+) {
+  const validators = registrations(next);
+  const r = await rotationFor(t.w, t.sys.proofAnchor, { validators, thresholdNum: o.thresholdNum, thresholdDen: o.thresholdDen });
+  const q = quorumSign(o.from, o.signers, r.message);
+  // bitmapOf: claim other signers than those who signed
+  const bitmap = o.bitmapOf ? signerBitmap(o.bitmapOf) : q.signerBitmap;
+  const tx = await rotateValidatorSet(t.w, t.sys.proofAnchor, { validators, thresholdNum: o.thresholdNum, thresholdDen: o.thresholdDen, signature: q.signature, signerBitmap: bitmap }, { gas: o.gas });
+  const args = [validators.map((v) => v.publicKey), validators.map((v) => v.proofOfPossession), validators.map((v) => v.power), o.thresholdNum ?? 2n, o.thresholdDen ?? 3n, bitmap, q.signature] as const;
+  return { tx, args };
+}
+
 describe('rotation and in-flight anchors', () => {
   it('after a rotation the old set can no longer prove; the new set (3 of 4 at 3/4) can', async () => {
-    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
     const { plan, message: oldMessage } = await planFor(t, 'acc://rotation.acme', [{ target: t.target, value: 0n, data: '0x' }]);
     await createAnchor(t.w, t.sys.proofAnchor, plan);
     const oldSig = quorumSign(t.validators, [0, 1, 2, 3, 4, 5, 6], oldMessage);
     const next = testValidators(4, 'rotated-2');
-    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(next), thresholdNum: 3n, thresholdDen: 4n });
+    await rotate(next, { from: t.validators, signers: FIVE, thresholdNum: 3n, thresholdDen: 4n });
     try {
       const newRoot = (await readValidatorSet(t.w, t.sys.proofAnchor)).root;
       // old set, old message: the bitmap now names the new set's keys and the message the new root
@@ -294,7 +316,7 @@ describe('rotation and in-flight anchors', () => {
       expect(r3.tx?.status).toBe('success');
       expect((await readAnchorState(t.w, t.sys.proofAnchor, plan.anchorId)).status).toBe('proven');
     } finally {
-      await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+      await rotate(t.validators, { from: next, signers: [0, 1, 3] });
     }
   });
 });
@@ -302,15 +324,14 @@ describe('rotation and in-flight anchors', () => {
 describe('set size limit', () => {
   it('accepts MAX_VALIDATORS (40) keys and rejects 41', async () => {
     const many = testValidators(41, 'many');
-    const regs = registrations(many);
-    const owner = createChainClients({ rpcUrl: t.anvil.rpcUrl, chainId: Number(t.chainId), privateKey: ANVIL_KEYS[0] });
     const gas = 30_000_000n;
-    const ok = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs.slice(0, 40) }, { gas });
+    const { tx: ok } = await rotate(many.slice(0, 40), { from: t.validators, signers: FIVE, gas });
     expect(ok.status).toBe('success');
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).publicKeys).toHaveLength(40);
-    const tooMany = await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: regs }, { gas });
+    const { tx: tooMany } = await rotate(many, { from: many.slice(0, 40), signers: Array.from({ length: 27 }, (_, i) => i), gas });
     expect(tooMany.status).toBe('reverted');
-    await rotateValidatorSet(owner, t.sys.proofAnchor, { validators: registrations(t.validators) });
+    await rotate(t.validators, { from: many.slice(0, 40), signers: Array.from({ length: 27 }, (_, i) => i), gas });
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(t.setRoot);
   }, 120_000);
 });
+

@@ -13,10 +13,10 @@ import { createAnchor, executeComprehensiveProof, readAnchorState, readValidator
 import { anchorMessage, planAnchor } from '../../src/chain/formulas.js';
 import { createChainRegistry, KNOWN_CHAINS } from '../../src/chain/registry.js';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
-import { ANVIL_ADDRESSES, ANVIL_KEYS, quorumSign, registrations, testValidators } from './fixture.js';
+import { ANVIL_KEYS, quorumSign, registrations, testValidators } from './fixture.js';
 
 const validators = testValidators();
-const params = { owner: ANVIL_ADDRESSES[0], validators: registrations(validators) };
+const params = { validators: registrations(validators) };
 const chains: { name: string; chainId: number; anvil?: AnvilInstance; w?: ChainWriter }[] = [
   { name: 'ethereum-sepolia', chainId: KNOWN_CHAINS['ethereum-sepolia'] },
   { name: 'polygon-amoy', chainId: KNOWN_CHAINS['polygon-amoy'] },

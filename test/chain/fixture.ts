@@ -68,7 +68,6 @@ export async function setupSystem(chainId = 11155111, validators = testValidator
       rpcUrl: anvil.rpcUrl,
       chainId,
       privateKey: ANVIL_KEYS[0],
-      owner: ANVIL_ADDRESSES[0],
       validators: registrations(validators),
     });
     const w = createChainClients({ rpcUrl: anvil.rpcUrl, chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });

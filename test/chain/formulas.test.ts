@@ -22,6 +22,7 @@ type Vectors = {
   merkle: { leaves: Hex[]; root: Hex; proofs: Hex[][] }[];
   anchorId: { input: { chainId: string; anchor: Address; commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: string }; output: Hex }[];
   anchorMessage: { input: { chainId: string; anchor: Address; anchorId: Hex; validatorSetRoot: Hex }; output: Hex }[];
+  rotationMessage: { input: { chainId: string; anchor: Address; currentRoot: Hex; newRoot: Hex; epoch: string }; output: Hex }[];
   validatorSetRoot: { input: { publicKeys: Hex[]; powers: string[]; thresholdNum: string; thresholdDen: string }; output: Hex }[];
   operationId: { input: unknown[]; canonical: string[]; output: Hex }[];
   resultMessage: { input: { chainId: string; anchor: Address; anchorId: Hex; leafIndex: string; resultHash: Hex; validatorSetRoot: Hex }; output: Hex }[];
@@ -70,6 +71,7 @@ describe('vectors reproduced by the TypeScript formulas', () => {
   it('anchorId, anchorMessage, validatorSetRoot, resultMessage', () => {
     for (const v of V.anchorId) expect(f.anchorId({ ...v.input, chainId: BigInt(v.input.chainId), leafCount: BigInt(v.input.leafCount) })).toBe(v.output);
     for (const v of V.anchorMessage) expect(f.anchorMessage({ ...v.input, chainId: BigInt(v.input.chainId) })).toBe(v.output);
+    for (const v of V.rotationMessage) expect(f.rotationMessage({ ...v.input, chainId: BigInt(v.input.chainId), epoch: BigInt(v.input.epoch) })).toBe(v.output);
     for (const v of V.validatorSetRoot) {
       expect(
         f.validatorSetRoot({
@@ -137,6 +139,7 @@ describe('the Solidity views return the same bytes', () => {
     expect(await anchorRead('ANCHOR_MSG_DOMAIN')).toBe(f.DOMAIN.anchorMessage);
     expect(await anchorRead('LEAF_DOMAIN')).toBe(f.DOMAIN.leaf);
     expect(await anchorRead('VALSET_DOMAIN')).toBe(f.DOMAIN.validatorSet);
+    expect(await anchorRead('ROTATION_MSG_DOMAIN')).toBe(f.DOMAIN.rotationMessage);
     expect(await anchorRead('MAX_LEAVES')).toBe(BigInt(f.MAX_LEAVES));
   });
   it('AbstractAccount.executionCommitment (block.chainid = 11155111)', async () => {
@@ -161,7 +164,7 @@ describe('the Solidity views return the same bytes', () => {
       }
     }
   });
-  it('computeAnchorId and anchorMessage for this chain and this anchor', async () => {
+  it('computeAnchorId, anchorMessage and rotationMessage for this chain and this anchor', async () => {
     for (const v of V.anchorId) {
       const input = { ...v.input, chainId: t.chainId, anchor: t.sys.proofAnchor, leafCount: BigInt(v.input.leafCount) };
       expect(await anchorRead('computeAnchorId', [input.commitmentRoot, input.operationId, input.ledgerTxHash, input.leafCount])).toBe(f.anchorId(input));
@@ -169,6 +172,8 @@ describe('the Solidity views return the same bytes', () => {
     const id = keccak256(stringToHex('some anchor'));
     const root = keccak256(stringToHex('some set'));
     expect(await anchorRead('anchorMessage', [id, root])).toBe(f.anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: id, validatorSetRoot: root }));
+    const next = keccak256(stringToHex('next set'));
+    expect(await anchorRead('rotationMessage', [root, next, 3n])).toBe(f.rotationMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, currentRoot: root, newRoot: next, epoch: 3n }));
   });
   it('validatorSetRoot of the deployed set', async () => {
     const regs = registrations(t.validators);

@@ -11,7 +11,7 @@ import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity
 import { events, identities, organizations } from '../../src/db/schema.js';
 import type { ChainConfig } from '../../src/config.js';
 import { createIdentityWithinQuota } from '../../src/db/identities.js';
-import { ANVIL_DEV_KEY_0, deployDevnetContracts } from '../../src/devnet/contracts.js';
+import { ANVIL_DEV_KEY_0, deployDevnetContracts, devValidatorRegistrations } from '../../src/devnet/contracts.js';
 import { identityUrls, publicKeyHashHex } from '../../src/identity/keys.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { tx } from '../../src/ledger/index.js';
@@ -278,10 +278,10 @@ describe('sponsor out of credits', () => {
 
 describe('chains whose AccountFactory differs', () => {
   it('fail the identity instead of making it active with a different account address per chain', async () => {
-    // polygon-amoy gets a second system deployment (another owner, so other CREATE2 addresses) and is configured with it
+    // polygon-amoy gets a second system deployment (another validator set, so other CREATE2 addresses) and is configured with it
     const chains = JSON.parse(dn.env.CHAINS!) as ChainConfig[];
     const amoy = chains.find((c) => c.name === 'polygon-amoy')!;
-    const other = await deployDevnetContracts({ chains: [amoy], deployerKey: ANVIL_DEV_KEY_0, owner: '0x000000000000000000000000000000000000dEaD' });
+    const other = await deployDevnetContracts({ chains: [amoy], deployerKey: ANVIL_DEV_KEY_0, validators: devValidatorRegistrations(7, 'other-set') });
     expect(other.contracts.accountFactory).not.toBe(amoy.contracts!.accountFactory);
     const mixed = chains.map((c) => (c.name === 'polygon-amoy' ? other.chains[0]! : c));
     const mixedApp = await startIdentityApp(dn, kind, { env: { CHAINS: JSON.stringify(mixed) } });

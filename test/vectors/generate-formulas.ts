@@ -57,6 +57,10 @@ const vectors = {
     const input = { chainId: CHAIN, anchor: ANCHOR, anchorId: h('anchor'), validatorSetRoot: h('set') };
     return [{ input: { ...input, chainId: input.chainId.toString() }, output: f.anchorMessage(input) }];
   })(),
+  rotationMessage: [0n, 7n].map((epoch) => {
+    const input = { chainId: CHAIN, anchor: ANCHOR, currentRoot: h('set'), newRoot: h('next set'), epoch };
+    return { input: { ...input, chainId: input.chainId.toString(), epoch: epoch.toString() }, output: f.rotationMessage(input) };
+  }),
   validatorSetRoot: (() => {
     const input = { publicKeys: keys.map((k) => k.publicKey), powers: [100n, 100n, 50n], thresholdNum: 2n, thresholdDen: 3n };
     return [{
