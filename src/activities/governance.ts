@@ -13,7 +13,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../db/client.js';
 import { finishGovernanceOp, getGovernanceOp, markGovernanceSigned, type GovernanceOpRow } from '../db/governance.js';
-import { outcomeOf, submitPreparedSignature, type SubmissionOutcome } from '../governance/submit.js';
+import { outcomeOf, requiredSignatures, submitPreparedSignature, type SubmissionOutcome } from '../governance/submit.js';
 import { isTransientLedgerError, LedgerError, signatureOnLedger, signingProgress, type LedgerClient, type StoredPreparedSignature } from '../ledger/index.js';
 
 export interface GovernanceProgress {
@@ -66,7 +66,7 @@ export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient 
       txHash: op.txHash,
       ledgerStatus: out.ledgerStatus,
       collectedSignatures: out.progress.collected,
-      requiredSignatures: out.progress.threshold,
+      requiredSignatures: requiredSignatures(op, out.delivered, out.progress.threshold),
       isReady: out.progress.isReady,
       awaitingAuthorities: out.progress.awaitingAuthorities,
       ...(out.error ? { error: out.error } : {}),

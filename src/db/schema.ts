@@ -430,6 +430,11 @@ export const governanceOps = pgTable(
     /** the prepared initiating signature (StoredPreparedSignature) */
     prepared: jsonb('prepared').$type<Record<string, unknown>>().notNull(),
     keyPageVersion: integer('key_page_version').notNull(),
+    /**
+     * the signing page's threshold at keyPageVersion, read when the operation was prepared: what its signatures had
+     * to meet, also once the operation changed the page (null for operations prepared before it was recorded)
+     */
+    signerThreshold: integer('signer_threshold'),
     /** hex public keys whose signature the gateway submitted for this operation */
     signedKeys: jsonb('signed_keys').$type<string[]>().notNull().default([]),
     errorMessage: text('error_message'),

@@ -37,6 +37,16 @@ export function outcomeOf(st: TxStatus, progress: SigningProgress): SubmissionOu
   };
 }
 
+/**
+ * The threshold an operation's signatures had to meet: the signing page's live threshold while the transaction is
+ * pending (a change of the page voids the votes collected before it), and once it executed the threshold recorded
+ * when the operation was prepared (`signerThreshold`): the operation may have changed the page itself, e.g. raised
+ * the threshold its own signatures met. Operations prepared before it was recorded fall back to the live page.
+ */
+export function requiredSignatures(op: { signerThreshold: number | null }, delivered: boolean, live: number): number {
+  return delivered && op.signerThreshold !== null ? op.signerThreshold : live;
+}
+
 /** Submit `signature` over the stored prepared signature (verified first: LedgerInputError when it does not verify). */
 export async function submitPrepared(ledger: LedgerClient, stored: StoredPreparedSignature, signature: string): Promise<SubmitResult> {
   return ledger.submitExternalSignature(revivePreparedSignature(stored), signature);

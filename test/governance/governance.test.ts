@@ -143,6 +143,9 @@ describe('governance and co-signing on the devnet', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const done = await pollGov(op.governance_op_id, (x) => x.status === 'executed');
     expect(done.is_ready).toBe(true);
+    // the one signature met the threshold of the page it signed (1), not the 2 the operation set
+    expect(r.body).toMatchObject({ status: 'executed', collected_signatures: 1, required_signatures: 1 });
+    expect(done).toMatchObject({ collected_signatures: 1, required_signatures: 1 });
     const page = await dn.ledger.queryKeyPage(A.key_page_url);
     expect(page.acceptThreshold).toBe(2);
     expect(page.keys.map((k) => k.publicKeyHash).sort()).toEqual([publicKeyHashHex(a.publicKey), publicKeyHashHex(b.publicKey)].sort());

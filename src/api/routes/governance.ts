@@ -25,6 +25,7 @@ import {
   type GovernanceOperation,
 } from '../../governance/operations.js';
 import { ed25519PublicKeyProblem } from '../../identity/keys.js';
+import { requiredSignatures } from '../../governance/submit.js';
 import { normUrl, signingProgress, storablePreparedSignature, type StoredPreparedSignature } from '../../ledger/index.js';
 import { submitGovernanceSignatureUpdate, type GovernanceWorkflowInput, type governanceWorkflow } from '../../workflows/governance.js';
 import { OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
@@ -218,6 +219,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
       const signerUrl = target(body.signer_key_page, normUrl(identity.bookUrl), identity.keyPageUrl, 'signer_key_page');
 
       let prepared;
+      let signerThreshold: number | null = null;
       try {
         const page = kind === 'key_page' ? await ledger.queryKeyPage(principal) : undefined;
         if (page) {
@@ -236,6 +238,9 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
           }
         }
         prepared = await ledger.prepareExternalSignature({ principal, body: txBody, signerUrl, publicKey });
+        // the threshold the signatures must meet, kept for when the operation has changed the page
+        const signerPage = page && normUrl(page.url) === normUrl(prepared.signerUrl) ? page : await ledger.queryKeyPage(prepared.signerUrl);
+        signerThreshold = signerPage.version === prepared.signerVersion ? Math.max(1, signerPage.acceptThreshold) : null;
       } catch (e) {
         throw ledgerApiError(e, 'governance', { publicKey: 'signer_public_key', signerUrl: 'signer_key_page', principal: 'key_page_url' });
       }
@@ -253,6 +258,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
         txId: prepared.txId,
         prepared: storablePreparedSignature(prepared) as unknown as Record<string, unknown>,
         keyPageVersion: prepared.signerVersion,
+        signerThreshold,
       });
       const input: GovernanceWorkflowInput = { opId: id, orgId: auth.orgId, nominatedPublicKey: publicKey };
       try {
@@ -342,7 +348,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
         const st = await ledger.getTransaction(op.txId);
         const p = await signingProgress(ledger, st, op.signerUrl);
         return c.json(
-          { ...base, collected_signatures: p.collected, required_signatures: p.threshold, is_ready: p.isReady, awaiting_authorities: p.awaitingAuthorities },
+          { ...base, collected_signatures: p.collected, required_signatures: requiredSignatures(op, st.delivered, p.threshold), is_ready: p.isReady, awaiting_authorities: p.awaitingAuthorities },
           200,
         );
       } catch (e) {

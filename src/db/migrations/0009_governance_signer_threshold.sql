@@ -1,0 +1,1 @@
+ALTER TABLE "governance_ops" ADD COLUMN "signer_threshold" integer;
