@@ -99,10 +99,19 @@ export function createWebhookActivities(db: Db, settings: WebhookSettings = DEFA
           })),
       );
       if (rows.length > 0) await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing();
-      await tx
-        .update(events)
-        .set({ dispatchedAt: new Date(), listedSeq: sql`nextval('events_listed_seq')` })
-        .where(inArray(events.id, chunk.map((e) => e.id)));
+      // listed_seq in position order within the batch too: nextval in an UPDATE's SET is taken in whatever order
+      // the rows are visited, so the values are drawn first (ascending) and handed out in the chunk's order
+      const drawn = await tx.execute(sql`select nextval('events_listed_seq')::text as s from generate_series(1, ${chunk.length})`);
+      const seqs = ((drawn as unknown as { rows?: { s: string }[] }).rows ?? (drawn as unknown as { s: string }[]))
+        .map((r) => BigInt(r.s))
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const listed = sql.join(
+        chunk.map((e, i) => sql`(${e.id}::uuid, ${seqs[i]!.toString()}::bigint)`),
+        sql`, `,
+      );
+      await tx.execute(
+        sql`update ${events} set dispatched_at = ${at.toISOString()}::timestamptz, listed_seq = v.seq from (values ${listed}) as v(id, seq) where ${events.id} = v.id`,
+      );
       return batch.length > limit;
     });
     // Deliveries to start: never started, or still pending long after their next attempt was due (their workflow
