@@ -11,10 +11,9 @@ import { createPublicClient, createWalletClient, http, type Address, type Hex } 
 import { privateKeyToAccount } from 'viem/accounts';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { chainDefinition } from '../../src/chain/clients.js';
-import { loadConfig } from '../../src/config.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
 import { chainStateFile, formatSummary, startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { freePort } from '../../src/devnet/ports.js';
+import { freePortDevnet } from '../support/devnet-config.js';
 import { arg } from '../support/test-target.js';
 import { quietLogger } from '../support/env.js';
 
@@ -27,20 +26,9 @@ describe('devnet restart', () => {
   });
 
   async function start(env: Record<string, string> = {}) {
-    const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const config = loadConfig({
-      API_PORT: '0',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'error',
-      LEDGER_URL: `http://127.0.0.1:${lp}`,
-      CHAINS: JSON.stringify([
-        { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
-        { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
-      ]),
-      ...env,
-    });
+    const { config, temporalProfile } = await freePortDevnet(dataDir, env);
     // no dbFilename override: temporal-dev.yml's relative file must land under DATA_DIR
-    return startDevnet(config, quietLogger, { temporalProfile: { port: tp, uiPort: ui } });
+    return startDevnet(config, quietLogger, { temporalProfile });
   }
   const clientOf = (c: { chainId: number; rpcUrl: string }) => createPublicClient({ chain: chainDefinition(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) });
   const code = async (c: { chainId: number; rpcUrl: string }, address: string) => (await clientOf(c).getCode({ address: address as Address })) ?? '0x';

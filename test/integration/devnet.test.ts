@@ -6,9 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { formatSummary, startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { freePort } from '../../src/devnet/ports.js';
+import { freePortDevnet } from '../support/devnet-config.js';
 import { quietLogger } from '../support/env.js';
 
 function childPids(): number[] {
@@ -31,19 +30,9 @@ describe('devnet launcher', () => {
 
   // generous: the launcher starts five processes, which takes a while on a loaded 2-core machine
   it('starts Temporal, both chains, worker and API; stops them all', { timeout: 180_000 }, async () => {
-    const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const config = loadConfig({
-      API_PORT: '0',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'error',
-      LEDGER_URL: `http://127.0.0.1:${lp}`,
-      CHAINS: JSON.stringify([
-        { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
-        { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
-      ]),
-    });
+    const { config, temporalProfile } = await freePortDevnet(dataDir);
     devnet = await startDevnet(config, quietLogger, {
-      temporalProfile: { port: tp, uiPort: ui, dbFilename: join(dataDir, 'temporal.sqlite') },
+      temporalProfile: { ...temporalProfile, dbFilename: join(dataDir, 'temporal.sqlite') },
     });
     const s = devnet.summary;
     expect(formatSummary(s)).toContain(s.temporalUiUrl!);

@@ -10,9 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { freePort } from '../../src/devnet/ports.js';
+import { freePortDevnet } from '../support/devnet-config.js';
 import { createLogger } from '../../src/log.js';
 import { newClientKey, uniqueName } from '../identity/devnet.js';
 
@@ -37,22 +36,14 @@ describe('security: no secret in the logs', () => {
   });
 
   it('a full flow at debug level logs none of the keys and secrets it handles', { timeout: 420_000 }, async () => {
-    const [p1, p2, tp, ui, lp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const config = loadConfig({
-      API_PORT: '0',
-      DATA_DIR: dataDir,
+    const { config, temporalProfile } = await freePortDevnet(dataDir, {
       LOG_LEVEL: 'debug',
       RATE_LIMIT_DEFAULT_RPM: '10000', // the bootstrap key's limit, which bounds the keys it creates
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true', // the receiver is on loopback
-      LEDGER_URL: `http://127.0.0.1:${lp}`,
       TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
-      CHAINS: JSON.stringify([
-        { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${p1}` },
-        { name: 'polygon-amoy', chainId: 80002, rpcUrl: `http://127.0.0.1:${p2}` },
-      ]),
     });
     const logger = createLogger('debug', { process: 'devnet' }, (line) => lines.push(line));
-    devnet = await startDevnet(config, logger, { temporalProfile: { port: tp, uiPort: ui, dbFilename: join(dataDir, 'temporal.sqlite') } });
+    devnet = await startDevnet(config, logger, { temporalProfile: { ...temporalProfile, dbFilename: join(dataDir, 'temporal.sqlite') } });
     const { apiUrl, adminKey } = devnet.summary;
     expect(adminKey).toMatch(/^ck_live_/);
     const call = async (key: string, method: string, path: string, body?: unknown) => {
