@@ -21,6 +21,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { jsonRpc } from 'viem/nonce';
+import { httpFetch } from '../net/fetch.js';
 
 export interface ChainClients {
   chain: Chain;
@@ -59,7 +60,7 @@ export function createChainClients(p: {
   const chain = chainDefinition(p.chainId, p.rpcUrl, p.name);
   // requests issued together (a block's raw transactions for an inclusion proof, the reads of a validator set)
   // go out as one JSON-RPC batch: one HTTP round trip instead of one each
-  const transport = http(p.rpcUrl, { batch: { wait: 0 }, retryCount: 2 });
+  const transport = http(p.rpcUrl, { batch: { wait: 0 }, retryCount: 2, fetchFn: httpFetch as typeof fetch });
   const pollingInterval = p.pollingIntervalMs ?? 100;
   const pub = createPublicClient({ chain, transport, pollingInterval }) as PublicClient<Transport, Chain>;
   if (!p.privateKey) return { chain, public: pub };

@@ -3,6 +3,7 @@
  * accumulate.js supplies types, encoding and hashes; transport is ours.
  */
 import { core, messaging } from 'accumulate.js';
+import { httpFetch } from '../net/fetch.js';
 import {
   LedgerError,
   LedgerInputError,
@@ -327,7 +328,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   }
   const endpoint = base.endsWith('/v3') ? base : `${base}/v3`;
   const url = endpoint.slice(0, -'/v3'.length);
-  const doFetch: FetchLike = opts.fetch ?? (globalThis.fetch as unknown as FetchLike);
+  const doFetch: FetchLike = opts.fetch ?? httpFetch;
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const pollMs = opts.pollIntervalMs ?? 25;
   let rpcId = 0;
