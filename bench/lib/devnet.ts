@@ -57,6 +57,8 @@ export interface BenchDevnet {
   validators?: DevnetValidators;
   /** the organization's API key headers */
   headers: Record<string, string>;
+  /** the scratch PostgreSQL database of this run (undefined on PGlite) */
+  databaseName?: string;
   /** in-process API call; the body parsed as JSON (text when it is not JSON) */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }>;
   stop(): Promise<void>;
@@ -143,6 +145,7 @@ export async function startBenchDevnet(opts: {
       stops.push(scratch.drop);
       databaseUrl = scratch.url;
     }
+    const databaseName = databaseUrl ? decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) : undefined;
     const database = await openDatabase(databaseUrl ? { databaseUrl } : { pgliteDir: 'memory' });
     stops.push(() => database.close());
     if (opts.worker === 'process') {
@@ -198,7 +201,7 @@ export async function startBenchDevnet(opts: {
       }
       return { status: res.status, body: json };
     };
-    return { config, database, client, app, sim, anvils, validators, headers, call, stop };
+    return { config, database, client, app, sim, anvils, validators, headers, databaseName, call, stop };
   } catch (e) {
     await stop();
     throw e;
@@ -303,12 +306,18 @@ async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<str
 }
 
 /**
- * CPU time spent on this machine while `during` runs, from /proc (Linux): the whole machine (all cores, every
- * process) and per process name (`node` split into this bench and each validator process by its --index). A
- * figure of cost, not of latency: on a machine with C cores, n cycles at x CPU-ms each cannot finish in less than
- * n·x/C ms however they are scheduled.
+ * CPU time spent on this machine while `during` runs, from /proc (Linux). `devnetMs` counts only what the run
+ * itself costs: this process and every process it started (Temporal, anvils, the ledger's and validators' or the
+ * worker's processes), plus the PostgreSQL backends serving `database` (the bench's scratch database);
+ * `byProcess` splits it by name (`node` split into this bench, each validator process by its --index, and the
+ * worker), and `otherMs` is what the rest of the machine (other work, shared PostgreSQL processes, the kernel)
+ * spent meanwhile. A figure of cost, not of latency: on a machine with C cores, n cycles at x CPU-ms each cannot
+ * finish in less than n·x/C ms however they are scheduled.
  */
-export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: T; machineMs: number; byProcess: Record<string, number> }> {
+export async function cpuDuring<T>(
+  during: () => Promise<T>,
+  opts: { database?: string } = {},
+): Promise<{ result: T; machineMs: number; devnetMs: number; otherMs: number; byProcess: Record<string, number> }> {
   const tick = 1000 / 100; // USER_HZ is 100 on Linux
   const machine = () => {
     try {
@@ -321,7 +330,7 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
   };
   // by pid: a kernel worker's name changes with the work item it runs, so a name is no key
   const processes = () => {
-    const out = new Map<string, { name: string; ms: number }>();
+    const out = new Map<string, { name: string; ms: number; ppid: string; database?: string }>();
     let pids: string[] = [];
     try {
       pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -335,6 +344,7 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ms = (Number(f[11]) + Number(f[12])) * tick; // utime + stime
         let name = comm.startsWith('kworker/') ? 'kernel workers (kworker)' : comm;
+        let database: string | undefined;
         if (comm.startsWith('node')) {
           const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
           const i = args.indexOf('--index');
@@ -346,8 +356,11 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
                 : args.some((a) => a.endsWith('src/bin/worker.ts'))
                   ? 'worker process'
                   : 'node (other)';
+        } else if (comm === 'postgres' && opts.database) {
+          // a backend's title: "postgres: <user> <database> <client> <state>"
+          database = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]+/)[2];
         }
-        out.set(pid, { name, ms });
+        out.set(pid, { name, ms, ppid: f[1]!, database });
       } catch {
         /* ended meanwhile */
       }
@@ -358,10 +371,24 @@ export async function cpuDuring<T>(during: () => Promise<T>): Promise<{ result: 
   const p0 = processes();
   const result = await during();
   const m1 = machine();
-  const byProcess: Record<string, number> = {};
-  for (const [pid, { name, ms }] of processes()) {
-    const d = ms - (p0.get(pid)?.ms ?? 0);
-    if (d > 0) byProcess[name] = (byProcess[name] ?? 0) + d;
+  const p1 = processes();
+  const ours = new Set([String(process.pid)]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, p] of p1) {
+      if (ours.has(pid) || !ours.has(p.ppid)) continue;
+      ours.add(pid);
+      grew = true;
+    }
   }
-  return { result, machineMs: m1 - m0, byProcess };
+  const byProcess: Record<string, number> = {};
+  let devnetMs = 0;
+  for (const [pid, p] of p1) {
+    if (!ours.has(pid) && !(opts.database && p.database === opts.database)) continue;
+    const d = p.ms - (p0.get(pid)?.ms ?? 0);
+    if (d <= 0) continue;
+    byProcess[p.name] = (byProcess[p.name] ?? 0) + d;
+    devnetMs += d;
+  }
+  return { result, machineMs: m1 - m0, devnetMs, otherMs: Math.max(0, m1 - m0 - devnetMs), byProcess };
 }
