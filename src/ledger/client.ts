@@ -176,7 +176,7 @@ export interface PrepareExternalArgs {
   delegators?: string[];
   /** read fresh when omitted */
   signerVersion?: number;
-  /** default: above the key's lastUsedOn and the clock (microseconds) */
+  /** default: the clock in milliseconds, above the key's lastUsedOn and what this client issued for the key */
   timestamp?: number;
 }
 
@@ -235,7 +235,7 @@ export interface LedgerClient {
   readLatestDataEntry(account: string): Promise<DataEntryInfo>;
   /** ACME base units needed for `credits` whole credits at the live oracle */
   acmeForCredits(credits: bigint | number): Promise<{ amount: bigint; oracle: number }>;
-  /** a timestamp strictly above the key's lastUsedOn and every timestamp this client issued (microseconds) */
+  /** a timestamp strictly above the key's lastUsedOn and every timestamp this client issued (the clock in milliseconds, or above) */
   nextTimestamp(signerUrl: string, publicKey: Uint8Array | string): Promise<number>;
 }
 
@@ -424,9 +424,15 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     return { version: Number(a.raw.version ?? 1), lastUsedOn: Number(entry.lastUsedOn ?? 0) };
   }
 
+  /**
+   * A signature timestamp in milliseconds, as accumulate.js and the Go SDK use (Date.now(), UnixMilli), so that a
+   * key the gateway signed with keeps working with the standard tools. Never at or below the key's lastUsedOn (a
+   * key already used with a larger timestamp, e.g. microseconds, continues from there) nor at or below what this
+   * client issued for the key before (two signatures in one millisecond still increase).
+   */
   function issue(signerUrl: string, pk: Uint8Array, lastUsedOn: number): number {
     const k = `${normUrl(signerUrl)}|${toHex(pk)}`;
-    const ts = Math.max(lastUsedOn + 1, Date.now() * 1000, (issued.get(k) ?? 0) + 1);
+    const ts = Math.max(lastUsedOn + 1, Date.now(), (issued.get(k) ?? 0) + 1);
     issued.set(k, ts);
     return ts;
   }

@@ -1,0 +1,88 @@
+/**
+ * Signature timestamps are milliseconds, as accumulate.js (Date.now()) and the Go SDK (UnixMilli) use, so a key the
+ * gateway signed with stays usable with the standard tools; the network refuses a timestamp at or below the key's
+ * lastUsedOn. A key already used with larger (microsecond) timestamps continues above its lastUsedOn, and two
+ * signatures of one key in the same millisecond still increase. Against the ledger simulator.
+ */
+import { Signer, core, messaging } from 'accumulate.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLedgerClient, tx } from '../../src/ledger/index.js';
+import { createAdi, executed, fundedLite, held, openTarget, type Sponsor, type Target } from '../ledger-conformance/harness.js';
+import { signHash, keyFromSeed } from '../../src/ledger/signing.js';
+
+let T: Target;
+let sponsor: Sponsor;
+
+beforeAll(async () => {
+  T = await openTarget();
+  sponsor = await fundedLite(T.client, 50_000);
+});
+afterAll(async () => {
+  await T?.stop();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const sign = (seed: Uint8Array, hashToSign: string) => signHash(keyFromSeed(seed), Buffer.from(hashToSign, 'hex'));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('signature timestamps', () => {
+  it('are the clock in milliseconds, so accumulate.js can sign with the same key afterwards', async () => {
+    const c = T.client;
+    // fundedLite had the gateway client sign an AddCredits with this lite key
+    const lastUsedOn = Number((await c.queryAccount(sponsor.lite)).raw.lastUsedOn);
+    expect(lastUsedOn).toBeGreaterThan(0);
+    expect(lastUsedOn).toBeLessThanOrEqual(Date.now());
+    expect(Date.now() - lastUsedOn).toBeLessThan(10 * 60_000);
+    await sleep(2);
+    // the same key the standard way: Signer.sign with timestamp Date.now()
+    const { amount, oracle } = await c.acmeForCredits(5);
+    const txn = new core.Transaction({ header: { principal: sponsor.lta }, body: tx.addCredits({ recipient: sponsor.lite, amount, oracle }) });
+    const sig = await Signer.forLite(sponsor.key.key).sign(txn, { timestamp: Date.now() });
+    const r = await c.submit(new messaging.Envelope({ transaction: [txn], signatures: [sig] }));
+    const st = await c.waitForTransaction(r.txId, { timeoutMs: 30_000 });
+    expect(st.status).toBe('delivered');
+  });
+
+  it('a key whose lastUsedOn is in microseconds (signed before this change) keeps working', async () => {
+    const adi = await createAdi(T.client, sponsor, 500);
+    const micros = Date.now() * 1000;
+    const old = await T.client.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/d1` }), signerUrl: adi.page, publicKey: adi.key.publicKey, timestamp: micros });
+    await executed(T.client, T.client.submitExternalSignature(old, sign(adi.key.seed, old.hashToSign)));
+    const page = await T.client.queryKeyPage(adi.page);
+    expect(page.keys[0]!.lastUsedOn).toBe(micros);
+    // a fresh client (no memory of what it issued) reads lastUsedOn from the page and goes above it
+    const fresh = createLedgerClient({ url: T.client.url });
+    const p = await fresh.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/d2` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
+    expect(p.timestamp).toBe(micros + 1);
+    const st = await executed(fresh, fresh.submitExternalSignature(p, sign(adi.key.seed, p.hashToSign)));
+    expect(st.status).toBe('delivered');
+  });
+
+  it('two signatures of one key in the same millisecond still increase, and the ledger takes both', async () => {
+    const adi = await createAdi(T.client, sponsor, 500);
+    await sleep(2);
+    const c = createLedgerClient({ url: T.client.url });
+    const now = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(now);
+    const a = await c.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/a` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
+    const b = await c.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/b` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
+    expect(await c.nextTimestamp(adi.page, adi.key.publicKey)).toBe(now + 2);
+    vi.restoreAllMocks();
+    expect(a.timestamp).toBe(now);
+    expect(b.timestamp).toBe(now + 1);
+    await executed(c, c.submitExternalSignature(a, sign(adi.key.seed, a.hashToSign)));
+    await executed(c, c.submitExternalSignature(b, sign(adi.key.seed, b.hashToSign)));
+    expect((await c.queryKeyPage(adi.page)).keys[0]!.lastUsedOn).toBe(now + 1);
+  });
+
+  it('the held-key path (signAndSubmit) uses the same rule', async () => {
+    const adi = await createAdi(T.client, sponsor, 500);
+    const before = Date.now();
+    const st = await executed(T.client, T.client.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/h` }), held(adi.key, adi.page)));
+    const ts = st.signatures.find((s) => s.signer === adi.page)?.timestamp;
+    expect(ts).toBeGreaterThanOrEqual(before);
+    expect(ts).toBeLessThanOrEqual(Date.now());
+  });
+});
