@@ -475,6 +475,29 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     return parseMessageRecord(r);
   }
 
+  /**
+   * The transaction to vote on, as the node answered for it, once its body hashes to the requested hash: what a
+   * signature commits to is computed here, never taken from the node. Refused when the answer is another
+   * transaction, carries no full transaction (a remote reference), or the transaction is already final.
+   */
+  async function verifiedTransaction(pendingTx: string): Promise<TxStatus> {
+    const { hash: want, txId } = splitTxId(pendingTx);
+    const existing = await getTransaction(txId);
+    const untrusted = (why: string) => new LedgerTransportError(`ledger ${endpoint}: the answer for transaction ${txId} ${why}; refusing to sign it`);
+    if (existing.txHash !== want) throw untrusted(`names another transaction (${existing.txHash || 'none'})`);
+    let got: string;
+    try {
+      const t = existing.transaction;
+      if (!t?.header || !t?.body || t.body.type === 'remote') throw new Error('no full transaction');
+      got = toHex(new core.Transaction(t).hash());
+    } catch (e) {
+      throw untrusted(`does not carry a transaction that can be hashed (${(e as Error).message})`);
+    }
+    if (got !== want) throw untrusted(`carries a transaction that hashes to ${got}`);
+    if (existing.delivered || existing.failed) throw new LedgerError(`transaction ${existing.txId} is no longer pending (${existing.status})`, 'notAllowed');
+    return existing;
+  }
+
   async function prepareExternalSignature(a: PrepareExternalArgs): Promise<PreparedSignature> {
     const pk = bytesArg(a.publicKey, 'publicKey', 32);
     const signerUrl = parseAccUrl(a.signerUrl, 'signerUrl').toString();
@@ -485,7 +508,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     const metadata = signatureMetadata({ publicKey: pk, signer: signerUrl, signerVersion, timestamp, vote, delegators: a.delegators });
     if (a.pendingTx) {
       if (a.body || a.principal) throw new LedgerInputError('pendingTx: give either pendingTx or principal+body', 'pendingTx');
-      const existing = await getTransaction(a.pendingTx);
+      const existing = await verifiedTransaction(a.pendingTx);
       const hash = Uint8Array.from(Buffer.from(existing.txHash, 'hex'));
       const md = metadataHash(metadata);
       const p = { metadataHash: md, hashToSign: hashToSign(md, hash) };
