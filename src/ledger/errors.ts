@@ -109,12 +109,23 @@ export function isNotFound(e: unknown): boolean {
   return e instanceof LedgerError && e.code === 'notFound';
 }
 
+/** The submission a LedgerSubmitError was raised for carries the node's failed status (its verdict on the message). */
+function refusedWithStatus(e: LedgerSubmitError): boolean {
+  return e.submissions.some((s: any) => s && s.success !== true && s.status?.failed === true);
+}
+
 /**
  * A failure worth retrying with the same input: the node unreachable or timing out, or an internal error on its
- * side. Refusals (bad input, a signature the network rejects, a conflict) are not.
+ * side. Refusals (bad input, a signature the network rejects, a conflict) are not, and neither is a transaction's
+ * outcome: a transaction that finished failed (LedgerTxFailedError) or a message the node answered with a failed
+ * status stays so whatever its label, and Go labels most ordinary execution failures unknownError (e.g. an
+ * AddCredits with too little balance, a threshold above the page's keys). unknownError stays transient where it
+ * is no such verdict: a JSON-RPC error of the call itself.
  */
 export function isTransientLedgerError(e: unknown): boolean {
   if (e instanceof LedgerTransportError) return true;
   if (e instanceof LedgerInputError) return false;
+  if (e instanceof LedgerTxFailedError) return false;
+  if (e instanceof LedgerSubmitError && e.code === 'unknownError' && refusedWithStatus(e)) return false;
   return e instanceof LedgerError && ['internalError', 'unknownError', 'timeout', 'rpcError'].includes(e.code);
 }
