@@ -613,15 +613,34 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     }
   }
 
+  /**
+   * The account's pending transactions from `start`: all of them (up to `count` when given), read a page of at most
+   * 100 at a time until the node's `total`. Each page is one query with the client's timeout and read retries. More
+   * than 10,000 is refused (a LedgerError, not a silently shortened list: pending discovery must not take it as
+   * complete). A transaction that leaves the list between two pages can shift a later one past the next page's start.
+   */
   async function listPending(account: string, o: { start?: number; count?: number } = {}): Promise<PendingTx[]> {
+    const PAGE = 100;
+    const MAX = 10_000;
     const scope = parseAccUrl(account, 'account').toString();
-    const r = await call<any>('query', { scope, query: { queryType: 'pending', range: { start: o.start ?? 0, count: o.count ?? 100, expand: true } } });
+    const want = o.count ?? Infinity;
     const out: PendingTx[] = [];
-    for (const rec of r?.records ?? []) {
-      if (rec?.recordType === 'message') out.push(parseMessageRecord(rec));
-      else if (rec?.recordType === 'txID' && rec.value) out.push(await getTransaction(String(rec.value)));
+    let start = o.start ?? 0;
+    while (out.length < want) {
+      const count = Math.min(PAGE, want - out.length);
+      const r = await call<any>('query', { scope, query: { queryType: 'pending', range: { start, count, expand: true } } });
+      const records: any[] = r?.records ?? [];
+      for (const rec of records) {
+        if (rec?.recordType === 'message') out.push(parseMessageRecord(rec));
+        else if (rec?.recordType === 'txID' && rec.value) out.push(await getTransaction(String(rec.value)));
+      }
+      start += records.length;
+      const total = Number(r?.total ?? 0);
+      // an empty page ends it too (a node that reports more than it gives would otherwise be asked forever)
+      if (records.length === 0 || !(start < total)) break;
+      if (out.length >= MAX && want > MAX) throw new LedgerError(`${scope} has ${total} pending transactions; more than ${MAX} are not listed`, 'badRequest');
     }
-    return out;
+    return out.length > want ? out.slice(0, want) : out;
   }
 
   async function getReceipt(account: string, txHash: string): Promise<ReceiptInfo> {
