@@ -130,7 +130,7 @@ export interface WebhookSettings {
 export interface Config {
   env: 'devnet' | 'production';
   api: { host: string; port: number; publicBaseUrl: string };
-  /** undefined → embedded PGlite under `${dataDir}/pglite` */
+  /** undefined → embedded PGlite under `${dataDir}/pglite` (one process only; refused when env is production) */
   databaseUrl?: string;
   dataDir: string;
   temporal: { address: string; namespace: string; taskQueue: string; uiUrl?: string; cliPath?: string };
@@ -182,14 +182,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     Object.keys(envSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
   );
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => ({
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => ({
         variable: String(i.path[0] ?? '(environment)'),
         message: i.path.length > 1 ? `${i.path.slice(1).join('.')}: ${i.message}` : i.message,
-      })),
-    );
+      }));
+  // Without DATABASE_URL each process opens its own embedded PGlite under DATA_DIR: an API and a worker process
+  // (or two API replicas) would each see only their own rows. Production runs them apart, so it needs Postgres.
+  if (cleaned.GATEWAY_ENV === 'production' && cleaned.DATABASE_URL === undefined) {
+    problems.push({
+      variable: 'DATABASE_URL',
+      message: 'required when GATEWAY_ENV=production (a postgres:// URL shared by every API and worker process; embedded PGlite is for the devnet only)',
+    });
   }
+  if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   return {
     env: e.GATEWAY_ENV,

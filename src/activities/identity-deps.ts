@@ -43,10 +43,17 @@ export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: numb
  * fail forever ("needs ledger and sponsor, which this worker was started without") while identities sit in
  * `creating`. `npm run worker` refuses to start with these; the programmatic API (createActivities) still allows
  * partial workers, which tests use for housekeeping-only runs. LEDGER_URL must be set explicitly: its default is
- * the devnet's ledger simulator.
+ * the devnet's ledger simulator. With `ownProcess` (npm run worker) DATABASE_URL is required as well.
  */
-export function workerDependencyProblems(config: Config, env: Record<string, string | undefined> = process.env): { variable: string; message: string }[] {
+export function workerDependencyProblems(
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+  opts: { ownProcess?: boolean } = {},
+): { variable: string; message: string }[] {
   const problems: { variable: string; message: string }[] = [];
+  // A worker in its own process cannot share the API's embedded PGlite (each process would open its own copy and
+  // see only its own rows); only the devnet, which runs the worker inside the API's process, may go without.
+  if (opts.ownProcess && !config.databaseUrl) problems.push({ variable: 'DATABASE_URL', message: "not set: a worker process needs the Postgres database the API uses (embedded PGlite cannot be shared between processes; only the devnet, API and worker in one process, runs without it)" });
   if (!env.LEDGER_URL) problems.push({ variable: 'LEDGER_URL', message: `not set (the default ${config.ledgerUrl} is the devnet's ledger simulator): the Accumulate v3 endpoint identities and transactions use` });
   if (!config.sponsorKey) problems.push({ variable: 'SPONSOR_KEY', message: 'not set: the ledger key that creates and funds identities (without it identities stay in creating)' });
   if (!config.relayerPrivateKey) problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
@@ -57,8 +64,15 @@ export function workerDependencyProblems(config: Config, env: Record<string, str
   return problems;
 }
 
-/** Throws a ConfigError naming every variable the worker lacks (see workerDependencyProblems). */
-export function assertWorkerDependencies(config: Config, env: Record<string, string | undefined> = process.env): void {
-  const problems = workerDependencyProblems(config, env);
+/**
+ * Throws a ConfigError naming every variable the worker lacks (see workerDependencyProblems). For `npm run worker`,
+ * a process of its own: DATABASE_URL is required too (`ownProcess: false` for a worker sharing its process's database).
+ */
+export function assertWorkerDependencies(
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+  opts: { ownProcess?: boolean } = { ownProcess: true },
+): void {
+  const problems = workerDependencyProblems(config, env, opts);
   if (problems.length) throw new ConfigError(problems, 'The worker cannot start: its activities need settings that are missing');
 }

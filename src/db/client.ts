@@ -2,13 +2,14 @@
  * One factory for the database: node-postgres (`pg`, a pool of 10) when a DATABASE_URL is given, otherwise
  * embedded PGlite (data under `<dataDir>/pglite`, or in memory when `pgliteDir` is 'memory'). Migrations run on open.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { PoolClient } from 'pg';
+import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
 
@@ -87,17 +88,91 @@ async function openPglite(dir: string): Promise<Database & { migrate(): Promise<
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const { migrate } = await import('drizzle-orm/pglite/migrator');
-  if (dir !== 'memory') mkdirSync(dir, { recursive: true });
-  const client = dir === 'memory' ? new PGlite() : new PGlite(dir);
-  await client.waitReady;
+  let unlock = () => {};
+  if (dir !== 'memory') {
+    mkdirSync(dir, { recursive: true });
+    unlock = lockPgliteDir(dir);
+  }
+  let client: InstanceType<typeof PGlite>;
+  try {
+    client = dir === 'memory' ? new PGlite() : new PGlite(dir);
+    await client.waitReady;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const db = drizzle(client, { schema });
   return {
     db: db as unknown as Db,
     driver: 'pglite',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`), timeoutMs, 'database'),
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        unlock();
+      }
+    },
     migrate: () => migrate(db, { migrationsFolder: MIGRATIONS_DIR }),
   };
+}
+
+/**
+ * Embedded PGlite serves one process: a second PGlite on the same directory opens without complaint but works on
+ * its own copy (neither sees the other's rows, and both write the files). So the directory holds the owner's pid
+ * (`gateway.pid`) while it is open; another open (any process, this one included) is refused while that process
+ * lives, and a file left by a process that died is taken over. Returns the release.
+ */
+export const PGLITE_LOCK_FILE = 'gateway.pid';
+
+function lockPgliteDir(dir: string): () => void {
+  const file = join(dir, PGLITE_LOCK_FILE);
+  const mine = String(process.pid);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' });
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8') === mine) unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+    }
+    let holder = NaN;
+    try {
+      holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    } catch {
+      // removed meanwhile: try again
+    }
+    if (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder)) {
+      throw new ConfigError(
+        [
+          {
+            variable: 'DATABASE_URL',
+            message: `not set, and the embedded database ${dir} is already open in process ${holder}${holder === process.pid ? ' (this one)' : ''}: PGlite serves one process, so processes that share data (API, worker, replicas) need a Postgres DATABASE_URL`,
+          },
+        ],
+        'The database cannot open',
+      );
+    }
+    try {
+      unlinkSync(file); // left by a process that is gone
+    } catch {
+      // removed meanwhile
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<void> {
