@@ -42,7 +42,7 @@ export interface LedgerClientOptions {
   fetch?: FetchLike;
   /** per-request timeout, default 15 s */
   timeoutMs?: number;
-  /** poll interval of waitForTransaction, default 25 ms */
+  /** first poll interval of waitForTransaction (then ×1.5 per poll up to 500 ms), default 25 ms */
   pollIntervalMs?: number;
   /**
    * Pauses before retrying a read (`query`, `network-status`) that failed in transit: connection refused or reset,
@@ -591,16 +591,28 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   }
 
   async function waitForTransaction(txId: string, o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {}): Promise<TxStatus> {
-    const deadline = Date.now() + (o.timeoutMs ?? 30_000);
+    return waitUntilDeadline(txId, Date.now() + (o.timeoutMs ?? 30_000), o);
+  }
+
+  /**
+   * Pause before poll n+1 of a wait: the configured interval for the first polls (a devnet block is tens of ms,
+   * and most waits end within a few blocks), then ×1.5 each poll up to 500 ms (or the interval, if larger), so
+   * a long wait on a real node costs a few requests a second rather than forty.
+   */
+  const FAST_POLLS = 4;
+  const pollDelay = (n: number) => Math.min(Math.max(pollMs, 500), pollMs * 1.5 ** Math.max(0, n + 1 - FAST_POLLS));
+
+  async function waitUntilDeadline(txId: string, deadline: number, o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean }): Promise<TxStatus> {
     const until = o.until ?? 'final';
-    for (;;) {
+    for (let n = 0; ; n++) {
       try {
         const st = await getTransaction(txId);
         if (st.delivered || st.failed || (until === 'recorded' && st.pending)) {
           if (st.failed && o.throwOnFailure) throw new LedgerTxFailedError(`transaction ${st.txId} ${st.status}: ${st.error?.message ?? ''}`, st.status, st.txId);
           if (o.waitProduced && st.delivered) {
             for (const p of st.produced) {
-              await waitForTransaction(p, { timeoutMs: Math.max(1000, deadline - Date.now()), throwOnFailure: o.throwOnFailure });
+              // within the caller's deadline: the deposits are part of what it waits for
+              await waitUntilDeadline(p, deadline, { throwOnFailure: o.throwOnFailure });
             }
           }
           return st;
@@ -608,8 +620,9 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
-      if (Date.now() > deadline) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');
-      await new Promise((r) => setTimeout(r, pollMs));
+      const left = deadline - Date.now();
+      if (left <= 0) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');
+      await new Promise((r) => setTimeout(r, Math.min(pollDelay(n), left)));
     }
   }
 
