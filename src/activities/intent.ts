@@ -215,10 +215,14 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     return heartbeating(waitForReceipt(r, hash));
   }
 
-  /** The prepared transaction as the ledger holds it (pending or executed) with the nominated key's signature. */
+  /**
+   * The prepared transaction as the ledger holds it (pending or executed) with the nominated key's signature. The
+   * question is whether the submission reached the ledger, so a signature a later page change voided still says
+   * yes: the transaction is there (initiated by this key) and is followed like any other.
+   */
   async function heldByLedger(p: PreparedIntentTx): Promise<{ txId: string; txHash: string } | undefined> {
     const on = await signatureOnLedger(ledger, p);
-    return on?.signed ? { txId: on.tx.txId, txHash: on.tx.txHash } : undefined;
+    return on?.recorded ? { txId: on.tx.txId, txHash: on.tx.txHash } : undefined;
   }
 
   function legOf(plan: IntentAnchorPlan, legId: string) {

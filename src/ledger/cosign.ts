@@ -3,7 +3,7 @@
  * must approve, which of them have not voted yet, how many of a page's keys have signed, and the delegation path
  * a delegate book's key signs through. Used by governance, co-signing and pending discovery alike.
  */
-import type { LedgerClient, TxStatus } from './client.js';
+import type { LedgerClient, SignatureInfo, TxStatus } from './client.js';
 import { isNotFound } from './errors.js';
 import type { Vote } from './signing.js';
 import { keyPageUrl, normUrl, parentUrl } from './urls.js';
@@ -110,15 +110,23 @@ export async function delegateBooks(ledger: LedgerClient, required: readonly str
 }
 
 /**
- * What the ledger holds of a prepared transaction: the transaction (pending or final) and whether `publicKey` has
- * signed it. Undefined when the ledger does not know it (or holds another transaction under that id). Used when a
- * submission's answer may have been lost: a retry the ledger refuses (the signature's timestamp is used, the
- * transaction already executed) is a success when this key's signature is there. Transport errors are thrown.
+ * What the ledger holds of a prepared transaction: the transaction (pending or final), whether `publicKey`'s vote
+ * counts on it (`signed`) and whether any signature of that key is recorded on it at all (`recorded`). Undefined
+ * when the ledger does not know it (or holds another transaction under that id). Used when a submission's answer
+ * may have been lost: a retry the ledger refuses (the signature's timestamp is used, the transaction already
+ * executed) is a success when this key's signature is there. Transport errors are thrown.
+ *
+ * `signed` follows the same rule as signingProgress: on a pending transaction a signature counts only at its
+ * signer's current version (a change of the page voids the votes it collected before, and the key must sign again),
+ * and only the key's latest signature per signer and delegation path counts, with the vote `vote` (default accept).
+ * A signature whose authority (the signer's book, or the outermost delegator's) has already voted on the
+ * transaction counts whatever the page did since: that vote is final. On a final transaction every recorded
+ * signature counts.
  */
 export async function signatureOnLedger(
   ledger: LedgerClient,
-  p: { txId: string; txHash: string; publicKey: string },
-): Promise<{ tx: TxStatus; signed: boolean } | undefined> {
+  p: { txId: string; txHash: string; publicKey: string; vote?: Vote },
+): Promise<{ tx: TxStatus; signed: boolean; recorded: boolean } | undefined> {
   let st: TxStatus;
   try {
     st = await ledger.getTransaction(p.txId);
@@ -129,7 +137,31 @@ export async function signatureOnLedger(
   const bare = (h: string) => h.replace(/^0x/, '').toLowerCase();
   if (bare(st.txHash) !== bare(p.txHash)) return undefined;
   const pk = p.publicKey.toLowerCase();
-  return { tx: st, signed: st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk) };
+  const mine = st.signatures.filter((s) => String(s.publicKey ?? '').toLowerCase() === pk);
+  // a key signing again on the same signer and path replaces its entry (research/ledger.md §3, signature sets)
+  const latest = new Map<string, SignatureInfo>();
+  for (const s of mine) latest.set(`${norm(s.signer)}|${s.delegators.map(norm).join(',')}`, s);
+  const want = p.vote ?? 'accept';
+  let signed = false;
+  for (const s of latest.values()) {
+    if (s.vote === want && (!st.pending || (await countsOnPending(ledger, st, s)))) {
+      signed = true;
+      break;
+    }
+  }
+  return { tx: st, signed, recorded: mine.length > 0 };
+}
+
+/** Whether signature `s` on the pending transaction `st` still counts: its authority voted, or it is at its signer's current version. */
+async function countsOnPending(ledger: LedgerClient, st: TxStatus, s: SignatureInfo): Promise<boolean> {
+  const outer = s.delegators.length ? s.delegators[s.delegators.length - 1]! : s.signer;
+  const authorities = new Set([norm(outer), norm(bookOfPage(outer))]);
+  if (st.authorityVotes.some((v) => authorities.has(norm(v.authority)))) return true;
+  if (s.signerVersion === undefined) return true;
+  const signer = await ledger.tryQueryAccount(s.signer);
+  if (!signer) return false;
+  if (signer.type !== 'keyPage') return true; // a lite identity has one version
+  return Number(signer.raw.version ?? 0) === s.signerVersion;
 }
 
 /** Poll until `publicKey`'s signature on `txId` is recorded or the transaction is final; the last status read. */

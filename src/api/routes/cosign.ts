@@ -365,7 +365,7 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         }
         // refused: an earlier submission whose answer was lost may have landed (its timestamp is used now), or the
         // transaction finished between prepare and submit
-        const on = await signatureOnLedger(ledger, { txId: prepared.txId, txHash: prepared.txHash, publicKey }).catch(() => undefined);
+        const on = await signatureOnLedger(ledger, { txId: prepared.txId, txHash: prepared.txHash, publicKey, vote: prepared.vote }).catch(() => undefined);
         if (!on?.signed) {
           await settleSignRequest(db, id, 'failed', e.message);
           if (on && (on.tx.delivered || on.tx.failed)) {
