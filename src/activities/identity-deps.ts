@@ -3,9 +3,9 @@
  * chain registry (with the system contract addresses), the relayer key and the validators' URLs. Used by src/bin/worker.ts, the devnet
  * and the tests, so all three wire provisioning the same way.
  */
-import type { Hex } from 'viem';
-import { createChainRegistry, type ChainRegistry } from '../chain/registry.js';
-import { ConfigError, type Config } from '../config.js';
+import type { Address, Hex } from 'viem';
+import { createChainRegistry, type ChainEntry, type ChainRegistry } from '../chain/registry.js';
+import { ConfigError, type ChainConfig, type Config } from '../config.js';
 import { createSponsor, type Sponsor } from '../identity/sponsor.js';
 import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
 import { resetTolerantFetch } from '../net/fetch.js';
@@ -23,18 +23,26 @@ export function identityActivityDeps(config: Config, opts: { ledgerPollMs?: numb
   return {
     ledger: createLedgerClient({ url: config.ledgerUrl, pollIntervalMs: opts.ledgerPollMs ?? 25, fetch: resetTolerantFetch }),
     sponsor: config.sponsorKey ? createSponsor(config.sponsorKey) : undefined,
-    chains: createChainRegistry(
-      config.chains.map((c) => ({
-        name: c.name,
-        chainId: c.chainId,
-        rpcUrl: c.rpcUrl,
-        confirmations: c.confirmations,
-        contracts: c.contracts ? { proofAnchor: c.contracts.proofAnchor as Hex, accountFactory: c.contracts.accountFactory as Hex } : undefined,
-      })),
-    ),
+    chains: chainRegistryOf(config.chains),
     relayerPrivateKey: config.relayerPrivateKey,
     validatorUrls: config.validatorUrls,
   };
+}
+
+/**
+ * The registry of the configured chains: each CHAINS entry as parsed, every field passed on (confirmations,
+ * logRangeBlocks, contracts, and whatever is added next), only the contract addresses typed as addresses.
+ */
+export function chainRegistryOf(chains: readonly ChainConfig[]): ChainRegistry {
+  return createChainRegistry(
+    chains.map((c): ChainEntry => {
+      const { contracts, ...rest } = c;
+      return {
+        ...rest,
+        ...(contracts ? { contracts: { proofAnchor: contracts.proofAnchor as Address, accountFactory: contracts.accountFactory as Address } } : {}),
+      };
+    }),
+  );
 }
 
 /**
