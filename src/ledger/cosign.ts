@@ -16,15 +16,23 @@ export function bookOfPage(page: string): string {
 }
 
 /**
- * Authorities whose accept the transaction needs: the principal's enabled authorities (a key page's are its book's;
- * an account without authorities inherits its parent's), header.authorities, the new delegates of an UpdateKeyPage
- * and the added authorities of an UpdateAccountAuth. Lower-case normalised URLs.
+ * Authorities whose accept the transaction needs (research/ledger.md §3, as the ledger simulator decides it): the
+ * principal's enabled authorities (a key page's are its book's; an account without authorities inherits its
+ * parent's; a lite identity is its own authority and a lite token account's is its lite identity),
+ * header.authorities, the new delegates of an UpdateKeyPage, the added authorities of an UpdateAccountAuth and the
+ * authorities of a CreateIdentity. None for the root-identity CreateIdentity whose principal does not exist yet
+ * (anyone may sign it). Lower-case normalised URLs.
  */
 export async function requiredAuthorities(ledger: LedgerClient, tx: Pick<TxStatus, 'principal' | 'transaction'>): Promise<string[]> {
   const req = new Set<string>();
   const principal = normUrl(tx.principal);
+  const txn = tx.transaction ?? {};
+  const body = txn.body ?? {};
   const acc = await ledger.tryQueryAccount(principal);
-  if (acc) {
+  if (!acc && body.type === 'createIdentity' && body.url && norm(String(body.url)) === norm(principal)) return [];
+  if (acc?.type === 'liteIdentity') req.add(norm(principal));
+  else if (acc?.type === 'liteTokenAccount') req.add(norm(parentUrl(principal) ?? principal));
+  else if (acc) {
     let holder = acc.type === 'keyPage' ? await ledger.tryQueryAccount(bookOfPage(principal)) : acc;
     while (holder && holder.type !== 'keyPage' && holder.authorities.length === 0) {
       const parent = parentUrl(holder.url);
@@ -32,9 +40,7 @@ export async function requiredAuthorities(ledger: LedgerClient, tx: Pick<TxStatu
     }
     for (const a of holder?.authorities ?? []) if (!a.disabled) req.add(norm(a.url));
   }
-  const txn = tx.transaction ?? {};
   for (const a of txn.header?.authorities ?? []) req.add(norm(String(a)));
-  const body = txn.body ?? {};
   if (body.type === 'updateKeyPage') {
     for (const op of body.operation ?? []) {
       const d = op?.entry?.delegate ?? op?.newEntry?.delegate;
@@ -44,6 +50,7 @@ export async function requiredAuthorities(ledger: LedgerClient, tx: Pick<TxStatu
   if (body.type === 'updateAccountAuth') {
     for (const op of body.operations ?? []) if (op?.type === 'addAuthority' && op.authority) req.add(norm(String(op.authority)));
   }
+  if (body.type === 'createIdentity') for (const a of body.authorities ?? []) req.add(norm(String(a)));
   return [...req].sort();
 }
 
