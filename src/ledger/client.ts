@@ -448,12 +448,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     const json = env.asObject();
     const res = await call<any[]>('submit', { envelope: json });
     const list = Array.isArray(res) ? res : [res];
-    // the Go node omits `success` when false (and marks the status failed)
-    const bad = list.find((s) => !s || s.success !== true || s.status?.failed === true);
-    if (bad) {
-      const code = String(bad.status?.error?.code ?? bad.status?.code ?? 'unknownError');
-      throw new LedgerSubmitError(String(bad.message ?? bad.status?.error?.message ?? 'submission refused'), code, list);
-    }
+    throwIfRefused(list, 'submission refused');
     const txn = env.transaction?.[0];
     let txHash: string;
     let txId: string;
@@ -716,7 +711,8 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     async faucet(lta) {
       const account = parseAccUrl(lta, 'account').toString();
       const r = await call<any>('faucet', { account });
-      if (r?.success === false) throw new LedgerSubmitError(String(r.message ?? 'faucet failed'), String(r.status?.code ?? 'unknownError'), [r]);
+      // the faucet answers one submission, refused in the same shapes as submit's
+      throwIfRefused([r], 'faucet refused');
       return { txId: String(r?.status?.txID ?? '') };
     },
     submit,
@@ -739,6 +735,17 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     },
     nextTimestamp,
   };
+}
+
+/**
+ * Throws LedgerSubmitError when a node's submission answer (submit, faucet) refuses a message: `success` not true
+ * (the Go node omits it when false) or the status marked failed. Code and message from the refused one's status.
+ */
+function throwIfRefused(list: any[], fallbackMessage: string): void {
+  const bad = list.find((s) => !s || s.success !== true || s.status?.failed === true);
+  if (!bad) return;
+  const code = String(bad.status?.error?.code ?? bad.status?.code ?? 'unknownError');
+  throw new LedgerSubmitError(String(bad.message ?? bad.status?.error?.message ?? fallbackMessage), code, list);
 }
 
 function safeJson(s: string): any {
