@@ -3,6 +3,7 @@
  * A wrong value stops start-up with a message that names the variable.
  */
 import { z } from 'zod';
+import { registerSecretUrls } from './net/redact.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -198,6 +199,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
+  const chains = e.CHAINS ?? DEVNET_CHAINS;
+  // their paths and queries may hold provider keys: masked wherever a URL reaches a log line or an API answer
+  registerSecretUrls([...chains.map((c) => c.rpcUrl), e.LEDGER_URL, ...e.VALIDATOR_URLS]);
   return {
     env: e.GATEWAY_ENV,
     api: {
@@ -214,7 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
     },
-    chains: e.CHAINS ?? DEVNET_CHAINS,
+    chains,
     ledgerUrl: e.LEDGER_URL,
     validatorUrls: e.VALIDATOR_URLS,
     logLevel: e.LOG_LEVEL,

@@ -27,6 +27,7 @@ import {
 import { ed25519PublicKeyProblem } from '../../identity/keys.js';
 import { requiredSignatures } from '../../governance/submit.js';
 import { normUrl, signingProgress, storablePreparedSignature, type StoredPreparedSignature } from '../../ledger/index.js';
+import { redactUrls } from '../../net/redact.js';
 import { submitGovernanceSignatureUpdate, type GovernanceWorkflowInput, type governanceWorkflow } from '../../workflows/governance.js';
 import { OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
 import { apiLedger, ledgerApiError, parseSignatureBody, requireValidSignature, SignatureBody } from '../cosign-common.js';
@@ -352,7 +353,7 @@ export function registerGovernanceRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps
           200,
         );
       } catch (e) {
-        return c.json({ ...base, ledger_error: (e as Error).message }, 200);
+        return c.json({ ...base, ledger_error: redactUrls((e as Error).message, [deps.config.ledgerUrl]) }, 200);
       }
     },
   );

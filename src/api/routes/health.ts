@@ -2,13 +2,14 @@
  * GET /v1/health — public. Checks every dependency in parallel with a short deadline each and answers 200
  * `{ status: "healthy", checks }` or 503 `{ status: "unhealthy", error, checks }` naming what is down.
  * Publicly only dependency names and up/down: why a probe failed (its error text may hold an address, even URL
- * credentials) and how long it took are logged server-side, with URL credentials masked. Probe results are
+ * credentials) and how long it took are logged server-side, with URLs masked (src/net/redact.ts). Probe results are
  * cached for HEALTH_CACHE_MS and concurrent calls share one round of probes, so unauthenticated callers cannot
  * make the gateway fan out to its dependencies at their request rate.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { readChainId } from '../../chain/rpc.js';
 import { createLedgerClient } from '../../ledger/client.js';
+import { redactUrls } from '../../net/redact.js';
 import { pingTemporal } from '../../temporal/client.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 
@@ -50,11 +51,6 @@ interface Probe {
   error?: string;
 }
 
-/** mask `user:password@` in URLs inside a message before it is logged */
-export function maskUrlCredentials(message: string): string {
-  return message.replace(/\/\/[^/\s@]*@/g, '//***@');
-}
-
 async function timed(fn: () => Promise<void>): Promise<Probe> {
   const t0 = performance.now();
   try {
@@ -93,7 +89,7 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const r = results[i];
       checks[n] = { status: r.status };
       if (r.status === 'down') {
-        deps.logger.warn('health check failed', { dependency: n, latency_ms: r.latencyMs, reason: maskUrlCredentials(r.error ?? '') });
+        deps.logger.warn('health check failed', { dependency: n, latency_ms: r.latencyMs, reason: redactUrls(r.error ?? '') });
       }
     });
     return checks;

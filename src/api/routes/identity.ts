@@ -29,6 +29,7 @@ import {
 import { identities as identitiesTable, organizations } from '../../db/schema.js';
 import { BASE_IDENTITY_FEE_UNITS, adiNameProblem, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../../identity/keys.js';
 import { createLedgerClient } from '../../ledger/client.js';
+import { redactUrls } from '../../net/redact.js';
 import { identityWorkflowId, startIdentityWorkflow } from '../../identity/start.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
@@ -541,7 +542,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
               const page = await ledger.queryKeyPage(r.keyPageUrl);
               return { credit_balance: Math.floor(page.creditBalance / 100) };
             } catch (e) {
-              return { credit_balance: null, credit_error: `ledger: ${(e as Error).message}` };
+              return { credit_balance: null, credit_error: `ledger: ${redactUrls((e as Error).message, [deps.config.ledgerUrl])}` };
             }
           })();
           const chains = Promise.all(

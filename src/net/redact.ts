@@ -1,0 +1,48 @@
+/**
+ * The one mask for URLs inside text that leaves the process (log lines, API error fields). RPC providers put their
+ * API key in the path (…/v2/<key>) or the query (?apikey=…), and a LEDGER_URL may carry user:password@; viem and
+ * the ledger client quote the whole URL in their error messages. In every http(s)/ws(s) URL found in the text:
+ *  - user:password@ becomes ***@;
+ *  - for the origins of the configured dependency URLs (chain RPCs, the ledger, the validators: registered by
+ *    loadConfig, or passed in) everything after scheme://host:port becomes /***;
+ *  - elsewhere the query becomes ?*** (the path stays: it names the endpoint).
+ */
+
+const URL_IN_TEXT = /\b(https?|wss?):\/\/([^\s/?#@"'<>`]*@)?([^\s/?#@"'<>`]+)([^\s"'<>`]*)/gi;
+const TRAILING_PUNCTUATION = /[).,;:!\]}]+$/;
+
+const secretOrigins = new Set<string>();
+
+function originOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Mark these URLs' origins as ones whose path and query may hold a key (loadConfig registers CHAINS, LEDGER_URL, VALIDATOR_URLS). */
+export function registerSecretUrls(urls: Iterable<string>): void {
+  for (const url of urls) {
+    const o = originOf(url);
+    if (o) secretOrigins.add(o);
+  }
+}
+
+/** `text` with the URLs in it masked (see the module comment); `secretUrls` adds origins to the registered ones. */
+export function redactUrls(text: string, secretUrls: readonly string[] = []): string {
+  if (!text.includes('://')) return text;
+  const extra = secretUrls.length ? new Set(secretUrls.map(originOf).filter((o): o is string => !!o)) : undefined;
+  return text.replace(URL_IN_TEXT, (_m, scheme: string, userinfo: string | undefined, host: string, rest: string) => {
+    const trailing = TRAILING_PUNCTUATION.exec(rest)?.[0] ?? '';
+    let tail = trailing ? rest.slice(0, -trailing.length) : rest;
+    const origin = originOf(`${scheme}://${host}`);
+    if (origin && (secretOrigins.has(origin) || extra?.has(origin))) {
+      tail = tail === '' || tail === '/' ? tail : '/***';
+    } else {
+      tail = tail.replace(/\?[^#]*/, '?***');
+    }
+    return `${scheme}://${userinfo ? '***@' : ''}${host}${tail}${trailing}`;
+  });
+}

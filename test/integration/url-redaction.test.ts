@@ -1,0 +1,122 @@
+/**
+ * Keys in URLs do not leave the process. RPC providers put their key in the URL's path or query and a LEDGER_URL may
+ * hold user:password@; viem's errors quote the whole RPC URL and the ledger client's quote the ledger's. They used to
+ * reach the worker's log lines (the Temporal SDK logs a failed activity's error) and the API's answers
+ * (GET /v1/portfolio credit_error, GET /v1/governance/{id} ledger_error) as they were.
+ */
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChainClients } from '../../src/chain/clients.js';
+import { loadConfig } from '../../src/config.js';
+import { insertGovernanceOp } from '../../src/db/governance.js';
+import { createIdentityWithinQuota } from '../../src/db/identities.js';
+import { identities } from '../../src/db/schema.js';
+import { identityUrls } from '../../src/identity/keys.js';
+import { createLogger } from '../../src/log.js';
+import { redactUrls, registerSecretUrls } from '../../src/net/redact.js';
+import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
+
+describe('redactUrls', () => {
+  it('masks credentials everywhere, path and query of the dependency URLs, queries elsewhere', () => {
+    registerSecretUrls(['https://eth-sepolia.g.alchemy.example/v2/KEY1']);
+    expect(redactUrls('URL: https://eth-sepolia.g.alchemy.example/v2/KEY1\nRequest body: {}')).toBe('URL: https://eth-sepolia.g.alchemy.example/***\nRequest body: {}');
+    // the same origin with another path (and the default port spelled out) is the same provider
+    expect(redactUrls('(https://eth-sepolia.g.alchemy.example:443/v2/OTHER?x=1).')).toBe('(https://eth-sepolia.g.alchemy.example:443/***).');
+    expect(redactUrls('ledger http://gw:s3cr3t@ledger.example:26660/v3 unreachable', ['http://ledger.example:26660'])).toBe(
+      'ledger http://***@ledger.example:26660/*** unreachable',
+    );
+    // not a dependency: the path stays (it names the endpoint), credentials and the query go
+    expect(redactUrls('POST https://u:p@hooks.example/a/b?token=T1 failed')).toBe('POST https://***@hooks.example/a/b?*** failed');
+    expect(redactUrls('https://gw.example/v1/health and wss://node.example')).toBe('https://gw.example/v1/health and wss://node.example');
+    expect(redactUrls('acc://alice.acme/book/1 has no key')).toBe('acc://alice.acme/book/1 has no key');
+  });
+});
+
+describe('log lines', () => {
+  it('a failing RPC call logged as the Temporal SDK logs a failed activity shows no provider key', async () => {
+    const rpcUrl = 'http://127.0.0.1:9/v2/SECRET-PROVIDER-KEY';
+    const config = loadConfig({ CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl }]) });
+    const chain = config.chains[0]!;
+    const error = await createChainClients({ rpcUrl: chain.rpcUrl, chainId: chain.chainId })
+      .public.getBalance({ address: '0x000000000000000000000000000000000000dEaD' })
+      .then(() => undefined, (e: unknown) => e as Error);
+    expect(error?.message).toContain('SECRET-PROVIDER-KEY'); // what viem puts in its error
+    const lines: string[] = [];
+    const log = createLogger('info', { process: 'worker' }, (l) => lines.push(l)).child({ component: 'temporal-sdk' });
+    log.warn('Activity failed', { error, durationMs: 3 });
+    log.warn(`Activity failed: ${error!.message}`, { failure: error!.message, nested: { errors: [error] } });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line).not.toContain('SECRET-PROVIDER-KEY');
+      expect(line).toContain('http://127.0.0.1:9/***');
+    }
+    expect(JSON.parse(lines[0]!).error).toMatchObject({ name: 'HttpRequestError', message: expect.stringContaining('HTTP request failed') });
+  });
+});
+
+describe('API answers', () => {
+  const LEDGER_URL = 'http://gw:s3cr3t-token@127.0.0.1:1/LEDGER-PATH-KEY';
+  let t: TestApp;
+  let key: string;
+  let identityId: string;
+  let opId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { env: { LEDGER_URL } });
+    const k = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 100_000 });
+    key = k.key;
+    identityId = randomUUID();
+    const urls = identityUrls(`redact-${identityId.slice(0, 8)}`, t.config.adiSuffix);
+    const res = await createIdentityWithinQuota(t.db, {
+      id: identityId,
+      orgId: k.orgId,
+      name: urls.adiUrl.slice(6, -5),
+      ...urls,
+      publicKey: null,
+      publicKeyHash: '11'.repeat(32),
+      requestedChains: [],
+      requestedCredits: 0n,
+    });
+    expect(res.ok).toBe(true);
+    await t.db.update(identities).set({ status: 'active' }).where(eq(identities.id, identityId));
+    const op = await insertGovernanceOp(t.db, {
+      orgId: k.orgId,
+      identityId,
+      kind: 'key_page',
+      operations: [],
+      status: 'pending_signatures',
+      principal: urls.keyPageUrl,
+      signerUrl: urls.keyPageUrl,
+      txHash: 'ab'.repeat(32),
+      txId: `acc://${'ab'.repeat(32)}@${urls.keyPageUrl.slice(6)}`,
+      prepared: {},
+      keyPageVersion: 1,
+      signedKeys: ['22'.repeat(32)],
+    });
+    opId = op.id;
+  });
+  afterAll(async () => t?.close());
+
+  const noSecrets = (text: string) => {
+    expect(text).not.toContain('s3cr3t-token');
+    expect(text).not.toContain('LEDGER-PATH-KEY');
+    expect(text).toContain('http://***@127.0.0.1:1/***');
+  };
+
+  it('GET /v1/portfolio credit_error names the ledger without its credentials or path', async () => {
+    const r = await t.call(`/v1/portfolio?identity=${identityId}`, { key });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { identities: { credit_balance: number | null; credit_error?: string }[] };
+    expect(body.identities[0]).toMatchObject({ credit_balance: null, credit_error: expect.stringContaining('unreachable') });
+    noSecrets(body.identities[0]!.credit_error!);
+  });
+
+  it('GET /v1/governance/{id} ledger_error names the ledger without its credentials or path', async () => {
+    const r = await t.call(`/v1/governance/${opId}`, { key });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { ledger_error?: string };
+    expect(body.ledger_error).toEqual(expect.stringContaining('unreachable'));
+    noSecrets(body.ledger_error!);
+  });
+});
