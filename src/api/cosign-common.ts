@@ -5,6 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { createLedgerClient, isNotFound, isTransientLedgerError, LedgerError, LedgerInputError, verifyExternalSignature, type LedgerClient } from '../ledger/index.js';
+import { redactUrls } from '../net/redact.js';
 import type { AppDeps } from './deps.js';
 import { ApiError } from './errors.js';
 
@@ -42,11 +43,13 @@ export function ledgerApiError(e: unknown, context: string, fieldNames: Record<s
     const field = fieldNames[e.field] ?? FIELD_NAMES[e.field] ?? e.field;
     return new ApiError(400, 'VALIDATION_ERROR', `${field}: ${e.message.replace(/^[A-Za-z]+: /, '')}`, { field });
   }
-  if (isTransientLedgerError(e)) return new ApiError(502, 'LEDGER_UNAVAILABLE', `${context}: the ledger network did not answer (${(e as Error).message}); retry`);
-  if (isNotFound(e)) return new ApiError(404, 'LEDGER_NOT_FOUND', `${context}: not found on the ledger (${(e as Error).message})`);
+  // the ledger's messages quote LEDGER_URL, which may carry credentials
+  const message = redactUrls((e as Error).message);
+  if (isTransientLedgerError(e)) return new ApiError(502, 'LEDGER_UNAVAILABLE', `${context}: the ledger network did not answer (${message}); retry`);
+  if (isNotFound(e)) return new ApiError(404, 'LEDGER_NOT_FOUND', `${context}: not found on the ledger (${message})`);
   if (e instanceof LedgerError) {
-    if (e.code === 'conflict') return new ApiError(409, 'ALREADY_SIGNED', `${context}: ${e.message}`);
-    return new ApiError(400, 'LEDGER_REFUSED', `${context}: the ledger refused it (${e.code}): ${e.message}`, { ledger_code: e.code });
+    if (e.code === 'conflict') return new ApiError(409, 'ALREADY_SIGNED', `${context}: ${message}`);
+    return new ApiError(400, 'LEDGER_REFUSED', `${context}: the ledger refused it (${e.code}): ${message}`, { ledger_code: e.code });
   }
   return e;
 }

@@ -7,12 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerApiError } from '../../src/api/cosign-common.js';
+import type { ApiError } from '../../src/api/errors.js';
 import { createChainClients } from '../../src/chain/clients.js';
 import { loadConfig } from '../../src/config.js';
 import { insertGovernanceOp } from '../../src/db/governance.js';
 import { createIdentityWithinQuota } from '../../src/db/identities.js';
 import { identities } from '../../src/db/schema.js';
 import { identityUrls } from '../../src/identity/keys.js';
+import { LedgerTransportError } from '../../src/ledger/errors.js';
 import { createLogger } from '../../src/log.js';
 import { redactUrls, registerSecretUrls } from '../../src/net/redact.js';
 import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
@@ -30,6 +33,15 @@ describe('redactUrls', () => {
     expect(redactUrls('POST https://u:p@hooks.example/a/b?token=T1 failed')).toBe('POST https://***@hooks.example/a/b?*** failed');
     expect(redactUrls('https://gw.example/v1/health and wss://node.example')).toBe('https://gw.example/v1/health and wss://node.example');
     expect(redactUrls('acc://alice.acme/book/1 has no key')).toBe('acc://alice.acme/book/1 has no key');
+  });
+});
+
+describe('ledger errors answered by the co-signing routes', () => {
+  it('a 502 LEDGER_UNAVAILABLE quotes the ledger without its credentials or path', () => {
+    registerSecretUrls(['http://ledger.example:26660']);
+    const err = ledgerApiError(new LedgerTransportError('ledger http://gw:s3cr3t-token@ledger.example:26660/v3 unreachable: fetch failed'), 'pending transaction') as ApiError;
+    expect(err.status).toBe(502);
+    expect(err.message).toBe('pending transaction: the ledger network did not answer (ledger http://***@ledger.example:26660/*** unreachable: fetch failed); retry');
   });
 });
 
