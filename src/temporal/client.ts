@@ -6,9 +6,12 @@ export async function connectTemporalClient(opts: { address: string; namespace: 
   return new Client({ connection, namespace: opts.namespace });
 }
 
-/** Cheap liveness check of the Temporal frontend through an existing client. */
+/**
+ * Cheap check of the Temporal frontend through an existing client: it answers, and knows the client's namespace
+ * (a frontend that answers but lacks the namespace refuses every workflow start).
+ */
 export async function pingTemporal(client: Client, timeoutMs = 2000): Promise<void> {
   await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-    client.connection.workflowService.getSystemInfo({}),
+    client.connection.workflowService.describeNamespace({ namespace: client.options.namespace }),
   );
 }

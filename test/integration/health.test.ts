@@ -1,13 +1,18 @@
 /** GET /v1/health against real dependencies: healthy, then 503 naming the dependency that went down; publicly only
  * up/down (reasons logged, URL credentials masked); probe results cached for HEALTH_CACHE_MS. */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { createApp } from '../../src/api/app.js';
 import { HEALTH_CACHE_MS } from '../../src/api/routes/health.js';
 import { createLogger } from '../../src/log.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
+import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
+import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { openTestDatabase, quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 
@@ -142,5 +147,65 @@ describe('GET /v1/health: what the public sees and how often it probes', () => {
     clock.ms += 1;
     await app.request('/v1/health');
     expect(rpcHits - before).toBe(2 * oneRound);
+  });
+});
+
+describe('GET /v1/health: the validators and the Temporal namespace', () => {
+  let anvil: AnvilHandle;
+  let sim: LedgerSimHandle;
+  let validators: DevnetValidators;
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  const clients: Client[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'pgw-health-'));
+  const clock = { ms: Date.now() };
+  const appWith = async (env: Record<string, string>) => {
+    const config = testConfig({
+      LEDGER_URL: sim.url,
+      CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvil.rpcUrl }]),
+      VALIDATOR_URLS: validators.validators.map((v) => v.url).join(','),
+      ...env,
+    });
+    const client = await testTemporalClient(config);
+    clients.push(client);
+    return createApp({ config, database, temporal: client, logger: quietLogger, now: () => clock.ms });
+  };
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 11155111 });
+    sim = await startLedgerSim();
+    validators = await startDevnetValidators({ dataDir, ledgerUrl: sim.url, chains: [{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvil.rpcUrl, confirmations: 1 }], deployerKey: ANVIL_DEV_KEY_0 });
+    database = await openTestDatabase('pglite');
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.connection.close();
+    await validators?.stop();
+    await anvil?.stop();
+    await sim?.stop();
+    await database?.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('validators are up while 2/3 of them answer, down below that', async () => {
+    const app = await appWith({});
+    const healthy = await (await app.request('/v1/health')).json();
+    expect(healthy.status).toBe('healthy');
+    expect(healthy.checks.validators).toEqual({ status: 'up' });
+    await validators.stopValidator(0);
+    await validators.stopValidator(1);
+    clock.ms += HEALTH_CACHE_MS;
+    expect((await app.request('/v1/health')).status).toBe(200); // 5 of 7 still make a quorum
+    await validators.stopValidator(2);
+    clock.ms += HEALTH_CACHE_MS;
+    const res = await app.request('/v1/health');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: 'Unavailable: validators', checks: { validators: { status: 'down' }, ledger: { status: 'up' } } });
+    for (const i of [0, 1, 2]) await validators.startValidator(i);
+  });
+
+  it('Temporal is down when its frontend answers but does not know the namespace', async () => {
+    const app = await appWith({ TEMPORAL_NAMESPACE: `no-such-namespace-${Date.now()}` });
+    const res = await app.request('/v1/health');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: 'Unavailable: temporal', checks: { temporal: { status: 'down' }, validators: { status: 'up' } } });
   });
 });

@@ -7,8 +7,10 @@
  * make the gateway fan out to its dependencies at their request rate.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { meetsThreshold } from '../../chain/formulas.js';
 import { readChainId } from '../../chain/rpc.js';
 import { createLedgerClient } from '../../ledger/client.js';
+import { httpFetch } from '../../net/fetch.js';
 import { redactUrls } from '../../net/redact.js';
 import { pingTemporal } from '../../temporal/client.js';
 import type { AppDeps, AppEnv } from '../deps.js';
@@ -36,7 +38,7 @@ const route = createRoute({
   tags: ['Health'],
   summary: 'Health of the gateway and its dependencies',
   description:
-    `Public, no API key. Checks the database, Temporal, the ledger and every configured chain (results cached ${HEALTH_CACHE_MS / 1000} s). 503 names each dependency that is down; the reasons are in the server log only.`,
+    `Public, no API key. Checks the database, Temporal (the frontend answers and knows the gateway's namespace), the ledger, the validators (when VALIDATOR_URLS is set: up while at least 2/3 of them answer, enough for a quorum) and every configured chain (results cached ${HEALTH_CACHE_MS / 1000} s). 503 names each dependency that is down; the reasons are in the server log only.`,
   security: [],
   responses: {
     200: { description: 'Every dependency answered', content: { 'application/json': { schema: HealthSchema } } },
@@ -61,6 +63,27 @@ async function timed(fn: () => Promise<void>): Promise<Probe> {
   }
 }
 
+/** Enough validators answer their GET /v1/health for a quorum (2/3 of VALIDATOR_URLS, each of equal power). */
+async function expectValidatorQuorum(urls: readonly string[], timeoutMs: number): Promise<void> {
+  const answers = await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const res = await httpFetch(`${url.replace(/\/$/, '')}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+        return res.ok ? undefined : `${url}: HTTP ${res.status}`;
+      } catch (err) {
+        return `${url}: ${(err as Error).message}`;
+      }
+    }),
+  );
+  const down = answers.filter((a): a is string => a !== undefined);
+  const answering = answers.reduce((bits, a, i) => (a === undefined ? bits | (1n << BigInt(i)) : bits), 0n);
+  // the validator set's rule (equal powers, 2/3), as the ProofAnchor applies it
+  if (!meetsThreshold({ powers: urls.map(() => 100n), thresholdNum: 2n, thresholdDen: 3n }, answering)) {
+    const up = urls.length - down.length;
+    throw new Error(`${up} of ${urls.length} validators answer, fewer than a quorum; not answering: ${down.join('; ')}`);
+  }
+}
+
 async function expectChainId(rpcUrl: string, chainId: number, timeoutMs: number): Promise<void> {
   const got = await readChainId(rpcUrl, timeoutMs);
   if (got !== chainId) throw new Error(`chain id ${got}, expected ${chainId}`);
@@ -77,6 +100,7 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       await ledger.networkStatus();
     },
   };
+  if (deps.config.validatorUrls.length) probes.validators = () => expectValidatorQuorum(deps.config.validatorUrls, TIMEOUT);
   for (const chain of deps.config.chains) {
     probes[`chain:${chain.name}`] = () => expectChainId(chain.rpcUrl, chain.chainId, TIMEOUT);
   }
