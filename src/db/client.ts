@@ -125,13 +125,18 @@ async function openPglite(dir: string): Promise<Database & { migrate(): Promise<
  */
 export const PGLITE_LOCK_FILE = 'gateway.pid';
 
+/** directories this process holds open: a pid file naming this process but not listed here is a dead one's */
+const heldHere = new Set<string>();
+
 function lockPgliteDir(dir: string): () => void {
   const file = join(dir, PGLITE_LOCK_FILE);
   const mine = String(process.pid);
   for (let attempt = 0; ; attempt++) {
     try {
       writeFileSync(file, mine, { flag: 'wx' });
+      heldHere.add(dir);
       return () => {
+        heldHere.delete(dir);
         try {
           if (readFileSync(file, 'utf8') === mine) unlinkSync(file);
         } catch {
@@ -147,7 +152,9 @@ function lockPgliteDir(dir: string): () => void {
     } catch {
       // removed meanwhile: try again
     }
-    if (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder)) {
+    // a container restarted on the same volume often gets the dead process's pid (1, say): ours only if we hold it
+    const alive = holder === process.pid ? heldHere.has(dir) : processAlive(holder);
+    if (Number.isSafeInteger(holder) && holder > 0 && alive) {
       throw new ConfigError(
         [
           {

@@ -117,4 +117,18 @@ describe('embedded PGlite serves one process', () => {
     const db = await openDatabase({ dataDir });
     await db.close();
   });
+
+  it("takes over a file naming this process's pid that this process does not hold (a container restarted on its volume)", { timeout: 60_000 }, async () => {
+    const dataDir = scratchDir();
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dataDir, 'pglite'), { recursive: true });
+    writeFileSync(join(dataDir, 'pglite', PGLITE_LOCK_FILE), String(process.pid));
+    const db = await openDatabase({ dataDir });
+    try {
+      // while it is held here, a second open in this process is still refused
+      await expect(openDatabase({ dataDir })).rejects.toThrow(/already open in process \d+ \(this one\)/);
+    } finally {
+      await db.close();
+    }
+  });
 });
