@@ -628,7 +628,8 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
     expect(loadConfig({}).webhooks.allowPrivateUrls).toBe(false);
     expect(loadConfig({ GATEWAY_ENV: 'devnet' }).webhooks.allowPrivateUrls).toBe(false);
     for (const env of ['production', 'devnet']) {
-      const app = make({ GATEWAY_ENV: env, WEBHOOK_ALLOW_PRIVATE_URLS: 'false' });
+      // production requires a DATABASE_URL; the app uses the test database it is given
+      const app = make({ GATEWAY_ENV: env, WEBHOOK_ALLOW_PRIVATE_URLS: 'false', ...(env === 'production' ? { DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused' } : {}) });
       for (const url of ['http://127.0.0.1:9/h', 'http://localhost:9/h', 'http://10.0.0.8/h', 'http://[::1]:9/h', 'http://169.254.169.254/', 'ftp://example.com/']) {
         const res = await post(app, url);
         expect(res.status, `${env} ${url}`).toBe(400);
