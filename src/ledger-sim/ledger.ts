@@ -529,7 +529,7 @@ export class SimLedger {
       }
     }
     // credits
-    const fee = this.signatureFee(delegators.length) + (isInitiator && !rec?.initiated ? this.transactionFee(txn) - FEE.signature : 0);
+    const fee = this.signatureFee(s, delegators.length) + (isInitiator && !rec?.initiated ? this.transactionFee(txn) - FEE.signature : 0);
     // AddCredits signed directly by the principal's own lite identity only needs the token balance
     const free = bodyType === 'addCredits' && delegators.length === 0;
     const balance = signer.creditBalance;
@@ -546,8 +546,9 @@ export class SimLedger {
     return { key, delegators, signer, signerUrl, pkHash, ts, isInitiator, fee: free ? 0 : fee };
   }
 
-  private signatureFee(delegations: number): number {
-    return FEE.signature + delegations * FEE.signature;
+  /** Go ComputeSignatureFee: 1 unit, 1 more per 256 B of the signature past the first, 1 more per delegation layer. */
+  private signatureFee(s: core.Signature, delegations: number): number {
+    return FEE.signature * (1 + sizeChunks(encode(s).length) + delegations);
   }
 
   transactionFee(txn: core.Transaction): number {
@@ -585,14 +586,12 @@ export class SimLedger {
       case 'sendTokens':
         fee = FEE.sendTokens + Math.max(0, (body.to?.length ?? 1) - 1) * FEE.sendTokensPerOutput;
         break;
-      case 'writeData': {
-        const bytes = (body.entry?.data ?? []).reduce((n: number, d: string | undefined) => n + (d ? d.length / 2 : 0), 0);
-        const chunks = Math.max(1, Math.ceil(bytes / 256));
-        fee = chunks * (body.scratch ? FEE.scratchPer256 : FEE.writeDataPer256) * (body.writeToState ? 2 : 1);
-        break;
-      }
+      case 'writeData':
+        // Go: every 256 B chunk of the whole transaction at the data (or scratch) rate, twice to write to state,
+        // and no size surcharge on top
+        return Math.ceil(size / 256) * (body.scratch ? FEE.scratchPer256 : FEE.writeDataPer256) * (body.writeToState ? 2 : 1);
     }
-    return fee + sizeChunks(size) * (body.type === 'writeData' && body.scratch ? FEE.scratchPer256 : FEE.sizePer256);
+    return fee + sizeChunks(size) * FEE.sizePer256;
   }
 
   /** Authorities whose accept is required; 'anyone' for a root CreateIdentity whose principal is the new ADI. */
