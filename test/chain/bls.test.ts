@@ -126,6 +126,19 @@ describe('the fast engine (mcl-wasm) equals noble byte for byte', () => {
     expect(blsProofOfPossession(v.secretKey)).toBe(g1ToEip2537(noble.sign(noble.hash(hexToBytes(v.publicKey), BLS_POP_DST), v.secretKey)));
   });
 
+  it("hash to G1 on mcl (JS expand_message_xmd, mcl's map_to_curve per field element) is noble's hash_to_curve", () => {
+    // H(m) is only reached through signing: sk = 1 signs H(m) itself
+    const one = new Uint8Array(32);
+    one[31] = 1;
+    for (let i = 0; i < 40; i++) {
+      const m = keccak256(toHex(i)); // 32-byte anchor and result messages
+      expect(blsSign(one, m)).toBe(g1ToEip2537(noble.hash(hexToBytes(m), BLS_SIG_DST) as never));
+    }
+    for (const m of ['0x' as Hex, toHex(new Uint8Array(256).fill(7)), toHex(new Uint8Array(1000).fill(1))]) {
+      expect(blsSign(one, m)).toBe(g1ToEip2537(noble.hash(hexToBytes(m), BLS_SIG_DST) as never));
+    }
+  });
+
   it('refuses what noble refuses: a point off the subgroup, a limb not below p, infinity, bad padding', () => {
     // a point on y^2 = x^3 + 4 that is not in the prime-order subgroup (G1's cofactor is large)
     const Fp = bls12_381.fields.Fp;
