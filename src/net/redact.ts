@@ -46,3 +46,22 @@ export function redactUrls(text: string, secretUrls: readonly string[] = []): st
     return `${scheme}://${userinfo ? '***@' : ''}${host}${tail}${trailing}`;
   });
 }
+
+/**
+ * Masks the URLs in an error and its causes in place (message, stack; viem's shortMessage and details too), so
+ * that what is kept of it elsewhere (a Temporal activity failure, stored in the workflow's history and shown in the
+ * Temporal UI, and the error texts the workflows pass on to the API) holds no key. Returns the error.
+ */
+export function redactError<T>(err: T): T {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 8; depth++) {
+    const x = e as Error & { shortMessage?: unknown; details?: unknown };
+    x.message = redactUrls(x.message);
+    if (typeof x.stack === 'string') x.stack = redactUrls(x.stack);
+    if (typeof x.shortMessage === 'string') x.shortMessage = redactUrls(x.shortMessage);
+    if (typeof x.details === 'string') x.details = redactUrls(x.details);
+    e = x.cause;
+  }
+  return err;
+}
+

@@ -15,6 +15,7 @@ import {
 } from '@temporalio/worker';
 import { blsReady } from '../chain/bls.js';
 import type { Logger } from '../log.js';
+import { redactError } from '../net/redact.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -88,6 +89,8 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
       taskQueue: opts.taskQueue,
       workflowBundle: await workflowBundle(),
       activities: opts.activities,
+      // an activity's failure is kept in the workflow's history (and shown in the Temporal UI): no keys in its URLs
+      interceptors: { activity: [() => ({ inbound: { execute: (input, next) => next(input).catch((err: unknown) => Promise.reject(redactError(err))) } })] },
       shutdownGraceTime: opts.shutdownGraceTime ?? '10s',
     });
     return { worker, connection };

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerApiError } from '../../src/api/cosign-common.js';
 import type { ApiError } from '../../src/api/errors.js';
@@ -18,6 +19,8 @@ import { identityUrls } from '../../src/identity/keys.js';
 import { LedgerTransportError } from '../../src/ledger/errors.js';
 import { createLogger } from '../../src/log.js';
 import { redactUrls, registerSecretUrls } from '../../src/net/redact.js';
+import { maintenanceWorkflow } from '../../src/workflows/maintenance.js';
+import { openTestDatabase, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
 
 describe('redactUrls', () => {
@@ -64,6 +67,36 @@ describe('log lines', () => {
       expect(line).toContain('http://127.0.0.1:9/***');
     }
     expect(JSON.parse(lines[0]!).error).toMatchObject({ name: 'HttpRequestError', message: expect.stringContaining('HTTP request failed') });
+  });
+});
+
+describe('activity failures kept by Temporal', () => {
+  it("a failing activity's message, stack and causes reach the workflow history with the keys masked", { timeout: 60_000 }, async () => {
+    registerSecretUrls(['https://rpc.provider.example']);
+    const config = testConfig();
+    const database = await openTestDatabase('pglite');
+    const worker = await startTestWorker(config, database, {}, {
+      wrap: (a) => ({
+        ...a,
+        purgeExpired: async () => {
+          const cause = new Error('fetch to https://rpc.provider.example/v2/CAUSE-KEY-1 refused');
+          throw ApplicationFailure.create({ message: 'RPC https://rpc.provider.example/v2/MSG-KEY-2 failed; hook https://u:p@hooks.example/h?token=Q-KEY-3', nonRetryable: true, cause });
+        },
+      }),
+    });
+    const client = await testTemporalClient(config);
+    try {
+      const handle = await client.workflow.start(maintenanceWorkflow, { taskQueue: config.temporal.taskQueue, workflowId: `redact-${randomUUID()}`, args: [{}] });
+      await expect(handle.result()).rejects.toThrow();
+      const history = JSON.stringify(await handle.fetchHistory());
+      for (const k of ['CAUSE-KEY-1', 'MSG-KEY-2', 'Q-KEY-3', 'u:p@']) expect(history).not.toContain(k);
+      expect(history).toContain('https://rpc.provider.example/***');
+      expect(history).toContain('https://***@hooks.example/h?***');
+    } finally {
+      await client.connection.close();
+      await worker.stop();
+      await database.cleanup();
+    }
   });
 });
 
