@@ -60,6 +60,7 @@ const envSchema = z.object({
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(8080),
   PUBLIC_BASE_URL: url.optional(),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(15 * 60_000).default(10_000),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -131,6 +132,8 @@ export interface WebhookSettings {
 export interface Config {
   env: 'devnet' | 'production';
   api: { host: string; port: number; publicBaseUrl: string };
+  /** on SIGTERM/SIGINT: how long API requests and worker activities in flight may finish before they are cut */
+  shutdownGraceMs: number;
   /** undefined → embedded PGlite under `${dataDir}/pglite` (one process only; refused when env is production) */
   databaseUrl?: string;
   dataDir: string;
@@ -209,6 +212,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       port: e.API_PORT,
       publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.API_HOST}:${e.API_PORT}`,
     },
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     temporal: {

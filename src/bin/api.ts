@@ -1,6 +1,6 @@
 /** Production API process: one Temporal client, one database pool, no state of its own (scale out freely). */
 import { createApp } from '../api/app.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS, listen } from '../api/server.js';
+import { listen } from '../api/server.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';
@@ -13,16 +13,16 @@ async function main() {
   const temporal = await connectTemporalClient(config.temporal);
   const server = await listen(createApp({ config, database, temporal, logger }), config.api.host, config.api.port);
   logger.info('api listening', { url: server.url, temporal: config.temporal.address, ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}) });
-  // SIGTERM/SIGINT: stop accepting, let requests in flight answer (at most DEFAULT_SHUTDOWN_GRACE_MS, then their
+  // SIGTERM/SIGINT: stop accepting, let requests in flight answer (at most SHUTDOWN_GRACE_MS, then their
   // connections are cut), and only then close Temporal and the database those requests use.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.info('api shutting down', { signal, grace_ms: DEFAULT_SHUTDOWN_GRACE_MS });
+    logger.info('api shutting down', { signal, grace_ms: config.shutdownGraceMs });
     let code = 0;
     try {
-      await server.close({ graceMs: DEFAULT_SHUTDOWN_GRACE_MS });
+      await server.close({ graceMs: config.shutdownGraceMs });
       await temporal.connection.close();
       await database.close();
     } catch (err) {

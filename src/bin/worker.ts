@@ -28,6 +28,7 @@ async function main() {
     taskQueue: config.temporal.taskQueue,
     activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
     logger,
+    shutdownGraceTime: `${config.shutdownGraceMs}ms`,
   });
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,

@@ -66,6 +66,15 @@ describe('config', () => {
     );
   });
 
+  it('reads the shutdown grace period (API requests and worker activities in flight on SIGTERM)', () => {
+    expect(loadConfig({}).shutdownGraceMs).toBe(10_000);
+    expect(loadConfig({ SHUTDOWN_GRACE_MS: '45000' }).shutdownGraceMs).toBe(45_000);
+    expect(loadConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
+    for (const bad of ['-1', '1.5', 'soon', String(16 * 60_000)]) {
+      expect(problemsOf({ SHUTDOWN_GRACE_MS: bad }).map((p) => p.variable)).toEqual(['SHUTDOWN_GRACE_MS']);
+    }
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', API_PORT: '' }).api.port).toBe(8080);
   });
