@@ -3,10 +3,8 @@
  * organization (unknown, or another organization's) stays a 404 naming the field. Every route that takes one. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdentityWithinQuota } from '../../src/db/identities.js';
-import { identityUrls } from '../../src/identity/keys.js';
 import { dbKinds } from '../support/env.js';
-import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
+import { createTestOrgAndKey, insertTestIdentity, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
 
 describe.each(dbKinds())('identity references (%s)', (kind) => {
   let t: TestApp;
@@ -18,20 +16,7 @@ describe.each(dbKinds())('identity references (%s)', (kind) => {
     t = await startTestApp(kind);
     mine = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 100_000 });
     stranger = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 100_000 });
-    const id = randomUUID();
-    const urls = identityUrls(`stranger-treasury-${id.slice(0, 8)}`, t.config.adiSuffix);
-    const res = await createIdentityWithinQuota(t.db, {
-      id,
-      orgId: stranger.orgId,
-      name: urls.adiUrl.slice(6, -5),
-      ...urls,
-      publicKey: null,
-      publicKeyHash: '11'.repeat(32),
-      requestedChains: [],
-      requestedCredits: 0n,
-    });
-    expect(res.ok).toBe(true);
-    strangersIdentity = { id, adiUrl: urls.adiUrl };
+    strangersIdentity = await insertTestIdentity(t.db, stranger.orgId, 'stranger-treasury', t.config.adiSuffix);
   });
   afterAll(async () => t?.close());
 

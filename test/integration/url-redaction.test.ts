@@ -13,15 +13,13 @@ import type { ApiError } from '../../src/api/errors.js';
 import { createChainClients } from '../../src/chain/clients.js';
 import { loadConfig } from '../../src/config.js';
 import { insertGovernanceOp } from '../../src/db/governance.js';
-import { createIdentityWithinQuota } from '../../src/db/identities.js';
 import { identities } from '../../src/db/schema.js';
-import { identityUrls } from '../../src/identity/keys.js';
 import { LedgerTransportError } from '../../src/ledger/errors.js';
 import { createLogger } from '../../src/log.js';
 import { redactUrls, registerSecretUrls } from '../../src/net/redact.js';
 import { maintenanceWorkflow } from '../../src/workflows/maintenance.js';
 import { openTestDatabase, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
-import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
+import { createTestOrgAndKey, insertTestIdentity, startTestApp, type TestApp } from '../support/platform.js';
 
 describe('redactUrls', () => {
   it('masks credentials everywhere, path and query of the dependency URLs, queries elsewhere', () => {
@@ -111,19 +109,8 @@ describe('API answers', () => {
     t = await startTestApp('pglite', { env: { LEDGER_URL } });
     const k = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 100_000 });
     key = k.key;
-    identityId = randomUUID();
-    const urls = identityUrls(`redact-${identityId.slice(0, 8)}`, t.config.adiSuffix);
-    const res = await createIdentityWithinQuota(t.db, {
-      id: identityId,
-      orgId: k.orgId,
-      name: urls.adiUrl.slice(6, -5),
-      ...urls,
-      publicKey: null,
-      publicKeyHash: '11'.repeat(32),
-      requestedChains: [],
-      requestedCredits: 0n,
-    });
-    expect(res.ok).toBe(true);
+    const urls = await insertTestIdentity(t.db, k.orgId, 'redact', t.config.adiSuffix);
+    identityId = urls.id;
     await t.db.update(identities).set({ status: 'active' }).where(eq(identities.id, identityId));
     const op = await insertGovernanceOp(t.db, {
       orgId: k.orgId,

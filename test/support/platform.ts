@@ -1,11 +1,14 @@
 /** Test helpers for the API platform: organizations + keys, and an app on a test database. */
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { createApp } from '../../src/api/app.js';
 import type { AppDeps } from '../../src/api/deps.js';
 import type { HttpMetrics } from '../../src/api/middleware/metrics.js';
 import { createApiKey } from '../../src/db/api-keys.js';
 import type { Db } from '../../src/db/client.js';
+import { createIdentityWithinQuota } from '../../src/db/identities.js';
 import { createOrganization } from '../../src/db/organizations.js';
+import { identityUrls } from '../../src/identity/keys.js';
 import type { Logger } from '../../src/log.js';
 import { openTestDatabase, quietLogger, testConfig, testTemporalClient, type DbKind } from './env.js';
 
@@ -42,6 +45,28 @@ export async function createTestOrgAndKey(
     expiresAt: opts.expiresAt,
   });
   return { orgId, keyId: row.id, key: rawKey };
+}
+
+/**
+ * An identity row written straight to the database for `orgId` (no workflow, no ledger): ADI `<label>-<8 hex>`,
+ * only a public key hash, status `creating` as inserted; its id and ledger URLs. For tests of routes that read
+ * identities.
+ */
+export async function insertTestIdentity(db: Db, orgId: string, label: string, adiSuffix: string): Promise<{ id: string } & ReturnType<typeof identityUrls>> {
+  const id = randomUUID();
+  const urls = identityUrls(`${label}-${id.slice(0, 8)}`, adiSuffix);
+  const res = await createIdentityWithinQuota(db, {
+    id,
+    orgId,
+    name: urls.adiUrl.slice(6, -5),
+    ...urls,
+    publicKey: null,
+    publicKeyHash: '11'.repeat(32),
+    requestedChains: [],
+    requestedCredits: 0n,
+  });
+  if (!res.ok) throw new Error(`test identity ${urls.adiUrl} not inserted: ${JSON.stringify(res)}`);
+  return { id, ...urls };
 }
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;

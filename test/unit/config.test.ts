@@ -1,17 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEVNET_CHAINS, loadConfig } from '../../src/config.js';
-
-function problemsOf(env: Record<string, string>) {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+import { DEVNET_CHAINS, loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config.js';
 
 describe('config', () => {
   it('has working embedded defaults', () => {
@@ -61,7 +52,7 @@ describe('config', () => {
     });
     const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7', TRUST_PROXY_HOPS: '2' });
     expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, trustProxyHops: 2, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n } });
-    expect(problemsOf({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
+    expect(configProblems({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
       ['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY'],
     );
   });
@@ -71,7 +62,7 @@ describe('config', () => {
     expect(loadConfig({ SHUTDOWN_GRACE_MS: '45000' }).shutdownGraceMs).toBe(45_000);
     expect(loadConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
     for (const bad of ['-1', '1.5', 'soon', String(16 * 60_000)]) {
-      expect(problemsOf({ SHUTDOWN_GRACE_MS: bad }).map((p) => p.variable)).toEqual(['SHUTDOWN_GRACE_MS']);
+      expect(configProblems({ SHUTDOWN_GRACE_MS: bad }).map((p) => p.variable)).toEqual(['SHUTDOWN_GRACE_MS']);
     }
   });
 
@@ -80,7 +71,7 @@ describe('config', () => {
   });
 
   it('names every bad variable', () => {
-    const problems = problemsOf({
+    const problems = configProblems({
       API_PORT: 'eighty',
       DATABASE_URL: 'mysql://x',
       TEMPORAL_ADDRESS: 'no-port',
@@ -94,11 +85,11 @@ describe('config', () => {
   });
 
   it('rejects a malformed chain registry with the field named', () => {
-    expect(problemsOf({ CHAINS: 'not json' })[0]).toMatchObject({ variable: 'CHAINS', message: expect.stringMatching(/JSON array/) });
-    const p = problemsOf({ CHAINS: JSON.stringify([{ name: 'x', chainId: -1, rpcUrl: 'http://a' }]) });
+    expect(configProblems({ CHAINS: 'not json' })[0]).toMatchObject({ variable: 'CHAINS', message: expect.stringMatching(/JSON array/) });
+    const p = configProblems({ CHAINS: JSON.stringify([{ name: 'x', chainId: -1, rpcUrl: 'http://a' }]) });
     expect(p[0].variable).toBe('CHAINS');
     expect(p[0].message).toMatch(/^0\.chainId/);
-    const dup = problemsOf({
+    const dup = configProblems({
       CHAINS: JSON.stringify([
         { name: 'a', chainId: 1, rpcUrl: 'http://a' },
         { name: 'a', chainId: 2, rpcUrl: 'http://b' },

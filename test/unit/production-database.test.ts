@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { assertWorkerDependencies, workerDependencyProblems } from '../../src/activities/identity-deps.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openDatabase, PGLITE_LOCK_FILE } from '../../src/db/client.js';
+import { configProblems } from '../support/config.js';
 
 const WORKER_ENV = {
   LEDGER_URL: 'https://ledger.example.test',
@@ -24,16 +25,6 @@ const WORKER_ENV = {
   ]),
 };
 const PG = 'postgres://gw@db.example.test:5432/gw';
-
-function problemsOf(env: Record<string, string>) {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const dirs: string[] = [];
 const scratchDir = () => {
@@ -47,9 +38,9 @@ afterAll(() => {
 
 describe('production needs a shared database', () => {
   it('GATEWAY_ENV=production without DATABASE_URL is a config error naming it; the devnet default still runs without', () => {
-    expect(problemsOf({ GATEWAY_ENV: 'production' })).toEqual([{ variable: 'DATABASE_URL', message: expect.stringContaining('GATEWAY_ENV=production') }]);
+    expect(configProblems({ GATEWAY_ENV: 'production' })).toEqual([{ variable: 'DATABASE_URL', message: expect.stringContaining('GATEWAY_ENV=production') }]);
     // reported together with the other problems, not instead of them
-    expect(problemsOf({ GATEWAY_ENV: 'production', API_PORT: 'x' }).map((p) => p.variable).sort()).toEqual(['API_PORT', 'DATABASE_URL']);
+    expect(configProblems({ GATEWAY_ENV: 'production', API_PORT: 'x' }).map((p) => p.variable).sort()).toEqual(['API_PORT', 'DATABASE_URL']);
     expect(loadConfig({ GATEWAY_ENV: 'production', DATABASE_URL: PG }).databaseUrl).toBe(PG);
     expect(loadConfig({}).databaseUrl).toBeUndefined();
     expect(loadConfig({ GATEWAY_ENV: 'devnet' }).databaseUrl).toBeUndefined();
