@@ -141,14 +141,15 @@ describe('validator store', () => {
 
   /** The real fdatasync, each call held until the test releases it; counts the calls. */
   function heldSyncs() {
-    const held: (() => void)[] = [];
+    const held: (() => Promise<void>)[] = [];
     let calls = 0;
     let fail: NodeJS.ErrnoException | undefined;
     const fdatasyncHeld = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
       calls++;
       const f = fail;
       fail = undefined;
-      held.push(() => (f ? done(f) : fdatasync(fd, done)));
+      // released: the store's callback runs (the real sync first, on the libuv pool), however long that takes
+      held.push(() => new Promise<void>((ran) => (f ? (done(f), ran()) : fdatasync(fd, (err) => (done(err), ran())))));
     };
     const settled = <T>(p: Promise<T>) => {
       const st = { done: false, error: undefined as unknown };
@@ -156,14 +157,15 @@ describe('validator store', () => {
       return st;
     };
     const tick = () => new Promise((r) => setTimeout(r, 5));
+    const settle = () => new Promise((r) => setImmediate(r)); // the promise reactions of the store's callback
     return {
       fdatasync: fdatasyncHeld,
       calls: () => calls,
       failNext: (e: NodeJS.ErrnoException) => (fail = e),
       release: async () => {
         await tick(); // the sync starts a microtask after the append
-        held.shift()!();
-        await tick();
+        await held.shift()!();
+        await settle();
       },
       settled,
     };
