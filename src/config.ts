@@ -111,6 +111,8 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
   /** webhook endpoints one organization may have (not counting deleted ones) */
   WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** webhook attempts (HTTP posts to receivers) one worker process runs at once, on their own task queue */
+  WEBHOOK_MAX_CONCURRENT_ATTEMPTS: z.coerce.number().int().min(1).max(1_000).default(20),
   /** how often pending discovery scans the ledger for transactions awaiting the organizations' signatures */
   PENDING_SCAN_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(45),
 });
@@ -127,6 +129,8 @@ export interface WebhookSettings {
   allowPrivateUrls: boolean;
   /** webhook endpoints one organization may have at once */
   maxEndpointsPerOrg: number;
+  /** webhook attempts one worker process runs at once (the `<task queue>-webhooks` worker's activity slots) */
+  maxConcurrentAttempts: number;
 }
 
 export interface Config {
@@ -233,6 +237,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dispatchIntervalMs: e.WEBHOOK_DISPATCH_INTERVAL_MS,
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
       maxEndpointsPerOrg: e.WEBHOOK_MAX_ENDPOINTS_PER_ORG,
+      maxConcurrentAttempts: e.WEBHOOK_MAX_CONCURRENT_ATTEMPTS,
     },
     adiSuffix: e.ADI_SUFFIX,
     pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,

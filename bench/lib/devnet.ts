@@ -175,6 +175,7 @@ export async function startBenchDevnet(opts: {
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
         activities: createActivities({ db: database.db, webhooks: config.webhooks, ...identityActivityDeps(config) }),
+        maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
         shutdownGraceTime: '1s',
       });
       const running = worker.run();

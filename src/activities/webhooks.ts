@@ -21,6 +21,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   dispatchIntervalMs: 5_000,
   allowPrivateUrls: false,
   maxEndpointsPerOrg: 20,
+  maxConcurrentAttempts: 20,
 };
 
 export interface DispatchResult {

@@ -1,4 +1,7 @@
-/** Production worker process: all workflows and activities on one task queue (run N replicas). */
+/**
+ * Production worker process (run N replicas): all workflows and activities on one task queue, and the webhook
+ * attempts on that queue's `-webhooks` queue with their own bounded slots (src/temporal/worker.ts).
+ */
 import { createActivities } from '../activities/index.js';
 import { assertWorkerDependencies, identityActivityDeps } from '../activities/identity-deps.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -7,6 +10,7 @@ import { createLogger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { ensureSchedules } from '../temporal/schedules.js';
 import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+import { webhookTaskQueue } from '../workflows/webhook-delivery.js';
 
 async function main() {
   const config = loadConfig();
@@ -27,11 +31,14 @@ async function main() {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
+    maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
     logger,
     shutdownGraceTime: `${config.shutdownGraceMs}ms`,
   });
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,
+    webhook_task_queue: webhookTaskQueue(config.temporal.taskQueue),
+    webhook_max_concurrent_attempts: config.webhooks.maxConcurrentAttempts,
     namespace: config.temporal.namespace,
     ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}),
   });

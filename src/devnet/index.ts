@@ -191,6 +191,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
+      maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
     });
     const running = worker.run();
     stack.push({

@@ -10,12 +10,16 @@ import {
   Runtime,
   Worker,
   type BundleOptions,
+  type ActivityInboundCallsInterceptor,
   type LogLevel as TemporalLogLevel,
+  type State as WorkerState,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import type { WebhookActivities } from '../activities/webhooks.js';
 import { blsReady } from '../chain/bls.js';
 import type { Logger } from '../log.js';
 import { redactError } from '../net/redact.js';
+import { webhookTaskQueue } from '../workflows/webhook-delivery.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -73,28 +77,82 @@ export interface GatewayWorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
-  activities: object;
+  /** every activity (createActivities); `attemptDelivery` is also served on the webhook task queue */
+  activities: Pick<WebhookActivities, 'attemptDelivery'>;
+  /** webhook attempts run at once (config.webhooks.maxConcurrentAttempts): the webhook worker's activity slots */
+  maxConcurrentWebhookAttempts: number;
   logger?: Logger;
   /** how long in-flight activities may finish on shutdown */
   shutdownGraceTime?: string;
 }
 
-export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+/**
+ * The gateway's two workers in one process, on one connection: `main` serves every workflow and activity on the
+ * task queue; `webhooks` serves only the webhook attempts on webhookTaskQueue(taskQueue), at most
+ * `maxConcurrentWebhookAttempts` at once, so a burst of posts to slow receivers waits for its own slots instead of
+ * taking the ones the proof cycle's activities need. They run, stop and fail together.
+ */
+export class GatewayWorker {
+  constructor(
+    readonly main: Worker,
+    readonly webhooks: Worker,
+  ) {}
+
+  /**
+   * Run both until both have stopped. When either stops (shutdown, a shutdown signal, a fatal error) the other is
+   * shut down too; rejects with the first failure once both have stopped.
+   */
+  async run(): Promise<void> {
+    const runs = [this.main, this.webhooks].map((w) => w.run().finally(() => this.shutdown()));
+    const failed = (await Promise.allSettled(runs)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Start shutting down whichever of the two is running (each drains for its shutdownGraceTime); run() then resolves. */
+  shutdown(): void {
+    for (const w of [this.main, this.webhooks]) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  /** `RUNNING` while either worker runs, else the main worker's state. */
+  getState(): WorkerState {
+    return this.main.getState() === 'RUNNING' || this.webhooks.getState() === 'RUNNING' ? 'RUNNING' : this.main.getState();
+  }
+}
+
+// an activity's failure is kept in the workflow's history (and shown in the Temporal UI): no keys in its URLs
+const redactFailures = (): { inbound: ActivityInboundCallsInterceptor } => ({
+  inbound: { execute: (input, next) => next(input).catch((err: unknown) => Promise.reject(redactError(err))) },
+});
+
+export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{ worker: GatewayWorker; connection: NativeConnection }> {
   await blsReady(); // quorum rounds verify signatures with the fast engine from the first activity on
   const connection = await NativeConnection.connect({ address: opts.address });
+  const shutdownGraceTime = opts.shutdownGraceTime ?? '10s';
+  let main: Worker | undefined;
   try {
-    const worker = await Worker.create({
+    main = await Worker.create({
       connection,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,
       workflowBundle: await workflowBundle(),
+      // attemptDelivery stays registered here for attempts scheduled on this queue before attempts had their own
       activities: opts.activities,
-      // an activity's failure is kept in the workflow's history (and shown in the Temporal UI): no keys in its URLs
-      interceptors: { activity: [() => ({ inbound: { execute: (input, next) => next(input).catch((err: unknown) => Promise.reject(redactError(err))) } })] },
-      shutdownGraceTime: opts.shutdownGraceTime ?? '10s',
+      interceptors: { activity: [redactFailures] },
+      shutdownGraceTime,
     });
-    return { worker, connection };
+    const webhooks = await Worker.create({
+      connection,
+      namespace: opts.namespace,
+      taskQueue: webhookTaskQueue(opts.taskQueue),
+      activities: { attemptDelivery: opts.activities.attemptDelivery },
+      maxConcurrentActivityTaskExecutions: opts.maxConcurrentWebhookAttempts,
+      interceptors: { activity: [redactFailures] },
+      shutdownGraceTime,
+    });
+    return { worker: new GatewayWorker(main, webhooks), connection };
   } catch (err) {
+    // a worker holds the connection until it has run and stopped: let the main one go before closing
+    if (main) await main.runUntil(Promise.resolve()).catch(() => {});
     await connection.close();
     throw err;
   }

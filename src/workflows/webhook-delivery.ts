@@ -5,13 +5,20 @@
  * is the same on every attempt. The `retryNow` signal (redeliver) cuts the current wait short. If an activity gives
  * up (its retries exhausted: the database gone for long), the delivery is marked failed rather than left pending.
  */
-import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { AttemptResult, WebhookActivities } from '../activities/webhooks.js';
 import { StageKey } from './search-attributes.js';
 
 export const retryNowSignal = defineSignal('retryNow');
 
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
+
+/**
+ * The task queue of the attempts (the HTTP posts), apart from the gateway's own: a second worker serves it with a
+ * bounded number of slots (WEBHOOK_MAX_CONCURRENT_ATTEMPTS, src/temporal/worker.ts), so receivers that are slow or
+ * hang cannot take the activity slots the proof cycle needs. The workflow and its other activities stay on `taskQueue`.
+ */
+export const webhookTaskQueue = (taskQueue: string) => `${taskQueue}-webhooks`;
 
 export interface WebhookDeliveryInput {
   deliveryId: string;
@@ -52,8 +59,10 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   if (!plan.proceed) return { status: 'skipped', attempts: 0, last: null };
 
   // The attempt activity may not outlive its HTTP timeout by much; infrastructure errors (database) are retried
-  // by Temporal, HTTP failures are results, not errors.
+  // by Temporal, HTTP failures are results, not errors. Histories recorded when attempts ran on the workflow's own
+  // queue replay unchanged: a scheduled activity is matched by its id and type, not its queue.
   const { attemptDelivery } = proxyActivities<WebhookActivities>({
+    taskQueue: webhookTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: plan.timeoutMs + 30_000,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
   });

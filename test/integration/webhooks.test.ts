@@ -14,7 +14,8 @@ import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
-import { deliveryWorkflowId, webhookDeliveryWorkflow } from '../../src/workflows/webhook-delivery.js';
+import { deliveryWorkflowId, webhookDeliveryWorkflow, webhookTaskQueue } from '../../src/workflows/webhook-delivery.js';
+import { maintenanceWorkflow } from '../../src/workflows/maintenance.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { OrgIdKey, StageKey } from '../../src/workflows/search-attributes.js';
 import { dbKinds, openTestDatabase, quietLogger, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
@@ -707,3 +708,71 @@ describe('webhook delivery workflow whose activities give up', () => {
   });
 });
 
+
+describe('webhook attempts on their own task queue', () => {
+  it('at most WEBHOOK_MAX_CONCURRENT_ATTEMPTS are in flight; the main queue\'s activities run meanwhile', async () => {
+    const config = testConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '2', WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_DISPATCH_INTERVAL_MS: '200' });
+    const taskQueue = config.temporal.taskQueue;
+    const database = await openTestDatabase('pglite');
+    const worker = await startTestWorker(config, database);
+    const client = await testTemporalClient(config);
+    const receiver = await startReceiver();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    receiver.on('/held', () => ({ status: 200, until: held })); // a receiver that answers nothing until released
+    try {
+      const [org] = await database.db.insert(organizations).values({ name: 'slow receivers' }).returning();
+      const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+      await database.db.insert(webhookEndpoints).values(Array.from({ length: 5 }, () => ({ orgId: org.id, url: receiver.url('/held'), secret })));
+      const resourceId = randomUUID();
+      const ev = await database.db.transaction((tx) => recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never));
+      await ensureWebhookDispatcher(client, taskQueue);
+      await kickWebhookDispatcher(client, taskQueue);
+
+      // five deliveries started, two attempts posting (and held); the other three wait for a slot
+      await eventually(() => receiver.deliveries('/held').length >= 2);
+      // the main task queue's activities (here: maintenance) still run at once while both webhook slots are taken
+      const maintenance = client.workflow.execute(maintenanceWorkflow, { taskQueue, workflowId: `maintenance-${randomUUID()}`, args: [{}] });
+      const late = new Promise((_, reject) => setTimeout(() => reject(new Error('maintenance waited behind the webhook attempts')), 15_000));
+      await Promise.race([maintenance, late]);
+      await eventually(async () => {
+        const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, ev.id));
+        return rows.length === 5;
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // time for more attempts to reach the receiver, were slots free
+      expect(receiver.deliveries('/held')).toHaveLength(2);
+      expect(receiver.peakInFlight()).toBe(2);
+
+      // released: the waiting three get their slots and every delivery succeeds, never more than two at once
+      release();
+      await eventually(async () => {
+        const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, ev.id));
+        return rows.length === 5 && rows.every((d) => d.status === 'succeeded');
+      }, 30_000);
+      expect(receiver.deliveries('/held')).toHaveLength(5);
+      expect(receiver.peakInFlight()).toBe(2);
+      expect(worker.worker.webhooks.options.taskQueue).toBe(webhookTaskQueue(taskQueue));
+    } finally {
+      release();
+      await stopWebhookDispatcher(client, taskQueue);
+      await receiver.close();
+      await client.connection.close();
+      await worker.stop();
+      await database.cleanup();
+    }
+  });
+
+  it('the gateway\'s two workers stop together: the webhook worker shut down stops the main one', async () => {
+    const database = await openTestDatabase('pglite');
+    const worker = await startTestWorker(testConfig(), database, {}, { shutdownGraceTime: '1s' });
+    try {
+      expect([worker.worker.main.getState(), worker.worker.webhooks.getState()]).toEqual(['RUNNING', 'RUNNING']);
+      worker.worker.webhooks.shutdown();
+      await eventually(() => worker.worker.main.getState() === 'STOPPED');
+      expect(worker.worker.getState()).toBe('STOPPED');
+    } finally {
+      await worker.stop();
+      await database.cleanup();
+    }
+  });
+});

@@ -50,7 +50,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
-/** A worker on the config's task queue; `extra` adds activity dependencies (ledger, chains, sponsor, ...). */
+/** The gateway's workers on the config's task queue (and its webhook queue); `extra` adds activity dependencies (ledger, chains, sponsor, ...). */
 export async function startTestWorker(
   config: Config,
   database: Pick<Database, 'db'>,
@@ -64,6 +64,7 @@ export async function startTestWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities: opts.wrap ? opts.wrap(activities) : activities,
+    maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
     shutdownGraceTime: opts.shutdownGraceTime,
   });
   const running = worker.run();

@@ -9,13 +9,15 @@ export interface Received {
   at: number;
 }
 
-/** Answers the i-th request (0-based) to a path; default 200. */
-export type Behaviour = (i: number) => { status: number; headers?: Record<string, string>; delayMs?: number };
+/** Answers the i-th request (0-based) to a path; default 200. `until`: hold the request open until it settles (then `delayMs`). */
+export type Behaviour = (i: number) => { status: number; headers?: Record<string, string>; delayMs?: number; until?: Promise<unknown> };
 
 export async function startReceiver() {
   const received: Received[] = [];
   const behaviours = new Map<string, Behaviour>();
   const counts = new Map<string, number>();
+  let inFlight = 0;
+  let peakInFlight = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -25,10 +27,15 @@ export async function startReceiver() {
       const i = counts.get(path) ?? 0;
       counts.set(path, i + 1);
       const answer = (behaviours.get(path) ?? ((): ReturnType<Behaviour> => ({ status: 200 })))(i);
-      setTimeout(() => {
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-        res.end(answer.status < 300 ? 'ok' : 'nope');
-      }, answer.delayMs ?? 0);
+      peakInFlight = Math.max(peakInFlight, ++inFlight);
+      const reply = () =>
+        setTimeout(() => {
+          inFlight--;
+          res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+          res.end(answer.status < 300 ? 'ok' : 'nope');
+        }, answer.delayMs ?? 0);
+      if (answer.until) void answer.until.then(reply, reply);
+      else reply();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -40,6 +47,8 @@ export async function startReceiver() {
     on(path: string, b: Behaviour) {
       behaviours.set(path, b);
     },
+    /** the most requests (all paths) received and not yet answered at any one time */
+    peakInFlight: () => peakInFlight,
     /** requests to `path` that are not verification pings */
     deliveries(path: string) {
       return received.filter((r) => r.path === path && !String(r.headers['webhook-id']).startsWith('ping_'));

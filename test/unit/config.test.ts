@@ -66,6 +66,15 @@ describe('config', () => {
     }
   });
 
+  it('reads how many webhook attempts a worker runs at once (its webhook task queue\'s slots)', () => {
+    expect(loadConfig({}).webhooks.maxConcurrentAttempts).toBe(20);
+    expect(loadConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '1' }).webhooks.maxConcurrentAttempts).toBe(1);
+    expect(loadConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '1000' }).webhooks.maxConcurrentAttempts).toBe(1000);
+    for (const bad of ['0', '-2', '2.5', 'lots', '1001']) {
+      expect(configProblems({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: bad }).map((p) => p.variable)).toEqual(['WEBHOOK_MAX_CONCURRENT_ATTEMPTS']);
+    }
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', API_PORT: '' }).api.port).toBe(8080);
   });
