@@ -95,6 +95,8 @@ const envSchema = z.object({
   MAX_API_KEYS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(50),
   SANDBOX_IDENTITY_QUOTA: z.coerce.number().int().min(0).max(1_000_000).default(5),
   SANDBOX_CREDIT_GRANT: z.coerce.bigint().min(0n).default(10_000n),
+  /** self-service sign-ups (each with the sandbox grant) the whole gateway accepts per rolling hour; 0 turns sign-up off */
+  SIGNUP_MAX_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(100),
   /** seconds to wait before each retry after the first attempt (comma list); default ≈ 3 days in total */
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -171,6 +173,8 @@ export interface PlatformConfig {
   /** most active (not revoked, not expired) API keys per organization; creating one more is refused */
   maxKeysPerOrg: number;
   sandbox: { identityQuota: number; creditGrant: bigint };
+  /** self-service sign-ups accepted across all API processes in any rolling hour; 0: sign-up is off */
+  signupMaxPerHour: number;
 }
 
 export class ConfigError extends Error {
@@ -251,6 +255,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       trustProxyHops: e.TRUST_PROXY_HOPS,
       maxKeysPerOrg: e.MAX_API_KEYS_PER_ORG,
       sandbox: { identityQuota: e.SANDBOX_IDENTITY_QUOTA, creditGrant: e.SANDBOX_CREDIT_GRANT },
+      signupMaxPerHour: e.SIGNUP_MAX_PER_HOUR,
     },
   };
 }

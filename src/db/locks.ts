@@ -10,4 +10,6 @@ export const ADVISORY_LOCKS = {
   purgeWebhookHistory: 7233010,
   /** transaction lock: one webhook dispatch at a time, so events.listed_seq follows commit order */
   dispatchWebhookEvents: 7233011,
+  /** transaction lock: self-service sign-ups are counted and inserted one at a time (SIGNUP_MAX_PER_HOUR) */
+  selfServiceSignup: 7233012,
 } as const;

@@ -11,12 +11,14 @@ export interface NewOrganization {
   identityQuota?: number;
   /** ledger credits granted in total; the schema default when omitted */
   creditGrant?: bigint;
+  /** created by self-service sign-up (counted against SIGNUP_MAX_PER_HOUR); false when omitted */
+  selfService?: boolean;
 }
 
 export async function createOrganization(db: Db, org: NewOrganization): Promise<Organization> {
   const [row] = await db
     .insert(organizations)
-    .values({ name: org.name, identityQuota: org.identityQuota, creditGrant: org.creditGrant })
+    .values({ name: org.name, identityQuota: org.identityQuota, creditGrant: org.creditGrant, selfService: org.selfService })
     .returning();
   return row;
 }

@@ -27,16 +27,22 @@ import {
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 
-export const organizations = pgTable('organizations', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  name: text('name').notNull(),
-  /** how many identities may exist at once (retired ones do not count) */
-  identityQuota: integer('identity_quota').notNull().default(10),
-  /** ledger credits granted to the organization's identities in total (sandbox grant) */
-  creditGrant: bigint('credit_grant', { mode: 'bigint' }).notNull().default(sql`10000`),
-  creditsUsed: bigint('credits_used', { mode: 'bigint' }).notNull().default(sql`0`),
-  createdAt: createdAt(),
-});
+export const organizations = pgTable(
+  'organizations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull(),
+    /** how many identities may exist at once (retired ones do not count) */
+    identityQuota: integer('identity_quota').notNull().default(10),
+    /** ledger credits granted to the organization's identities in total (sandbox grant) */
+    creditGrant: bigint('credit_grant', { mode: 'bigint' }).notNull().default(sql`10000`),
+    creditsUsed: bigint('credits_used', { mode: 'bigint' }).notNull().default(sql`0`),
+    /** created by self-service sign-up (POST /portal/signup); these count against SIGNUP_MAX_PER_HOUR */
+    selfService: boolean('self_service').notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index('organizations_self_service_created_idx').on(t.createdAt).where(sql`${t.selfService}`)],
+);
 
 export const apiKeys = pgTable(
   'api_keys',

@@ -49,12 +49,21 @@ describe('config', () => {
       trustProxyHops: 1,
       maxKeysPerOrg: 50,
       sandbox: { identityQuota: 5, creditGrant: 10_000n },
+      signupMaxPerHour: 100,
     });
-    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7', TRUST_PROXY_HOPS: '2' });
-    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, trustProxyHops: 2, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n } });
+    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7', TRUST_PROXY_HOPS: '2', SIGNUP_MAX_PER_HOUR: '25' });
+    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, trustProxyHops: 2, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n }, signupMaxPerHour: 25 });
     expect(configProblems({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
       ['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY'],
     );
+  });
+
+  it('reads the hourly self-service sign-up cap (0 turns sign-up off)', () => {
+    expect(loadConfig({ SIGNUP_MAX_PER_HOUR: '0' }).platform.signupMaxPerHour).toBe(0);
+    expect(loadConfig({ SIGNUP_MAX_PER_HOUR: '1000000' }).platform.signupMaxPerHour).toBe(1_000_000);
+    for (const bad of ['-1', '2.5', 'many', '1000001']) {
+      expect(configProblems({ SIGNUP_MAX_PER_HOUR: bad }).map((p) => p.variable)).toEqual(['SIGNUP_MAX_PER_HOUR']);
+    }
   });
 
   it('reads the shutdown grace period (API requests and worker activities in flight on SIGTERM)', () => {

@@ -3,7 +3,7 @@
  * first API key, shown once, then can try it against the API from the page. The key is kept only in the page's
  * memory: never in storage, never in the URL.
  */
-export function portalPage(opts: { identityQuota: number; creditGrant: string }): string {
+export function portalPage(opts: { identityQuota: number; creditGrant: string; signupOpen: boolean }): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31,7 +31,8 @@ export function portalPage(opts: { identityQuota: number; creditGrant: string })
   <p class="muted">Create an organization and its first API key. New organizations get the sandbox grant:
     <span id="grant">${opts.identityQuota} identities and ${opts.creditGrant} ledger credits</span>; more on operator approval.</p>
 
-  <form id="signup" novalidate>
+  <p id="closed" class="warn"${opts.signupOpen ? ' hidden' : ''}>Self-service sign-up is turned off on this gateway: ask its operator for an organization.</p>
+  <form id="signup" novalidate${opts.signupOpen ? '' : ' hidden'}>
     <label for="org-name">Organization name</label>
     <input id="org-name" name="organization_name" type="text" required minlength="2" maxlength="100" autocomplete="organization">
     <button id="create" type="submit">Create organization and API key</button>

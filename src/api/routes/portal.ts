@@ -2,14 +2,18 @@
  * The self-service portal (public, spec §1.10 and §5.2): GET /portal serves the sign-up page; POST /portal/signup
  * creates an organization with the sandbox grant (SANDBOX_IDENTITY_QUOTA identities, SANDBOX_CREDIT_GRANT credits)
  * and its first key — an owner key with the admin scope, so the organization manages its own keys — and returns
- * the raw key once. Sign-ups are rate limited per client IP like every unauthenticated call.
+ * the raw key once. Sign-ups are rate limited per client IP like every unauthenticated call, and the whole gateway
+ * accepts at most SIGNUP_MAX_PER_HOUR of them in any rolling hour (src/db/signups.ts): over it, 429
+ * SIGNUP_LIMIT_REACHED with Retry-After and nothing written; with 0, sign-up is off (403 SIGNUP_DISABLED).
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { createApiKey, createdApiKeyView } from '../../db/api-keys.js';
+import { createdApiKeyView } from '../../db/api-keys.js';
 import type { Db } from '../../db/client.js';
-import { createOrganization, organizationView } from '../../db/organizations.js';
+import { organizationView } from '../../db/organizations.js';
+import { SIGNUP_WINDOW_SECONDS, signUpOrganization } from '../../db/signups.js';
 import type { AppDeps, AppEnv } from '../deps.js';
+import { ApiError } from '../errors.js';
 import { portalPage } from '../portal/page.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
 import { CreatedApiKeySchema } from './admin-api-keys.js';
@@ -32,8 +36,12 @@ const OrganizationSchema = z
 
 export function registerPortalRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db: Db = deps.database.db;
-  const { sandbox, defaultRpm } = deps.config.platform;
-  const page = portalPage({ identityQuota: sandbox.identityQuota, creditGrant: sandbox.creditGrant.toString() });
+  const { sandbox, defaultRpm, signupMaxPerHour } = deps.config.platform;
+  const page = portalPage({ identityQuota: sandbox.identityQuota, creditGrant: sandbox.creditGrant.toString(), signupOpen: signupMaxPerHour > 0 });
+  const signupErrors = errorResponses(400, 403, 429, 500);
+  signupErrors[403].description = 'Self-service sign-up is turned off on this gateway (SIGNUP_DISABLED); the operator creates organizations';
+  signupErrors[429].description =
+    'Rate limit exceeded (RATE_LIMIT_EXCEEDED), or the gateway-wide limit of sign-ups per rolling hour is reached (SIGNUP_LIMIT_REACHED; nothing was created); retry after Retry-After seconds';
 
   app.openapi(
     createRoute({
@@ -74,20 +82,31 @@ export function registerPortalRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             },
           },
         },
-        ...errorResponses(400, 429, 500),
+        ...signupErrors,
       },
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const result = await db.transaction(async (tx) => {
-        const org = await createOrganization(tx as unknown as Db, {
-          name: body.organization_name,
-          identityQuota: sandbox.identityQuota,
-          creditGrant: sandbox.creditGrant,
-        });
-        const key = await createApiKey(tx as unknown as Db, { orgId: org.id, name: 'owner key', isAdmin: true, rateLimitRpm: defaultRpm });
-        return { org, ...key };
+      const result = await signUpOrganization(db, {
+        name: body.organization_name,
+        identityQuota: sandbox.identityQuota,
+        creditGrant: sandbox.creditGrant,
+        keyRateLimitRpm: defaultRpm,
+        maxPerHour: signupMaxPerHour,
       });
+      if (!result.ok && result.reason === 'disabled') {
+        throw new ApiError(403, 'SIGNUP_DISABLED', 'Self-service sign-up is turned off on this gateway; ask its operator for an organization');
+      }
+      if (!result.ok) {
+        c.get('logger').warn('sign-up refused: hourly sign-up limit reached', { limit: result.maxPerHour, retry_after_s: result.retryAfterSeconds });
+        throw new ApiError(
+          429,
+          'SIGNUP_LIMIT_REACHED',
+          `Sign-up limit reached: this gateway accepts at most ${result.maxPerHour} new organizations per hour; retry after ${result.retryAfterSeconds} seconds`,
+          { limit: result.maxPerHour, window_seconds: SIGNUP_WINDOW_SECONDS, retry_after_seconds: result.retryAfterSeconds },
+          { 'Retry-After': String(result.retryAfterSeconds) },
+        );
+      }
       c.header('Cache-Control', 'no-store');
       c.get('logger').info('organization signed up', { org_id: result.org.id, key_id: result.row.id });
       return c.json(

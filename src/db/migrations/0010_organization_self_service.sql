@@ -1,0 +1,3 @@
+ALTER TABLE "organizations" ADD COLUMN "self_service" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "organizations_self_service_created_idx" ON "organizations" USING btree ("created_at") WHERE "organizations"."self_service";--> statement-breakpoint
+UPDATE "organizations" SET "self_service" = true WHERE EXISTS (SELECT 1 FROM "api_keys" WHERE "api_keys"."org_id" = "organizations"."id" AND "api_keys"."name" = 'owner key' AND "api_keys"."is_admin");
