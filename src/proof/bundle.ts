@@ -3,10 +3,11 @@
  * the chains by reference (the CycleRecord's identifiers), never from the record's own claims alone.
  * Verified by ./verify.ts.
  *
- * Encoding: canonical JSON (formulas.canonicalJson). Integers of the bundle are decimal strings, bytes 0x-hex.
- * Two kinds of objects are embedded verbatim because their hashes depend on them as the ledger returned them:
- * the Accumulate transaction JSON (`ledger.transaction`, `…result.transaction`) and the Accumulate signature
- * JSON (`ledger.signatures`); accumulate.js re-hashes them as they are.
+ * Encoding: canonical JSON (formulas.canonicalJson). Integers of the bundle are decimal strings, bytes 0x + lowercase
+ * hex. Two kinds of objects are the ledger's JSON because accumulate.js re-hashes them: the Accumulate transaction
+ * (`ledger.transaction`, `…result.transaction`) and the Accumulate signature (`ledger.signatures`), each written in
+ * accumulate.js's form of what it decodes to (accumulateTransactionJson / accumulateSignatureJson), which hashes
+ * the same. The exact shape (keys, types, hex forms) is proofBundleSchema below; the types are inferred from it.
  *
  *   bundle_hash = 0x SHA-256(canonicalJson(bundle without bundle_hash))
  *
@@ -16,9 +17,11 @@
  * A leg's expected state is proven with eth_getProof at the execution block (the RPC must still serve that block's
  * state: assemble soon after execution, or against an archive node).
  *
- * Top level: { version, intent, ledger, chains[], bundle_hash }; see ProofBundle.
+ * Top level: { version, intent, ledger, chains[], failed_legs[], bundle_hash }; see ProofBundle.
  */
-import { hexToBigInt, sha256, stringToBytes, type Address, type Hex } from 'viem';
+import { core } from 'accumulate.js';
+import { getAddress, hexToBigInt, sha256, stringToBytes, type Address, type Hex } from 'viem';
+import { z } from 'zod';
 import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
 import { canonicalJson } from '../chain/formulas.js';
@@ -42,196 +45,296 @@ export interface BundleDeps {
   chain(name: string): ChainClients;
 }
 
+// ------------------------------------------------------------------------------------------------ schema
+
+/*
+ * The bundle's shape, in one place: the types below are inferred from it, assembleBundle checks its own output
+ * against it and the verifier's first check (encoding.schema) refuses any bundle that is not of it. Every object
+ * has exactly the keys the builder writes (optional ones only where it may leave them out), every value the
+ * type it writes, every byte string in the one form it writes (0x + lowercase hex, fixed lengths for hashes,
+ * keys, signatures and blooms; addresses of the intent and the deployment EIP-55; the block's miner lowercase,
+ * as the header carries it). Content that proves nothing therefore cannot ride along re-sealed, and bundle_hash
+ * names one proof. The two ledger objects kept as the ledger's JSON must be exactly accumulate.js's form of
+ * what they decode to (accumulateTransactionJson, accumulateSignatureJson): an unknown key would not be hashed.
+ */
+
+const lowerHex = (bytes: number | undefined, what: string) =>
+  z.string().regex(bytes === undefined ? /^0x(?:[0-9a-f]{2})*$/ : new RegExp(`^0x[0-9a-f]{${bytes * 2}}$`), `must be ${what} (0x + lowercase hex)`) as unknown as z.ZodType<Hex>;
+/** 0x + lowercase hex of any byte length (also empty) */
+const bytesHex = lowerHex(undefined, 'bytes');
+/** 0x + lowercase hex of at least one byte: RLP items, trie nodes, raw transactions */
+const rlpHex = z.string().regex(/^0x(?:[0-9a-f]{2})+$/, 'must be non-empty bytes (0x + lowercase hex)') as unknown as z.ZodType<Hex>;
+const hash32 = lowerHex(32, 'a 32-byte hash');
+const blsPublicKey = lowerHex(256, 'a 256-byte G2 public key (EIP-2537)');
+const blsSignature = lowerHex(128, 'a 128-byte G1 signature (EIP-2537)');
+/** an address as the builder writes those of the deployment and the intent: its EIP-55 checksum */
+const checksumAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 20-byte 0x address')
+  .refine((v) => !/^0x[0-9a-fA-F]{40}$/.test(v) || getAddress(v) === v, 'must be written as its EIP-55 checksum') as unknown as z.ZodType<Address>;
+/** an unsigned integer as a decimal string, without leading zeros */
+const uintString = z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a decimal string');
+
 /** Block header with integer fields as decimal strings (RawBlock without the transaction list). */
-export interface BundleBlockHeader {
-  hash: Hex;
-  parentHash: Hex;
-  sha3Uncles: Hex;
-  miner: Hex;
-  stateRoot: Hex;
-  transactionsRoot: Hex;
-  receiptsRoot: Hex;
-  logsBloom: Hex;
-  difficulty: string;
-  number: string;
-  gasLimit: string;
-  gasUsed: string;
-  timestamp: string;
-  extraData: Hex;
-  mixHash: Hex;
-  nonce: Hex;
-  baseFeePerGas?: string;
-  withdrawalsRoot?: Hex;
-  blobGasUsed?: string;
-  excessBlobGas?: string;
-  parentBeaconBlockRoot?: Hex;
-  requestsHash?: Hex;
-}
+const blockHeaderSchema = z.strictObject({
+  hash: hash32,
+  parentHash: hash32,
+  sha3Uncles: hash32,
+  miner: lowerHex(20, 'a 20-byte address'),
+  stateRoot: hash32,
+  transactionsRoot: hash32,
+  receiptsRoot: hash32,
+  logsBloom: lowerHex(256, 'a 256-byte bloom'),
+  difficulty: uintString,
+  number: uintString,
+  gasLimit: uintString,
+  gasUsed: uintString,
+  timestamp: uintString,
+  extraData: bytesHex,
+  mixHash: hash32,
+  nonce: lowerHex(8, 'an 8-byte nonce'),
+  baseFeePerGas: uintString.optional(),
+  withdrawalsRoot: hash32.optional(),
+  blobGasUsed: uintString.optional(),
+  excessBlobGas: uintString.optional(),
+  parentBeaconBlockRoot: hash32.optional(),
+  requestsHash: hash32.optional(),
+});
+export type BundleBlockHeader = z.infer<typeof blockHeaderSchema>;
 
 /** Header fields that are integers (decimal strings in the bundle, hex quantities over JSON-RPC). */
 export const HEADER_INT_FIELDS = ['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'baseFeePerGas', 'blobGasUsed', 'excessBlobGas'] as const;
-const HEADER_FIELDS = [
-  'hash',
-  'parentHash',
-  'sha3Uncles',
-  'miner',
-  'stateRoot',
-  'transactionsRoot',
-  'receiptsRoot',
-  'logsBloom',
-  'difficulty',
-  'number',
-  'gasLimit',
-  'gasUsed',
-  'timestamp',
-  'extraData',
-  'mixHash',
-  'nonce',
-  'baseFeePerGas',
-  'withdrawalsRoot',
-  'blobGasUsed',
-  'excessBlobGas',
-  'parentBeaconBlockRoot',
-  'requestsHash',
-] as const;
+const HEADER_FIELDS = Object.keys(blockHeaderSchema.shape) as (keyof BundleBlockHeader)[];
 
-export interface ProvenEvmTx {
-  tx_hash: Hex;
-  block: BundleBlockHeader;
-  tx_index: string;
+const provenEvmTxSchema = z.strictObject({
+  tx_hash: hash32,
+  block: blockHeaderSchema,
+  tx_index: uintString,
   /** EIP-2718 encoding; keccak256(raw) = tx_hash */
-  raw: Hex;
-  /** transactions-trie nodes from transactionsRoot to the transaction */
-  tx_proof: Hex[];
+  raw: rlpHex,
+  /** transactions-trie nodes from transactionsRoot to the transaction, exactly the path */
+  tx_proof: z.array(rlpHex),
   /** consensus encoding of the receipt (the receipts-trie value) */
-  receipt: Hex;
-  receipt_proof: Hex[];
+  receipt: rlpHex,
+  receipt_proof: z.array(rlpHex),
   /** the receipt at tx_index - 1 (its cumulative gas gives this transaction's gas used); absent at index 0 */
-  prev_receipt?: { receipt: Hex; proof: Hex[] };
-}
+  prev_receipt: z.strictObject({ receipt: rlpHex, proof: z.array(rlpHex) }).optional(),
+});
+export type ProvenEvmTx = z.infer<typeof provenEvmTxSchema>;
 
-export interface BundleStateProof {
-  account: Address;
-  account_proof: Hex[];
-  slots: { slot: Hex; value: Hex; proof: Hex[] }[];
-}
+const stateProofSchema = z.strictObject({
+  account: checksumAddress,
+  account_proof: z.array(rlpHex),
+  slots: z.array(z.strictObject({ slot: hash32, value: hash32, proof: z.array(rlpHex) })),
+});
+export type BundleStateProof = z.infer<typeof stateProofSchema>;
 
-export interface BundleQuorum {
-  message: Hex;
-  aggregate_signature: Hex;
-  signer_bitmap: string;
-  signers: string[];
-}
+const quorumShape = {
+  message: hash32,
+  aggregate_signature: blsSignature,
+  signer_bitmap: uintString,
+  signers: z.array(uintString),
+};
+const quorumSchema = z.strictObject(quorumShape);
+export type BundleQuorum = z.infer<typeof quorumSchema>;
 
-export interface BundleLedgerReceipt {
-  account: string;
-  start: Hex;
-  anchor: Hex;
-  entries: { hash: Hex; right: boolean }[];
-  local_block?: string;
-  local_block_time?: string;
+const ledgerReceiptSchema = z.strictObject({
+  account: z.string(),
+  start: hash32,
+  anchor: hash32,
+  entries: z.array(z.strictObject({ hash: hash32, right: z.boolean() })),
+  local_block: uintString.optional(),
+  local_block_time: z.string().optional(),
   /** set by ledger-sim: the receipt is not anchored to a real network */
-  simulated?: string;
-}
+  simulated: z.string().optional(),
+});
+export type BundleLedgerReceipt = z.infer<typeof ledgerReceiptSchema>;
 
-export interface BundleLeg {
-  leg_id: string;
-  leaf_index: string;
-  merkle_proof: Hex[];
-  execution: ProvenEvmTx;
+/** An Accumulate transaction JSON: exactly accumulateTransactionJson of itself. */
+const accumulateTransaction = z.unknown().superRefine((v, ctx) => sameJson(v, accumulateTransactionJson, 'the Accumulate transaction', ctx));
+/** An Accumulate signature JSON: exactly accumulateSignatureJson of itself. */
+const accumulateSignature = z.unknown().superRefine((v, ctx) => sameJson(v, accumulateSignatureJson, 'the Accumulate signature', ctx));
+
+const legSchema = z.strictObject({
+  leg_id: z.string(),
+  leaf_index: uintString,
+  merkle_proof: z.array(hash32),
+  execution: provenEvmTxSchema,
   /**
    * The leg's expected state after execution, proven (eth_getProof) against the execution block's stateRoot:
    * per account its account proof and per slot the value and its storage proof. Empty for a leg without
    * expectedState. (The events are in the proven receipt.)
    */
-  effects: { state: BundleStateProof[] };
+  effects: z.strictObject({ state: z.array(stateProofSchema) }),
   /** the post-execution quorum (observation) */
-  observation: BundleQuorum & {
-    result_hash: Hex;
-    confirmations: string;
-    checks: { call_binding: string; expected_events: string; expected_state: string };
-  };
+  observation: z.strictObject({
+    ...quorumShape,
+    result_hash: hash32,
+    confirmations: uintString,
+    checks: z.strictObject({ call_binding: z.string(), expected_events: uintString, expected_state: uintString }),
+  }),
   /** the proof_result v2 record as written to the results account */
-  result: {
-    result_id: Hex;
-    results_account: string;
-    tx_id: string;
-    tx_hash: Hex;
-    /** Accumulate transaction JSON, verbatim */
-    transaction: unknown;
+  result: z.strictObject({
+    result_id: hash32,
+    results_account: z.string(),
+    tx_id: z.string(),
+    tx_hash: hash32,
+    /** Accumulate transaction JSON (accumulateTransactionJson) */
+    transaction: accumulateTransaction,
     /** the record's `key=value` parts as stored */
-    parts: string[];
-    written_by: string;
-    receipt: BundleLedgerReceipt;
-  };
-}
+    parts: z.array(z.string()),
+    written_by: uintString,
+    receipt: ledgerReceiptSchema,
+  }),
+});
+export type BundleLeg = z.infer<typeof legSchema>;
 
-export interface BundleChain {
-  chain: string;
-  chain_id: string;
-  proof_anchor: Address;
-  validator_set: {
-    root: Hex;
-    public_keys: Hex[];
-    powers: string[];
-    threshold_numerator: string;
-    threshold_denominator: string;
-  };
-  anchor: {
-    anchor_id: Hex;
-    commitment_root: Hex;
-    operation_id: Hex;
-    ledger_tx_hash: Hex;
-    leaf_count: string;
-  };
-  attestation: BundleQuorum;
-  create_anchor: ProvenEvmTx;
-  prove: ProvenEvmTx;
-  legs: BundleLeg[];
-}
+const chainSchema = z.strictObject({
+  chain: z.string(),
+  chain_id: uintString,
+  proof_anchor: checksumAddress,
+  validator_set: z.strictObject({
+    root: hash32,
+    public_keys: z.array(blsPublicKey),
+    powers: z.array(uintString),
+    threshold_numerator: uintString,
+    threshold_denominator: uintString,
+  }),
+  anchor: z.strictObject({
+    anchor_id: hash32,
+    commitment_root: hash32,
+    operation_id: hash32,
+    ledger_tx_hash: hash32,
+    leaf_count: uintString,
+  }),
+  attestation: quorumSchema,
+  create_anchor: provenEvmTxSchema,
+  prove: provenEvmTxSchema,
+  legs: z.array(legSchema),
+});
+export type BundleChain = z.infer<typeof chainSchema>;
 
-export interface ProofBundle {
-  version: string;
-  intent: {
-    intent_id: string;
-    operation_id: Hex;
-    adi_url: string;
-    data_account: string;
+const proofBundleSchema = z.strictObject({
+  version: z.string(),
+  intent: z.strictObject({
+    intent_id: z.string(),
+    operation_id: hash32,
+    adi_url: z.string(),
+    data_account: z.string(),
     /** the four WriteData parts (canonical JSON text) as stored */
-    parts: string[];
-  };
-  ledger: {
-    tx_id: string;
-    tx_hash: Hex;
-    /** Accumulate transaction JSON, verbatim */
-    transaction: unknown;
-    /** Accumulate signature JSON (with the signature bytes), verbatim */
-    signatures: unknown[];
-    receipt: BundleLedgerReceipt;
-    authority: {
-      key_book: string;
-      key_page: string;
-      key_page_version: string;
-      threshold: string;
-      signatures: string;
-      delegated: string;
-    };
+    parts: z.array(z.string()),
+  }),
+  ledger: z.strictObject({
+    tx_id: z.string(),
+    tx_hash: hash32,
+    /** Accumulate transaction JSON (accumulateTransactionJson) */
+    transaction: accumulateTransaction,
+    /** Accumulate signature JSON with the signature bytes (accumulateSignatureJson) */
+    signatures: z.array(accumulateSignature),
+    receipt: ledgerReceiptSchema,
+    authority: z.strictObject({
+      key_book: z.string(),
+      key_page: z.string(),
+      key_page_version: uintString,
+      threshold: uintString,
+      signatures: uintString,
+      delegated: uintString,
+    }),
     /** the key page as read from the ledger when the bundle was assembled (its keys, for signer membership) */
-    key_page: {
-      url: string;
-      version: string;
-      accept_threshold: string;
-      key_hashes: Hex[];
-      delegates: string[];
-    };
-  };
-  chains: BundleChain[];
+    key_page: z.strictObject({
+      url: z.string(),
+      version: uintString,
+      accept_threshold: uintString,
+      key_hashes: z.array(hash32),
+      delegates: z.array(z.string()),
+    }),
+  }),
+  chains: z.array(chainSchema),
   /** legs of the intent that did not complete: empty for a complete proof; a partial one proves the other legs */
-  failed_legs: { leg_id: string; chain: string; reason: string }[];
-  bundle_hash: Hex;
-}
+  failed_legs: z.array(z.strictObject({ leg_id: z.string(), chain: z.string(), reason: z.string() })),
+  bundle_hash: hash32,
+});
+export type ProofBundle = z.infer<typeof proofBundleSchema>;
 
 export type UnsealedBundle = Omit<ProofBundle, 'bundle_hash'>;
+
+/** JSON as JSON.stringify writes it (Dates as ISO text, undefined keys dropped); throws on what JSON cannot hold. */
+const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v) ?? 'null');
+
+/**
+ * The form of an Accumulate transaction JSON the bundle holds: what accumulate.js decodes it to, written back
+ * (keys it does not know dropped, bytes as lowercase hex, times as ISO text). Its hash is the one accumulate.js
+ * computes from the given JSON.
+ */
+export function accumulateTransactionJson(json: unknown): unknown {
+  return asJson(new core.Transaction(json as core.TransactionArgs).asObject());
+}
+
+/** The form of an Accumulate signature JSON the bundle holds (as accumulateTransactionJson). */
+export function accumulateSignatureJson(json: unknown): unknown {
+  return asJson(core.Signature.fromObject(json as core.SignatureArgs).asObject());
+}
+
+type Path = (string | number)[];
+
+/** The first place where `a` and `b` differ as JSON, with what differs there. */
+function jsonDifference(a: unknown, b: unknown, path: Path = []): { path: Path; what: string } | undefined {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b)) return { path, what: `is ${JSON.stringify(a)}, not ${JSON.stringify(b)}` };
+    if (a.length !== b.length) return { path, what: `has ${a.length} items, not ${b.length}` };
+    for (let i = 0; i < a.length; i++) {
+      const d = jsonDifference(a[i], b[i], [...path, i]);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    for (const k of Object.keys(x)) if (x[k] !== undefined && !(k in y)) return { path, what: `unknown key ${JSON.stringify(k)}` };
+    for (const k of Object.keys(y)) if (x[k] === undefined) return { path, what: `missing key ${JSON.stringify(k)}` };
+    for (const k of Object.keys(y)) {
+      const d = jsonDifference(x[k], y[k], [...path, k]);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  return a === b ? undefined : { path, what: `is ${JSON.stringify(a)}, not ${JSON.stringify(b)} as accumulate.js writes it` };
+}
+
+function sameJson(v: unknown, form: (v: unknown) => unknown, what: string, ctx: z.RefinementCtx) {
+  let want: unknown;
+  try {
+    want = form(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `accumulate.js cannot read ${what}: ${(e as Error).message}` });
+    return;
+  }
+  const d = jsonDifference(v, want);
+  if (d) ctx.addIssue({ code: 'custom', path: d.path, message: d.what });
+}
+
+/** "chains[0].legs[1].execution" */
+export function bundlePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${out ? '.' : ''}${String(p)}` : `[${JSON.stringify(String(p))}]`;
+  return out || 'bundle';
+}
+
+/**
+ * What makes `bundle` not of the bundle's shape, one line per problem naming the path of the offending value
+ * (`chains[0].legs[1].execution.block: unknown key "x"`); empty when it is of that shape.
+ */
+export function bundleSchemaProblems(bundle: unknown): string[] {
+  const r = proofBundleSchema.safeParse(bundle, { reportInput: true });
+  if (r.success) return [];
+  return r.error.issues.map((i) => {
+    const at = bundlePath(i.path);
+    if (i.code === 'unrecognized_keys') return `${at}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    if (i.code === 'invalid_type') return i.input === undefined ? `${at}: missing (${i.expected} expected)` : `${at}: must be ${i.expected === 'array' ? 'an' : 'a'} ${i.expected}, got ${JSON.stringify(i.input)?.slice(0, 80)}`;
+    return `${at}: ${i.message}${i.input !== undefined && typeof i.input === 'string' ? `, got ${JSON.stringify(i.input.length > 80 ? `${i.input.slice(0, 77)}...` : i.input)}` : ''}`;
+  });
+}
 
 // ------------------------------------------------------------------------------------------------ hashing
 
@@ -338,7 +441,7 @@ async function stateProofs(c: ChainClients, expected: readonly ExpectedState[], 
     const p = await fetchStorageProof(c.public, { account, slots, blockNumber: BigInt(block.number) });
     const values = verifyStorageProof(block.stateRoot, p);
     out.push({
-      account,
+      account: getAddress(account),
       account_proof: p.accountProof.map(hex0x),
       slots: p.slots.map((x, i) => ({ slot: hex0x(x.slot), value: hex0x(values[i]!), proof: x.proof.map(hex0x) })),
     });
@@ -357,7 +460,7 @@ async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): P
     results_account: r.resultsAccount,
     tx_id: st.txId,
     tx_hash: hex0x(st.txHash),
-    transaction: st.transaction,
+    transaction: accumulateTransactionJson(st.transaction),
     parts,
     written_by: String(r.writtenBy),
     receipt: ledgerReceipt(receipt),
@@ -404,7 +507,7 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
   return {
     chain: c.chain,
     chain_id: dec(c.chainId),
-    proof_anchor: c.proofAnchor,
+    proof_anchor: getAddress(c.proofAnchor),
     validator_set: {
       root: hex0x(set.root),
       public_keys: set.publicKeys.map(hex0x),
@@ -450,7 +553,7 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
   const page = await deps.ledger.queryKeyPage(authority.keyPage);
   const chains: BundleChain[] = [];
   for (const c of record.chains) chains.push(await chainOf(deps, c, intent, ledgerTxHash));
-  return sealBundle({
+  const bundle = sealBundle({
     version: BUNDLE_VERSION,
     intent: {
       intent_id: intent.intentId,
@@ -462,8 +565,8 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
     ledger: {
       tx_id: st.txId,
       tx_hash: ledgerTxHash,
-      transaction: st.transaction,
-      signatures: st.signatures.map((s) => s.raw),
+      transaction: accumulateTransactionJson(st.transaction),
+      signatures: st.signatures.map((s) => accumulateSignatureJson(s.raw)),
       receipt: ledgerReceipt(receipt),
       authority: {
         key_book: authority.keyBook,
@@ -484,4 +587,8 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
     chains,
     failed_legs: (record.failedLegs ?? []).map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
   });
+  // the verifier refuses a bundle not of this shape: a builder that drifted from it fails here, not there
+  const problems = bundleSchemaProblems(bundle);
+  if (problems.length) throw new BundleError(`assembled bundle is not of the bundle schema: ${problems.slice(0, 5).join('; ')}`);
+  return bundle;
 }

@@ -2,7 +2,11 @@
  * Offline verifier of a proof bundle (./bundle.ts): with nothing but the bundle it re-derives every link
  * of the proof cycle with the same formulas the gateway and the validators use:
  *
- *   encoding       the bytes are canonical JSON and bundle_hash = SHA-256 of the rest
+ *   encoding       the bytes are canonical JSON and bundle_hash = SHA-256 of the rest; the bundle is of
+ *                  bundle.ts's schema: every object exactly the builder's keys, every value its type, every
+ *                  byte string 0x + lowercase hex (fixed lengths for hashes, keys, signatures), addresses as the
+ *                  builder writes them, the ledger's transaction and signature JSON exactly accumulate.js's form
+ *                  of what they decode to; so content that proves nothing cannot ride along re-sealed
  *   intent         parseIntentEntries accepts the 4 parts; operation id, intent id, ADI as stated
  *   ledger         the Accumulate transaction re-hashes (accumulate.js) to tx_hash; it is the intent's
  *                  WriteData (memo, double-hash entry = exactly the parts) on the identity's data account;
@@ -14,7 +18,7 @@
  *                  createAnchor / executeComprehensiveProof transactions carry exactly that anchor and aggregate
  *   per leg        the execution transaction calls executeGovernanceProofDirect(target, value, data, proof) on
  *                  the identity's account with exactly the committed leg; header hash, transactions-trie and
- *                  receipts-trie proofs; status 1; the Executed event and the expected events in the proven logs;
+ *                  receipts-trie proofs (every trie proof in the bundle exactly the nodes of its path); status 1; the Executed event and the expected events in the proven logs;
  *                  the expected state by storage proofs against the execution block's stateRoot;
  *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
  *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
@@ -56,7 +60,7 @@ import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '..
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
 import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
 import { encodeProofResult, PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
-import { BUNDLE_VERSION, HEADER_INT_FIELDS, bundleHash, type BundleChain, type BundleLedgerReceipt, type ProofBundle, type ProvenEvmTx } from './bundle.js';
+import { BUNDLE_VERSION, HEADER_INT_FIELDS, bundleHash, bundleSchemaProblems, type BundleChain, type BundleLedgerReceipt, type ProofBundle, type ProvenEvmTx } from './bundle.js';
 import { INTENT_MEMO, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from './intent.js';
 
 export interface BundleCheck {
@@ -132,6 +136,9 @@ function rawBlock(p: ProvenEvmTx): RawBlock {
   return out as unknown as RawBlock;
 }
 
+/** Trie proofs must be exactly the nodes of their path, in path order (no node that proves nothing). */
+const EXACT = { exact: true } as const;
+
 /** Header hash, transactions trie, receipts trie (+ previous receipt), status 1. Throws naming what failed. */
 function checkProvenTx(p: ProvenEvmTx, what: string): ProvenFacts {
   ensure(p && typeof p === 'object' && p.block, `${what}: missing`);
@@ -140,11 +147,11 @@ function checkProvenTx(p: ProvenEvmTx, what: string): ProvenFacts {
   eq(hh, p.block.hash, `${what}: block header hash`);
   const txIndex = index(p.tx_index, `${what}.tx_index`);
   const key = rlpIndexKey(txIndex);
-  const txValue = verifyMptProof(block.transactionsRoot, key, p.tx_proof);
+  const txValue = verifyMptProof(block.transactionsRoot, key, p.tx_proof, EXACT);
   ensure(txValue !== null, `${what}: transactions-trie proof shows no transaction at index ${txIndex}`);
   eq(txValue, p.raw, `${what}: transaction proven at index ${txIndex}`);
   eq(keccak256(p.raw), p.tx_hash, `${what}: keccak256(raw transaction)`);
-  const rv = verifyMptProof(block.receiptsRoot, key, p.receipt_proof);
+  const rv = verifyMptProof(block.receiptsRoot, key, p.receipt_proof, EXACT);
   ensure(rv !== null, `${what}: receipts-trie proof shows no receipt at index ${txIndex}`);
   eq(rv, p.receipt, `${what}: receipt proven at index ${txIndex}`);
   const r = decodeReceipt(p.receipt);
@@ -152,7 +159,7 @@ function checkProvenTx(p: ProvenEvmTx, what: string): ProvenFacts {
   let prevCum = 0n;
   if (txIndex > 0) {
     ensure(p.prev_receipt, `${what}: previous receipt (index ${txIndex - 1}) missing`);
-    const pv = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex - 1), p.prev_receipt.proof);
+    const pv = verifyMptProof(block.receiptsRoot, rlpIndexKey(txIndex - 1), p.prev_receipt.proof, EXACT);
     ensure(pv !== null, `${what}: receipts-trie proof shows no receipt at index ${txIndex - 1}`);
     eq(pv, p.prev_receipt.receipt, `${what}: previous receipt`);
     prevCum = decodeReceipt(p.prev_receipt.receipt).cumulativeGasUsed;
@@ -296,6 +303,11 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   };
   const b = parseInput(bundleOrBytes, check);
   if (!b) return done();
+  check('encoding.schema', () => {
+    const problems = bundleSchemaProblems(b);
+    ensure(!problems.length, `${problems.slice(0, 8).join('; ')}${problems.length > 8 ? `; and ${problems.length - 8} more` : ''}`);
+    return 'every object has exactly the keys the builder writes, every value its type and form';
+  });
 
   check('bundle.hash', () => {
     const h = bundleHash(b);
@@ -556,13 +568,19 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       ensure(plan && facts, 'not checked: the anchor or the execution inclusion failed');
       const leg = plan.legs[leafIndex]!;
       ensure(l.effects && Array.isArray(l.effects.state), 'effects.state missing');
+      // one way to lay the proofs out, the builder's: per account in order of first mention, its slots in order
+      const layout = new Map<string, string[]>();
+      for (const e of leg.expectedState) layout.set(getAddress(e.account), [...(layout.get(getAddress(e.account)) ?? []), lc(e.slot)]);
+      const want = [...layout].map(([a, slots]) => `${a}[${slots.join(',')}]`).join(' ');
+      const got = l.effects.state.map((a) => `${a.account}[${Array.isArray(a.slots) ? a.slots.map((x) => x.slot).join(',') : ''}]`).join(' ');
+      ensure(got === want, `effects.state is not the expected state laid out as the builder writes it (per account in order of first mention, its slots in order): ${got || '(none)'} != ${want || '(none)'}`);
       const proven = new Map<string, Hex>();
       for (const a of l.effects.state) {
         const values = verifyStorageProof(l.execution.block.stateRoot, {
           account: getAddress(a.account),
           accountProof: a.account_proof,
           slots: a.slots.map((x) => ({ slot: x.slot, proof: x.proof })),
-        });
+        }, EXACT);
         a.slots.forEach((x, i) => {
           eq(values[i], x.value, `state ${a.account} slot ${x.slot}: proven value`);
           proven.set(`${lc(getAddress(a.account))}|${lc(x.slot)}`, values[i]!);

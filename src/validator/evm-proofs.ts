@@ -4,7 +4,7 @@
  * trie against transactionsRoot, and storage values by eth_getProof against stateRoot.
  */
 import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, stringToHex, toRlp, type Address, type Hex, type PublicClient } from 'viem';
-import { buildTrie, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
+import { buildTrie, EMPTY_TRIE_ROOT, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
 import type { ResultLog } from '../chain/formulas.js';
 
 /** The RPC's data does not prove what it claims (a root or hash does not match): final for this block. */
@@ -286,15 +286,20 @@ export async function fetchStorageProof(rpc: Rpc, p: { account: Address; slots: 
 /**
  * Verifies a storage proof against `stateRoot` (account proof -> storageRoot -> storage proof per slot) and
  * returns the proven 32-byte values (absent account or slot: 0). Throws when a proof does not hash up.
+ * With `exact`, every node list must be exactly its path (verifyMptProof); an absent account's slot proofs are
+ * then proofs in the empty storage trie (empty lists, as eth_getProof gives them).
  */
-export function verifyStorageProof(stateRoot: Hex, p: StorageProof): Hex[] {
-  const acct = verifyMptProof(stateRoot, hexToBytes(keccak256(p.account)), p.accountProof);
-  if (!acct) return p.slots.map(() => pad('0x', { size: 32 }));
-  const fields = fromRlp(acct, 'hex') as unknown as Hex[];
-  if (!Array.isArray(fields) || fields.length !== 4) throw new EffectProofError('account leaf is not [nonce, balance, storageRoot, codeHash]');
-  const storageRoot = fields[2]!;
+export function verifyStorageProof(stateRoot: Hex, p: StorageProof, opts: { exact?: boolean } = {}): Hex[] {
+  const acct = verifyMptProof(stateRoot, hexToBytes(keccak256(p.account)), p.accountProof, opts);
+  if (!acct && !opts.exact) return p.slots.map(() => pad('0x', { size: 32 }));
+  let storageRoot: Hex = EMPTY_TRIE_ROOT;
+  if (acct) {
+    const fields = fromRlp(acct, 'hex') as unknown as Hex[];
+    if (!Array.isArray(fields) || fields.length !== 4) throw new EffectProofError('account leaf is not [nonce, balance, storageRoot, codeHash]');
+    storageRoot = fields[2]!;
+  }
   return p.slots.map((s) => {
-    const v = verifyMptProof(storageRoot, hexToBytes(keccak256(pad(s.slot, { size: 32 }))), s.proof);
+    const v = verifyMptProof(storageRoot, hexToBytes(keccak256(pad(s.slot, { size: 32 }))), s.proof, opts);
     if (!v) return pad('0x', { size: 32 });
     const inner = fromRlp(v, 'hex') as unknown as Hex;
     return pad(inner === '0x' ? '0x00' : inner, { size: 32 }).toLowerCase() as Hex;

@@ -151,8 +151,24 @@ export function buildTrie(entries: readonly { key: Uint8Array; value: Uint8Array
 /**
  * Verifies an MPT proof. Returns the value at `key` (RLP bytes as hex), or null for a valid proof of
  * absence. Throws MptProofError when the proof does not hash up to `root`.
+ *
+ * By default the nodes are looked up by hash, so a list with extra, repeated or reordered nodes is accepted.
+ * With `exact`, the proof must be exactly the hash-referenced nodes of the path from the root, in path order
+ * (what buildTrie's proof and eth_getProof give): one node list per proof, nothing else carried.
  */
-export function verifyMptProof(root: Hex, key: Uint8Array, proof: readonly Hex[]): Hex | null {
+export function verifyMptProof(root: Hex, key: Uint8Array, proof: readonly Hex[], opts: { exact?: boolean } = {}): Hex | null {
+  if (!opts.exact) return walkMptProof(root, key, proof, []);
+  const used: Hex[] = [];
+  const value = walkMptProof(root, key, proof, used);
+  if (used.length !== proof.length || used.some((n, j) => n !== proof[j])) {
+    const j = used.findIndex((n, k) => n !== proof[k]);
+    const at = j < 0 ? used.length : j;
+    throw new MptProofError(`proof is not exactly the path: node ${at} of ${proof.length} is ${at < used.length ? 'not the path node at that depth' : 'not on the path'}`);
+  }
+  return value;
+}
+
+function walkMptProof(root: Hex, key: Uint8Array, proof: readonly Hex[], used: Hex[]): Hex | null {
   const byHash = new Map<string, Hex>();
   for (const n of proof) byHash.set(keccak256(n).toLowerCase(), n);
   const nib = toNibbles(key);
@@ -167,6 +183,7 @@ export function verifyMptProof(root: Hex, key: Uint8Array, proof: readonly Hex[]
         if (cur.toLowerCase() === EMPTY_TRIE_ROOT) return null;
         throw new MptProofError(`proof is missing node ${cur}`);
       }
+      used.push(enc);
       const d = fromRlp(enc, 'hex') as RlpItem;
       if (!Array.isArray(d)) throw new MptProofError('node is not a list');
       item = d;

@@ -15,7 +15,7 @@ import { createAccount, executeGovernanceProofDirect, proofForLeg } from '../../
 import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../../src/chain/anchor.js';
 import type { ChainWriter } from '../../src/chain/clients.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
-import { assembleBundle, bundleHash, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
+import { assembleBundle, bundleHash, bundleSchemaProblems, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
 import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/proof/cycle-record.js';
 import { planIntentAnchor, type CanonicalIntent } from '../../src/proof/intent.js';
 import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
@@ -170,9 +170,12 @@ describe('proof bundle', () => {
     console.log(`single-leg bundle: ${serializeBundle(single).length} bytes; assemble ${assembleMs.toFixed(0)} ms; verify ${verifyMs.toFixed(0)} ms; ${v.checks.length} checks`);
     expect(failed(v)).toEqual([]);
     expect(v.valid).toBe(true);
+    // the builder's real output is of the schema the verifier holds it to
+    expect(bundleSchemaProblems(single)).toEqual([]);
     expect(v.checks.map((x) => x.name)).toEqual(
       expect.arrayContaining([
         'encoding.canonical_json',
+        'encoding.schema',
         'bundle.hash',
         'intent.parts',
         'ledger.transaction',
@@ -400,6 +403,80 @@ describe('proof bundle', () => {
       expect(failed(v), what).toContain(check);
       expect(failed(v), what).not.toContain('bundle.hash');
     }
+  });
+
+  it('content that proves nothing, re-sealed, is refused by encoding.schema naming its path: added keys, other hex forms', async () => {
+    const c0 = single.chains[0]!;
+    const L = `chain[${CHAIN.name}].leg[${c0.legs[0]!.leg_id}]`;
+    const upper = (h: string) => `0x${h.slice(2).toUpperCase()}` as Hex;
+    const add = (o: unknown) => ((o as Record<string, unknown>).note = 'unverified');
+    const cases: [string, (b: ProofBundle) => void, string][] = [
+      ['top level', (b) => add(b), 'bundle: unknown key "note"'],
+      ['intent', (b) => add(b.intent), 'intent: unknown key "note"'],
+      ['a chain', (b) => add(b.chains[0]), 'chains[0]: unknown key "note"'],
+      ['a leg', (b) => add(b.chains[0]!.legs[0]), 'chains[0].legs[0]: unknown key "note"'],
+      ['a block header', (b) => add(b.chains[0]!.legs[0]!.execution.block), 'chains[0].legs[0].execution.block: unknown key "note"'],
+      ['a state proof slot', (b) => add(b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]), 'chains[0].legs[0].effects.state[0].slots[0]: unknown key "note"'],
+      ['observation checks', (b) => add(b.chains[0]!.legs[0]!.observation.checks), 'chains[0].legs[0].observation.checks: unknown key "note"'],
+      ['a ledger signature (accumulate.js drops the key, it is not signed)', (b) => add(b.ledger.signatures[0]), 'ledger.signatures[0]: unknown key "note"'],
+      ['the ledger transaction header (not hashed)', (b) => add((b.ledger.transaction as { header: unknown }).header), 'ledger.transaction.header: unknown key "note"'],
+      ['the result transaction', (b) => add(b.chains[0]!.legs[0]!.result.transaction), 'chains[0].legs[0].result.transaction: unknown key "note"'],
+      ['the ledger receipt', (b) => add(b.ledger.receipt), 'ledger.receipt: unknown key "note"'],
+      ['the result receipt', (b) => add(b.chains[0]!.legs[0]!.result.receipt), 'chains[0].legs[0].result.receipt: unknown key "note"'],
+      ['the validator set', (b) => add(b.chains[0]!.validator_set), 'chains[0].validator_set: unknown key "note"'],
+      ['the key page', (b) => add(b.ledger.key_page), 'ledger.key_page: unknown key "note"'],
+      ['uppercase execution tx hash', (b) => (b.chains[0]!.legs[0]!.execution.tx_hash = upper(b.chains[0]!.legs[0]!.execution.tx_hash)), 'chains[0].legs[0].execution.tx_hash: must be a 32-byte hash (0x + lowercase hex)'],
+      ['uppercase receipt proof node', (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = upper(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!)), 'chains[0].legs[0].execution.receipt_proof[0]: must be non-empty bytes (0x + lowercase hex)'],
+      ['uppercase intent operation id', (b) => (b.intent.operation_id = upper(b.intent.operation_id)), 'intent.operation_id: must be a 32-byte hash'],
+      ['uppercase attestation signature', (b) => (b.chains[0]!.attestation.aggregate_signature = upper(b.chains[0]!.attestation.aggregate_signature)), 'chains[0].attestation.aggregate_signature: must be a 128-byte G1 signature'],
+      ['0X prefix on a validator key', (b) => (b.chains[0]!.validator_set.public_keys[0] = `0X${b.chains[0]!.validator_set.public_keys[0]!.slice(2)}` as Hex), 'chains[0].validator_set.public_keys[0]: must be a 256-byte G2 public key'],
+      [
+        'uppercase ledger signature bytes',
+        (b) => {
+          const s = b.ledger.signatures[0] as { signature: string };
+          s.signature = s.signature.toUpperCase();
+        },
+        'ledger.signatures[0].signature: is "',
+      ],
+      ['ProofAnchor address not in its checksum form', (b) => (b.chains[0]!.proof_anchor = b.chains[0]!.proof_anchor.toLowerCase() as Hex), 'chains[0].proof_anchor: must be written as its EIP-55 checksum'],
+      ['a number where the builder writes a decimal string', (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = 1), 'chains[0].anchor.leaf_count: must be a string, got 1'],
+    ];
+    for (const [what, mutate, detail] of cases) {
+      const b = clone(single);
+      mutate(b);
+      const sealed = sealBundle(b);
+      expect(sealed.bundle_hash, what).not.toBe(single.bundle_hash);
+      const v = await verifyBundle(serializeBundle(sealed));
+      expect(v.valid, what).toBe(false);
+      expect(failed(v), what).toContain('encoding.schema');
+      expect(v.checks.find((x) => x.name === 'encoding.schema')!.detail, what).toContain(detail);
+      expect(failed(v), what).not.toContain('bundle.hash');
+    }
+    // trie proofs are exactly their path: an extra or repeated node is refused by the check of that proof
+    const node = c0.legs[0]!.execution.receipt_proof[0]!;
+    const extra: [string, (b: ProofBundle) => void, string][] = [
+      ['extra node after the transactions-trie path', (b) => b.chains[0]!.legs[0]!.execution.tx_proof.push(node), `${L}.execution_inclusion`],
+      ['extra node before the receipts-trie path', (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.unshift(b.chains[0]!.legs[0]!.execution.tx_proof[0]!), `${L}.execution_inclusion`],
+      ['a receipts-trie node repeated', (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.push(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!), `${L}.execution_inclusion`],
+      ['extra node in the createAnchor receipts proof', (b) => b.chains[0]!.create_anchor.receipt_proof.push(node), `chain[${CHAIN.name}].create_anchor`],
+      ['extra node in an account proof', (b) => b.chains[0]!.legs[0]!.effects.state[0]!.account_proof.push(node), `${L}.expected_state`],
+      ['extra node in a storage proof', (b) => b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.proof.push(node), `${L}.expected_state`],
+    ];
+    for (const [what, mutate, check] of extra) {
+      const b = clone(single);
+      mutate(b);
+      const v = await verifyBundle(serializeBundle(sealBundle(b)));
+      expect(v.valid, what).toBe(false);
+      expect(failed(v), what).toContain(check);
+      expect(failed(v), what).not.toContain('encoding.schema');
+      expect(v.checks.find((x) => x.name === check)!.detail, what).toContain('proof is not exactly the path');
+    }
+    // and the state proofs are laid out one way: an account's proof listed twice proves nothing more
+    const twice = clone(single);
+    twice.chains[0]!.legs[0]!.effects.state.push(structuredClone(twice.chains[0]!.legs[0]!.effects.state[0]!));
+    const tv = await verifyBundle(serializeBundle(sealBundle(twice)));
+    expect(failed(tv)).toEqual([`${L}.expected_state`]);
+    expect(tv.checks.find((x) => x.name === `${L}.expected_state`)!.detail).toContain('effects.state is not the expected state laid out as the builder writes it');
   });
 
   it('CLI: exit 0 on the bundle file, non-zero on a tampered one', async () => {

@@ -98,6 +98,9 @@ describe('proof cycle', () => {
     expect(done.legs.map((l: any) => l.status)).toEqual(['completed', 'completed']);
     expect(await w.public.getBalance({ address: to })).toBe(before + 777n);
     expect(await w.public.readContract({ address: b.targets[SEPOLIA.name]!, abi: testTargetAbi, functionName: 'lastValue' })).toBe(1000n);
+    // its bundle (a call with value and a native transfer) verifies, of the bundle schema
+    const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    expect((await verifyBundle(JSON.stringify(bundle.body))).checks.filter((c) => !c.ok)).toEqual([]);
   });
 
   it('a two-leg intent on both chains completes with one signature (the Amoy leg with a gas limit)', async () => {

@@ -34,6 +34,30 @@ describe('merkle-patricia trie', () => {
     expect(() => verifyMptProof(t.root, rlpIndexKey(39), p)).toThrow(/missing node/);
   });
 
+  it('exact: the proof must be the nodes of the path in path order, nothing else (the default accepts more)', () => {
+    const entries = Array.from({ length: 40 }, (_, i) => ({ key: rlpIndexKey(i), value: toHex(`receipt-${i}-${'x'.repeat(i)}`) }));
+    const t = buildTrie(entries);
+    const exact = { exact: true };
+    const p = t.proof(rlpIndexKey(7));
+    const other = t.proof(rlpIndexKey(39));
+    expect(p.length).toBeGreaterThan(1);
+    expect(verifyMptProof(t.root, rlpIndexKey(7), p, exact)).toBe(entries[7]!.value);
+    expect(verifyMptProof(t.root, rlpIndexKey(40), t.proof(rlpIndexKey(40)), exact)).toBeNull();
+    expect(verifyMptProof(EMPTY_TRIE_ROOT, rlpIndexKey(0), [], exact)).toBeNull();
+    const offPath = other.find((n) => !p.includes(n))!;
+    const padded: [string, Hex[]][] = [
+      ['a node off the path appended', [...p, offPath]],
+      ['a node off the path first', [offPath, ...p]],
+      ['a path node repeated', [...p, p[0]!]],
+      ['the path reversed', [...p].reverse()],
+    ];
+    for (const [what, proof] of padded) {
+      expect(verifyMptProof(t.root, rlpIndexKey(7), proof), what).toBe(entries[7]!.value);
+      expect(() => verifyMptProof(t.root, rlpIndexKey(7), proof, exact), what).toThrow(/proof is not exactly the path/);
+    }
+    expect(() => verifyMptProof(EMPTY_TRIE_ROOT, rlpIndexKey(0), [offPath], exact)).toThrow(/proof is not exactly the path/);
+  });
+
   it('proofs from a trie that already answered others are the proofs a fresh trie gives (nodes are built once)', () => {
     const sets = [
       [kv('do', 'verb'), kv('dog', 'puppy'), kv('doge', 'coin'), kv('horse', 'stallion')],
