@@ -53,9 +53,16 @@ export interface BundleDeps {
  * has exactly the keys the builder writes (optional ones only where it may leave them out), every value the
  * type it writes, every byte string in the one form it writes (0x + lowercase hex, fixed lengths for hashes,
  * keys, signatures and blooms; addresses of the intent and the deployment EIP-55; the block's miner lowercase,
- * as the header carries it). Content that proves nothing therefore cannot ride along re-sealed, and bundle_hash
- * names one proof. The two ledger objects kept as the ledger's JSON must be exactly accumulate.js's form of
- * what they decode to (accumulateTransactionJson, accumulateSignatureJson): an unknown key would not be hashed.
+ * as the header carries it; the bundle's own Accumulate URLs lowercase). Every list has one order and no
+ * repeats: ledger.signatures ascending by their canonical JSON, chains by chain name, a chain's legs by leaf index,
+ * failed_legs by leg_id, key_page.key_hashes and key_page.delegates ascending (code points, as canonicalJson
+ * orders keys); where order carries meaning (proof nodes, the intent's and the record's parts, signers by index)
+ * the checks of that content fix it. Content that proves nothing therefore cannot ride along re-sealed in a key of
+ * its own, nor can the same content be written in another order or case (values the builder states and the
+ * verifier cannot re-derive, e.g. the receipts' local_block_time or the key page beyond its signers, are still
+ * free). The two ledger objects kept as the ledger's JSON must be exactly accumulate.js's form of what they decode
+ * to (accumulateTransactionJson, accumulateSignatureJson): an unknown key would not be hashed; the URLs inside
+ * them stay as the ledger holds them (they are hashed).
  */
 
 const lowerHex = (bytes: number | undefined, what: string) =>
@@ -74,6 +81,52 @@ const checksumAddress = z
   .refine((v) => !/^0x[0-9a-fA-F]{40}$/.test(v) || getAddress(v) === v, 'must be written as its EIP-55 checksum') as unknown as z.ZodType<Address>;
 /** an unsigned integer as a decimal string, without leading zeros */
 const uintString = z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a decimal string');
+/**
+ * An Accumulate URL of the bundle's own fields (not those inside the ledger's JSON, which are hashed as the ledger
+ * holds them): acc://… in lowercase, as the builder writes it. Accumulate URLs are case-insensitive (the verifier
+ * compares them so with the hashed JSON), so the case is fixed here to give them one form.
+ */
+const accUrl = z
+  .string()
+  .regex(/^acc:\/\/\S+$/, 'must be an acc:// URL')
+  .refine((v) => v === v.toLowerCase(), 'must be written in lowercase, as the builder writes Accumulate URLs (they are case-insensitive)');
+
+/** Order of code points (as canonicalJson orders keys): the one order of the bundle's sorted lists. */
+export function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d) return d;
+  }
+  return x.length - y.length;
+}
+
+/**
+ * A list the builder writes in one order: strictly ascending by `key` (code points), so neither reordered nor
+ * holding an item twice. The problem is reported at the first item out of order.
+ */
+function sortedList<T extends z.ZodType>(item: T, key: (v: z.infer<T>) => string, order: string) {
+  const keyOf = (v: z.infer<T>): string | undefined => {
+    try {
+      const k = key(v);
+      return typeof k === 'string' ? k : undefined;
+    } catch {
+      return undefined; // an item not of its shape: reported by the item's own schema
+    }
+  };
+  return z.array(item).superRefine((list, ctx) => {
+    for (let i = 1; i < list.length; i++) {
+      const a = keyOf(list[i - 1]);
+      const b = keyOf(list[i]);
+      if (a === undefined || b === undefined) continue;
+      const d = compareCodePoints(a, b);
+      if (d < 0) continue;
+      ctx.addIssue({ code: 'custom', path: [i], message: d === 0 ? `repeats item ${i - 1} (${order}, each once)` : `is not in the builder's order (${order}): it comes before item ${i - 1}` });
+      return;
+    }
+  });
+}
 
 /** Block header with integer fields as decimal strings (RawBlock without the transaction list). */
 const blockHeaderSchema = z.strictObject({
@@ -139,7 +192,7 @@ const quorumSchema = z.strictObject(quorumShape);
 export type BundleQuorum = z.infer<typeof quorumSchema>;
 
 const ledgerReceiptSchema = z.strictObject({
-  account: z.string(),
+  account: accUrl,
   start: hash32,
   anchor: hash32,
   entries: z.array(z.strictObject({ hash: hash32, right: z.boolean() })),
@@ -176,8 +229,8 @@ const legSchema = z.strictObject({
   /** the proof_result v2 record as written to the results account */
   result: z.strictObject({
     result_id: hash32,
-    results_account: z.string(),
-    tx_id: z.string(),
+    results_account: accUrl,
+    tx_id: accUrl,
     tx_hash: hash32,
     /** Accumulate transaction JSON (accumulateTransactionJson) */
     transaction: accumulateTransaction,
@@ -210,7 +263,17 @@ const chainSchema = z.strictObject({
   attestation: quorumSchema,
   create_anchor: provenEvmTxSchema,
   prove: provenEvmTxSchema,
-  legs: z.array(legSchema),
+  /** in ascending leaf index */
+  legs: z.array(legSchema).superRefine((legs, ctx) => {
+    const leaf = (l: { leaf_index?: unknown } | undefined) => (typeof l?.leaf_index === 'string' && /^(0|[1-9][0-9]*)$/.test(l.leaf_index) ? BigInt(l.leaf_index) : undefined);
+    for (let i = 1; i < legs.length; i++) {
+      const a = leaf(legs[i - 1]);
+      const b = leaf(legs[i]);
+      if (a === undefined || b === undefined || a < b) continue;
+      ctx.addIssue({ code: 'custom', path: [i], message: `is not in the builder's order (ascending leaf_index, each once): leaf ${legs[i]!.leaf_index} after leaf ${legs[i - 1]!.leaf_index}` });
+      return;
+    }
+  }),
 });
 export type BundleChain = z.infer<typeof chainSchema>;
 
@@ -219,22 +282,23 @@ const proofBundleSchema = z.strictObject({
   intent: z.strictObject({
     intent_id: z.string(),
     operation_id: hash32,
+    /** as the intent states it (the verifier requires exactly the adiUrl of the parts) */
     adi_url: z.string(),
-    data_account: z.string(),
+    data_account: accUrl,
     /** the four WriteData parts (canonical JSON text) as stored */
     parts: z.array(z.string()),
   }),
   ledger: z.strictObject({
-    tx_id: z.string(),
+    tx_id: accUrl,
     tx_hash: hash32,
     /** Accumulate transaction JSON (accumulateTransactionJson) */
     transaction: accumulateTransaction,
-    /** Accumulate signature JSON with the signature bytes (accumulateSignatureJson) */
-    signatures: z.array(accumulateSignature),
+    /** Accumulate signature JSON with the signature bytes (accumulateSignatureJson), in ascending order of their canonical JSON */
+    signatures: sortedList(accumulateSignature, (s) => canonicalJson(s), 'ascending canonical JSON of the signatures'),
     receipt: ledgerReceiptSchema,
     authority: z.strictObject({
-      key_book: z.string(),
-      key_page: z.string(),
+      key_book: accUrl,
+      key_page: accUrl,
       key_page_version: uintString,
       threshold: uintString,
       signatures: uintString,
@@ -242,16 +306,19 @@ const proofBundleSchema = z.strictObject({
     }),
     /** the key page as read from the ledger when the bundle was assembled (its keys, for signer membership) */
     key_page: z.strictObject({
-      url: z.string(),
+      url: accUrl,
       version: uintString,
       accept_threshold: uintString,
-      key_hashes: z.array(hash32),
-      delegates: z.array(z.string()),
+      /** the page's key hashes, ascending */
+      key_hashes: sortedList(hash32, (h) => h, 'ascending key hashes'),
+      /** the page's delegate books, ascending */
+      delegates: sortedList(accUrl, (u) => u, 'ascending delegate URLs'),
     }),
   }),
-  chains: z.array(chainSchema),
-  /** legs of the intent that did not complete: empty for a complete proof; a partial one proves the other legs */
-  failed_legs: z.array(z.strictObject({ leg_id: z.string(), chain: z.string(), reason: z.string() })),
+  /** in ascending order of chain name */
+  chains: sortedList(chainSchema, (c) => c.chain, 'ascending chain names'),
+  /** legs of the intent that did not complete, in ascending leg_id: empty for a complete proof; a partial one proves the other legs */
+  failed_legs: sortedList(z.strictObject({ leg_id: z.string(), chain: z.string(), reason: z.string() }), (l) => l.leg_id, 'ascending leg_id'),
   bundle_hash: hash32,
 });
 export type ProofBundle = z.infer<typeof proofBundleSchema>;
@@ -358,6 +425,14 @@ export function serializeBundle(bundle: ProofBundle): string {
 // ------------------------------------------------------------------------------------------------ helpers
 
 const hex0x = (h: string): Hex => (h.startsWith('0x') ? h : `0x${h}`).toLowerCase() as Hex;
+/** An Accumulate URL of the bundle's own fields, in its one form (lowercase: the ledger may return another case). */
+const url = (u: string): string => u.toLowerCase();
+/** The items in ascending code-point order of `key`, each once (the order of the bundle's sorted lists). */
+function sortedUnique<T>(items: readonly T[], key: (v: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const v of items) if (!byKey.has(key(v))) byKey.set(key(v), v);
+  return [...byKey].sort(([a], [b]) => compareCodePoints(a, b)).map(([, v]) => v);
+}
 const dec = (h: Hex | string | number | bigint): string => (typeof h === 'string' && h.startsWith('0x') ? hexToBigInt(h as Hex) : BigInt(h)).toString();
 
 export function headerToBundle(b: RawBlock): BundleBlockHeader {
@@ -386,7 +461,7 @@ function quorum(q: QuorumRecord): BundleQuorum {
 
 function ledgerReceipt(r: ReceiptInfo): BundleLedgerReceipt {
   const out: BundleLedgerReceipt = {
-    account: r.account,
+    account: url(r.account),
     start: hex0x(r.receipt.start),
     anchor: hex0x(r.receipt.anchor),
     entries: r.receipt.entries.map((e) => ({ hash: hex0x(e.hash), right: !!e.right })),
@@ -457,8 +532,8 @@ async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): P
   const receipt = await deps.ledger.getReceipt(r.resultsAccount, st.txHash);
   return {
     result_id: hex0x(r.resultId),
-    results_account: r.resultsAccount,
-    tx_id: st.txId,
+    results_account: url(r.resultsAccount),
+    tx_id: url(st.txId),
     tx_hash: hex0x(st.txHash),
     transaction: accumulateTransactionJson(st.transaction),
     parts,
@@ -478,7 +553,7 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
   const set = await readValidatorSet(clients, c.proofAnchor);
   const att = need(c.attestation, `${where}.attestation`);
   const legs: BundleLeg[] = [];
-  for (const l of c.legs) {
+  for (const l of [...c.legs].sort((x, y) => x.leafIndex - y.leafIndex)) {
     const lw = `${where} leg ${l.legId}`;
     const idx = l.leafIndex;
     const pl = plan.legs[idx];
@@ -552,40 +627,50 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
   const authority = need(record.chains[0]!.attestation?.authority, 'chains[0].attestation.authority');
   const page = await deps.ledger.queryKeyPage(authority.keyPage);
   const chains: BundleChain[] = [];
-  for (const c of record.chains) chains.push(await chainOf(deps, c, intent, ledgerTxHash));
+  for (const c of sortedUnique(record.chains, (x) => x.chain)) chains.push(await chainOf(deps, c, intent, ledgerTxHash));
+  if (chains.length !== record.chains.length) throw new BundleError('cannot assemble the bundle: the cycle record lists a chain twice');
   const bundle = sealBundle({
     version: BUNDLE_VERSION,
     intent: {
       intent_id: intent.intentId,
       operation_id: intent.operationId,
       adi_url: intent.adiUrl,
-      data_account: record.dataAccountUrl,
+      data_account: url(record.dataAccountUrl),
       parts: [...intent.parts],
     },
     ledger: {
-      tx_id: st.txId,
+      tx_id: url(st.txId),
       tx_hash: ledgerTxHash,
       transaction: accumulateTransactionJson(st.transaction),
-      signatures: st.signatures.map((s) => accumulateSignatureJson(s.raw)),
+      signatures: sortedUnique(
+        st.signatures.map((s) => accumulateSignatureJson(s.raw)),
+        (s) => canonicalJson(s),
+      ),
       receipt: ledgerReceipt(receipt),
       authority: {
-        key_book: authority.keyBook,
-        key_page: authority.keyPage,
+        key_book: url(authority.keyBook),
+        key_page: url(authority.keyPage),
         key_page_version: String(authority.keyPageVersion),
         threshold: String(authority.threshold),
         signatures: String(authority.signatures),
         delegated: String(authority.delegated ?? 0),
       },
       key_page: {
-        url: page.url,
+        url: url(page.url),
         version: String(page.version),
         accept_threshold: String(page.acceptThreshold),
-        key_hashes: page.keys.filter((k) => k.publicKeyHash).map((k) => hex0x(k.publicKeyHash!)),
-        delegates: page.keys.filter((k) => k.delegate).map((k) => k.delegate!),
+        key_hashes: sortedUnique(
+          page.keys.filter((k) => k.publicKeyHash).map((k) => hex0x(k.publicKeyHash!)),
+          (h) => h,
+        ),
+        delegates: sortedUnique(
+          page.keys.filter((k) => k.delegate).map((k) => url(k.delegate!)),
+          (u) => u,
+        ),
       },
     },
     chains,
-    failed_legs: (record.failedLegs ?? []).map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
+    failed_legs: [...(record.failedLegs ?? [])].sort((x, y) => compareCodePoints(x.legId, y.legId)).map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
   });
   // the verifier refuses a bundle not of this shape: a builder that drifted from it fails here, not there
   const problems = bundleSchemaProblems(bundle);

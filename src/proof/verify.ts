@@ -6,7 +6,10 @@
  *                  bundle.ts's schema: every object exactly the builder's keys, every value its type, every
  *                  byte string 0x + lowercase hex (fixed lengths for hashes, keys, signatures), addresses as the
  *                  builder writes them, the ledger's transaction and signature JSON exactly accumulate.js's form
- *                  of what they decode to; so content that proves nothing cannot ride along re-sealed
+ *                  of what they decode to; the bundle's own Accumulate URLs lowercase; every list in the builder's
+ *                  one order without repeats (signatures by canonical JSON, chains by name, a chain's legs by leaf
+ *                  index, failed legs by leg_id, key hashes and delegates ascending); so content that proves
+ *                  nothing cannot ride along re-sealed, nor the same content be written another way
  *   intent         parseIntentEntries accepts the 4 parts; operation id, intent id, ADI as stated
  *   ledger         the Accumulate transaction re-hashes (accumulate.js) to tx_hash; it is the intent's
  *                  WriteData (memo, double-hash entry = exactly the parts) on the identity's data account;
@@ -425,7 +428,9 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     for (const l of intent.legs) ensure(all.includes(l.legId), `leg ${l.legId} of the intent is neither proven nor listed as failed`);
     ensure(all.length === intent.legs.length, `${all.length} legs listed for ${intent.legs.length} in the intent`);
     for (const f of b.failed_legs) {
-      eq(f.chain, intent.legs.find((l) => l.legId === f.leg_id)!.chain, `failed leg ${f.leg_id} chain`);
+      const chain = intent.legs.find((l) => l.legId === f.leg_id)!.chain;
+      // exactly the intent's chain name (as a proven chain's name must be)
+      ensure(f.chain === chain, `failed leg ${f.leg_id} chain: ${f.chain} != ${chain}`);
       ensure(typeof f.reason === 'string' && f.reason.length > 0, `failed leg ${f.leg_id} has no reason`);
     }
     const partial = failed.length ? `; PARTIAL: ${failed.length} failed (${b.failed_legs.map((f) => `${f.leg_id}: ${f.reason}`).join('; ')})` : '';

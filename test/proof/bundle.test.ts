@@ -15,11 +15,13 @@ import { createAccount, executeGovernanceProofDirect, proofForLeg } from '../../
 import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../../src/chain/anchor.js';
 import type { ChainWriter } from '../../src/chain/clients.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
+import type { TxStatus } from '../../src/ledger/index.js';
 import { assembleBundle, bundleHash, bundleSchemaProblems, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
 import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/proof/cycle-record.js';
 import { planIntentAnchor, type CanonicalIntent } from '../../src/proof/intent.js';
 import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
 import { attestRequestFor, observeRequestFor } from '../../src/validator/quorum.js';
+import { held } from '../ledger-conformance/harness.js';
 import { CHAIN, CHAIN_B, createIdentity, intentFor, recordLeg, startTestDevnet, writeIntent, type Identity, type TestDevnet } from '../validator/devnet.js';
 
 let d: TestDevnet;
@@ -52,9 +54,12 @@ const writerOf = (name: string): ChainWriter => {
   return c.w;
 };
 
-/** Runs the whole cycle of `intent` by hand on every chain it has legs on; returns the filled CycleRecord. */
-async function runCycle(intent: CanonicalIntent): Promise<CycleRecord> {
-  const st = await writeIntent(d, id, intent.parts);
+/**
+ * Runs the whole cycle of `intent` by hand on every chain it has legs on; returns the filled CycleRecord. `who` is
+ * the identity (default `id`), `write` puts the intent on the ledger (default: writeIntent, signed by its key).
+ */
+async function runCycle(intent: CanonicalIntent, who: Identity = id, write: () => Promise<TxStatus> = () => writeIntent(d, who, intent.parts)): Promise<CycleRecord> {
+  const st = await write();
   expect(st.delivered).toBe(true);
   const proofAnchor = d.vn.contracts.proofAnchor;
   const out: ChainCycleRecord[] = [];
@@ -82,7 +87,7 @@ async function runCycle(intent: CanonicalIntent): Promise<CycleRecord> {
     };
     for (let i = 0; i < plan.legs.length; i++) {
       const l = plan.legs[i]!;
-      const exec = await executeGovernanceProofDirect(ch.w, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, i) });
+      const exec = await executeGovernanceProofDirect(ch.w, who.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, i) });
       expect(exec.status).toBe('success');
       const oreq = observeRequestFor(st.txId, ch.name, plan.anchorId, i, exec.txHash);
       const post = await d.quorum.observe(oreq, { chainId, proofAnchor, validatorSetRoot: setRoot });
@@ -98,7 +103,7 @@ async function runCycle(intent: CanonicalIntent): Promise<CycleRecord> {
     }
     out.push(rec);
   }
-  return { intentId: intent.intentId, adiUrl: id.url, dataAccountUrl: id.data, ledgerTxId: st.txId, ledgerTxHash: st.txHash, chains: out };
+  return { intentId: intent.intentId, adiUrl: who.url, dataAccountUrl: who.data, ledgerTxId: st.txId, ledgerTxHash: st.txHash, chains: out };
 }
 
 const deps = () => ({ ledger: d.ledger, chain: writerOf });
@@ -265,6 +270,44 @@ describe('proof bundle', () => {
     const both = clone(b);
     both.failed_legs = [{ leg_id: 'pay', chain: CHAIN.name, reason: 'x' }];
     expect(failed(await verifyBundle(serializeBundle(sealBundle(both))))).toEqual(['chains']);
+    // ... or on its chain in another case (chain names are exact, as the intent states them)
+    const otherCase = clone(dropped);
+    otherCase.failed_legs[0]!.chain = CHAIN_B.name.toUpperCase();
+    expect(failed(await verifyBundle(serializeBundle(sealBundle(otherCase))))).toEqual(['chains']);
+    // one order: the builder writes the chains by name, a chain's legs by leaf index, failed legs by leg_id, whatever
+    // the record's order; any other order of the same content, re-sealed, is refused by encoding.schema
+    expect(bundleSchemaProblems(b)).toEqual([]);
+    expect(b.chains.map((c) => c.chain)).toEqual([CHAIN.name, CHAIN_B.name].sort());
+    expect(b.chains[0]!.legs.map((l) => l.leaf_index)).toEqual(['0', '1']);
+    const reordered = await assembleBundle(deps(), { ...record, chains: [...record.chains].reverse().map((c) => ({ ...c, legs: [...c.legs].reverse() })) });
+    // (assembled later, its ledger receipts anchor to a later block: the rest is the same bundle)
+    expect(reordered.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)])).toEqual(b.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)]));
+    reordered.ledger.receipt = b.ledger.receipt;
+    reordered.chains.forEach((c, i) => c.legs.forEach((l, j) => (l.result.receipt = b.chains[i]!.legs[j]!.result.receipt)));
+    expect(sealBundle(reordered).bundle_hash).toBe(b.bundle_hash);
+    const twoFailed = clone(b);
+    twoFailed.chains.pop();
+    twoFailed.chains[0]!.legs.pop();
+    twoFailed.failed_legs = [
+      { leg_id: 'amoy-pay', chain: CHAIN_B.name, reason: 'leg amoy-pay: the account holds 0 wei' },
+      { leg_id: 'pay', chain: CHAIN.name, reason: 'leg pay: reverted' },
+    ];
+    const tf = await verifyBundle(serializeBundle(sealBundle(twoFailed)));
+    expect(failed(tf)).toEqual([]);
+    expect(tf).toMatchObject({ valid: true, complete: false });
+    const order: [string, () => ProofBundle, string][] = [
+      ['the two chains swapped', () => ((x) => (x.chains.reverse(), x))(clone(b)), `chains[1]: is not in the builder's order (ascending chain names)`],
+      ['the two legs of a chain swapped', () => ((x) => (x.chains[0]!.legs.reverse(), x))(clone(b)), `chains[0].legs[1]: is not in the builder's order (ascending leaf_index, each once)`],
+      ['the failed legs swapped', () => ((x) => (x.failed_legs.reverse(), x))(clone(twoFailed)), `failed_legs[1]: is not in the builder's order (ascending leg_id)`],
+    ];
+    for (const [what, make, detail] of order) {
+      const sealed = sealBundle(make());
+      const ov = await verifyBundle(serializeBundle(sealed));
+      expect(ov.valid, what).toBe(false);
+      expect(failed(ov), what).toContain('encoding.schema');
+      expect(ov.checks.find((x) => x.name === 'encoding.schema')!.detail, what).toContain(detail);
+      expect(failed(ov), what).not.toContain('bundle.hash');
+    }
     // byte flips over the whole file
     const bytes = new TextEncoder().encode(serializeBundle(b));
     let rejected = 0;
@@ -440,6 +483,22 @@ describe('proof bundle', () => {
       ],
       ['ProofAnchor address not in its checksum form', (b) => (b.chains[0]!.proof_anchor = b.chains[0]!.proof_anchor.toLowerCase() as Hex), 'chains[0].proof_anchor: must be written as its EIP-55 checksum'],
       ['a number where the builder writes a decimal string', (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = 1), 'chains[0].anchor.leaf_count: must be a string, got 1'],
+      // Accumulate URLs are case-insensitive: the bundle's own ones are written lowercase, one form
+      ['upper-cased data account', (b) => (b.intent.data_account = b.intent.data_account.toUpperCase().replace('ACC://', 'acc://')), 'intent.data_account: must be written in lowercase'],
+      ['upper-cased intent tx id', (b) => (b.ledger.tx_id = b.ledger.tx_id.replace(/@.*/, (x) => x.toUpperCase())), 'ledger.tx_id: must be written in lowercase'],
+      ['upper-cased intent receipt account', (b) => (b.ledger.receipt.account = b.ledger.receipt.account.replace('/data', '/DATA')), 'ledger.receipt.account: must be written in lowercase'],
+      ['upper-cased key book', (b) => (b.ledger.authority.key_book = b.ledger.authority.key_book.replace('/book', '/Book')), 'ledger.authority.key_book: must be written in lowercase'],
+      ['upper-cased key page', (b) => (b.ledger.authority.key_page = b.ledger.authority.key_page.replace('/book', '/Book')), 'ledger.authority.key_page: must be written in lowercase'],
+      ['upper-cased key page url', (b) => (b.ledger.key_page.url = b.ledger.key_page.url.replace('/book', '/BOOK')), 'ledger.key_page.url: must be written in lowercase'],
+      ['upper-cased results account', (b) => (b.chains[0]!.legs[0]!.result.results_account = b.chains[0]!.legs[0]!.result.results_account.toUpperCase().replace('ACC://', 'acc://')), 'chains[0].legs[0].result.results_account: must be written in lowercase'],
+      ['upper-cased result tx id', (b) => (b.chains[0]!.legs[0]!.result.tx_id = b.chains[0]!.legs[0]!.result.tx_id.replace(/@.*/, (x) => x.toUpperCase())), 'chains[0].legs[0].result.tx_id: must be written in lowercase'],
+      ['upper-cased result receipt account', (b) => (b.chains[0]!.legs[0]!.result.receipt.account = b.chains[0]!.legs[0]!.result.receipt.account.toUpperCase().replace('ACC://', 'acc://')), 'chains[0].legs[0].result.receipt.account: must be written in lowercase'],
+      // the key page's lists: ascending, each once
+      ['a key hash listed twice', (b) => b.ledger.key_page.key_hashes.push(b.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
+      ['a key hash added before the page\'s', (b) => b.ledger.key_page.key_hashes.push(`0x${'00'.repeat(32)}`), 'ledger.key_page.key_hashes[1]: is not in the builder\'s order (ascending key hashes)'],
+      ['delegates out of order', (b) => (b.ledger.key_page.delegates = ['acc://b-delegate.acme/book', 'acc://a-delegate.acme/book']), 'ledger.key_page.delegates[1]: is not in the builder\'s order (ascending delegate URLs)'],
+      ['a delegate listed twice', (b) => (b.ledger.key_page.delegates = ['acc://a-delegate.acme/book', 'acc://a-delegate.acme/book']), 'ledger.key_page.delegates[1]: repeats item 0'],
+      ['an upper-cased delegate', (b) => (b.ledger.key_page.delegates = ['acc://A-delegate.acme/book']), 'ledger.key_page.delegates[0]: must be written in lowercase'],
     ];
     for (const [what, mutate, detail] of cases) {
       const b = clone(single);
@@ -477,6 +536,39 @@ describe('proof bundle', () => {
     const tv = await verifyBundle(serializeBundle(sealBundle(twice)));
     expect(failed(tv)).toEqual([`${L}.expected_state`]);
     expect(tv.checks.find((x) => x.name === `${L}.expected_state`)!.detail).toContain('effects.state is not the expected state laid out as the builder writes it');
+  });
+
+  it('2-of-2 key page: both ledger signatures in the builder\'s order, valid; any other order of them or of the key hashes, re-sealed, is refused by encoding.schema', async () => {
+    const ms = await createIdentity(d, { extraKeys: 1, threshold: 2 });
+    const intent = intentFor(ms, [recordLeg(d, ms, arg('bundle-multisig'))]);
+    const record = await runCycle(intent, ms, async () => {
+      const st = await writeIntent(d, ms, intent.parts, { wait: 'recorded' });
+      expect(st.pending).toBe(true);
+      await d.ledger.signPending(st.txId, held(ms.extraKeys[0]!, ms.page));
+      return d.ledger.waitForTransaction(st.txId, { timeoutMs: 30_000 });
+    });
+    const b = await assembleBundle(deps(), record);
+    expect(b.ledger.signatures).toHaveLength(2);
+    expect(b.ledger.authority).toMatchObject({ threshold: '2', signatures: '2' });
+    expect(b.ledger.key_page.key_hashes).toHaveLength(2);
+    expect(bundleSchemaProblems(b)).toEqual([]);
+    const v = await verifyBundle(serializeBundle(b));
+    expect(failed(v)).toEqual([]);
+    expect(v.valid).toBe(true);
+    const cases: [string, (x: ProofBundle) => void, string][] = [
+      ['the two ledger signatures swapped', (x) => x.ledger.signatures.reverse(), "ledger.signatures[1]: is not in the builder's order (ascending canonical JSON of the signatures)"],
+      ['the two key hashes swapped', (x) => x.ledger.key_page.key_hashes.reverse(), "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)"],
+      ['a key hash listed twice', (x) => x.ledger.key_page.key_hashes.splice(1, 0, x.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
+    ];
+    for (const [what, mutate, detail] of cases) {
+      const x = clone(b);
+      mutate(x);
+      const cv = await verifyBundle(serializeBundle(sealBundle(x)));
+      expect(cv.valid, what).toBe(false);
+      expect(failed(cv), what).toContain('encoding.schema');
+      expect(cv.checks.find((c) => c.name === 'encoding.schema')!.detail, what).toContain(detail);
+      expect(failed(cv), what).not.toContain('bundle.hash');
+    }
   });
 
   it('CLI: exit 0 on the bundle file, non-zero on a tampered one', async () => {
