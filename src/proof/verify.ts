@@ -380,9 +380,16 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     for (const k of direct) ensure(BigInt(k.version) === version, `signature of ${k.publicKey} is for page version ${k.version}, not ${version}`);
     const delegated = validKeys.filter((k) => accept(k.vote) && k.delegators.length === 1 && same(k.delegators[0], a.key_page));
     // a delegate book votes once, however many of its keys signed (as the ledger and the validators count it)
-    const counted = new Set([...direct.map((k) => k.publicKey), ...delegated.map((k) => `book|${lc(k.signer).replace(/\/\d+$/, '')}`)]).size;
+    const books = new Set(delegated.map((k) => lc(k.signer).replace(/\/\d+$/, ''))).size;
+    const counted = new Set(direct.map((k) => k.publicKey)).size + books;
     ensure(BigInt(counted) >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
-    ensure(uint(a.signatures, 'authority.signatures') >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
+    // the validators' count (stated) checks page membership on the ledger, so it can be lower than the bundle's
+    // signatures allow, never higher
+    const stated = uint(a.signatures, 'authority.signatures');
+    ensure(stated >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
+    ensure(stated <= BigInt(counted), `stated signatures ${a.signatures} exceed the ${counted} the bundle's signatures can count`);
+    const statedDelegated = uint(a.delegated, 'authority.delegated');
+    ensure(statedDelegated <= BigInt(books) && statedDelegated <= stated, `stated delegated votes ${a.delegated} exceed the ${books} delegate book(s) that signed`);
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
   });
   check('ledger.key_page', () => {
@@ -392,7 +399,9 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
     ensure(same(p.url, a.key_page), `key page ${p.url} is not the authority's ${a.key_page}`);
     const version = uint(a.key_page_version, 'authority.key_page_version');
     const now = uint(p.version, 'key_page.version');
-    // the page as read at assembly; if it changed after the signatures, its key list is not the one they met
+    // the page as read at assembly; if it changed after the signatures, its key list is not the one they met.
+    // A page's version only grows: one read before the signatures' version is not the page they were counted on.
+    ensure(now >= version, `key page read at version ${now}, before the version ${version} the signatures were counted at`);
     if (now !== version) return `page is at version ${now}, the signatures were counted at version ${version}: membership not checked offline`;
     ensure(uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'), `page threshold ${p.accept_threshold} != stated ${a.threshold}`);
     const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
