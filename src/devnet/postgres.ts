@@ -81,15 +81,29 @@ export async function createScratchDatabase(baseUrl: string): Promise<{ url: str
   };
 }
 
-/** One statement on a connection of its own. */
+/**
+ * One statement on a connection of its own. Only the server of `url` matters: when its database does not exist
+ * (a fresh cluster, `DATABASE_URL=postgres://…/bench` as the README writes it), the server's `postgres` database
+ * takes the statement.
+ */
 async function adminQuery(url: string, text: string, connectTimeoutMs = 10_000): Promise<void> {
   const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
-  client.on('error', () => {});
+  const run = async (connectionString: string) => {
+    const client = new pg.Client({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query(text);
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
   try {
-    await client.connect();
-    await client.query(text);
-  } finally {
-    await client.end().catch(() => {});
+    await run(url);
+  } catch (err) {
+    const u = new URL(url);
+    if ((err as { code?: string }).code !== '3D000' || u.pathname === '/postgres') throw err; // 3D000: no such database
+    u.pathname = '/postgres';
+    await run(u.toString());
   }
 }
