@@ -577,6 +577,18 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
       for (const ev of leg.expectedEvents) ensure(expectedEventEmitted(facts.logs, ev), `expected event ${ev.topic0} from ${ev.contract} not in the proven logs`);
       return `Executed event and ${leg.expectedEvents.length} expected event(s) in ${facts.logs.length} proven log(s); gas used ${facts.gasUsed}`;
     });
+    check(`${Q}.observation_checks`, () => {
+      // what the validators report having checked, as they derive it (src/validator/node.ts): the execution is a
+      // direct call of the account (execution_call), so its binding is by calldata; one count per expectation
+      const plan = planOf();
+      ensure(plan, 'not checked: the anchor failed');
+      const leg = plan.legs[leafIndex];
+      ensure(leg, `no leaf ${l.leaf_index}`);
+      const got = l.observation?.checks;
+      const want = { call_binding: 'calldata', expected_events: String(leg.expectedEvents.length), expected_state: String(leg.expectedState.length) };
+      ensure(got && canonicalJson(got) === canonicalJson(want), `observation checks ${canonicalJson(got ?? null)} are not what the leg gives ${canonicalJson(want)}`);
+      return `call bound by calldata; ${want.expected_events} expected event(s), ${want.expected_state} expected state item(s)`;
+    });
     check(`${Q}.expected_state`, () => {
       const plan = planOf();
       ensure(plan && facts, 'not checked: the anchor or the execution inclusion failed');

@@ -428,6 +428,8 @@ describe('proof bundle', () => {
       ['threshold raised above the signatures', (b) => (b.ledger.authority.threshold = '2'), 'ledger.authority'],
       ['stated signatures above what the bundle holds', (b) => (b.ledger.authority.signatures = '2'), 'ledger.authority'],
       ['a delegated vote stated with no delegate signature', (b) => (b.ledger.authority.delegated = '1'), 'ledger.authority'],
+      ['observation checks: expected events miscounted', (b) => (b.chains[0]!.legs[0]!.observation.checks.expected_events = '7'), `${L}.observation_checks`],
+      ['observation checks: binding claimed by event', (b) => (b.chains[0]!.legs[0]!.observation.checks.call_binding = 'event'), `${L}.observation_checks`],
       ['key page read before the signatures\' version', (b) => (b.ledger.key_page.version = String(BigInt(b.ledger.authority.key_page_version) - 1n)), 'ledger.key_page'],
       ['signer key not on the page', (b) => (b.ledger.key_page.key_hashes = [`0x${'aa'.repeat(32)}`]), 'ledger.key_page'],
       ['page threshold differs', (b) => (b.ledger.key_page.accept_threshold = '3'), 'ledger.key_page'],
