@@ -269,13 +269,14 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => cmpCodePoints(a, b));
+    entries.sort(([a], [b]) => compareCodePoints(a, b));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   throw new Error(`canonicalJson: unsupported type ${typeof value}`);
 }
 
-function cmpCodePoints(a: string, b: string): number {
+/** Order of code points: how canonicalJson orders keys (and the proof bundle its sorted lists). */
+export function compareCodePoints(a: string, b: string): number {
   const x = [...a];
   const y = [...b];
   for (let i = 0; i < Math.min(x.length, y.length); i++) {

@@ -24,7 +24,7 @@ import { getAddress, hexToBigInt, sha256, stringToBytes, type Address, type Hex 
 import { z } from 'zod';
 import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
-import { canonicalJson } from '../chain/formulas.js';
+import { canonicalJson, compareCodePoints } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
 import { createBlockTrieCache, fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
@@ -90,17 +90,6 @@ const accUrl = z
   .string()
   .regex(/^acc:\/\/\S+$/, 'must be an acc:// URL')
   .refine((v) => v === v.toLowerCase(), 'must be written in lowercase, as the builder writes Accumulate URLs (they are case-insensitive)');
-
-/** Order of code points (as canonicalJson orders keys): the one order of the bundle's sorted lists. */
-export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d) return d;
-  }
-  return x.length - y.length;
-}
 
 /**
  * A list the builder writes in one order: strictly ascending by `key` (code points), so neither reordered nor
