@@ -110,6 +110,21 @@ const deps = () => ({ ledger: d.ledger, chain: writerOf });
 const failed = (v: BundleVerification) => v.checks.filter((c) => !c.ok).map((c) => c.name);
 const clone = (b: ProofBundle): ProofBundle => JSON.parse(JSON.stringify(b)) as ProofBundle;
 
+/** `base` changed by `mutate`, re-sealed with a fresh bundle_hash, and verified. */
+async function resealed(base: ProofBundle, mutate: (b: ProofBundle) => void): Promise<BundleVerification> {
+  const b = clone(base);
+  mutate(b);
+  return verifyBundle(serializeBundle(sealBundle(b)));
+}
+
+/** Invalid for its form alone: encoding.schema fails with `detail`, the seal holds. */
+function expectRefusedBySchema(v: BundleVerification, what: string, detail: string) {
+  expect(v.valid, what).toBe(false);
+  expect(failed(v), what).toContain('encoding.schema');
+  expect(v.checks.find((x) => x.name === 'encoding.schema')!.detail, what).toContain(detail);
+  expect(failed(v), what).not.toContain('bundle.hash');
+}
+
 /** Flips the byte at `pos` (xor 0x01) of the serialized bundle. */
 function flip(bytes: Uint8Array, pos: number): Uint8Array {
   const out = Uint8Array.from(bytes);
@@ -444,9 +459,7 @@ describe('proof bundle', () => {
       ['createAnchor tx swapped for the prove tx', (b) => (b.chains[0]!.create_anchor = b.chains[0]!.prove), `chain[${CHAIN.name}].create_anchor`],
     ];
     for (const [what, mutate, check] of cases) {
-      const b = clone(single);
-      mutate(b);
-      const v = await verifyBundle(serializeBundle(sealBundle(b)));
+      const v = await resealed(single, mutate);
       expect(v.valid, what).toBe(false);
       expect(failed(v), what).toContain(check);
       expect(failed(v), what).not.toContain('bundle.hash');
@@ -510,11 +523,7 @@ describe('proof bundle', () => {
       mutate(b);
       const sealed = sealBundle(b);
       expect(sealed.bundle_hash, what).not.toBe(single.bundle_hash);
-      const v = await verifyBundle(serializeBundle(sealed));
-      expect(v.valid, what).toBe(false);
-      expect(failed(v), what).toContain('encoding.schema');
-      expect(v.checks.find((x) => x.name === 'encoding.schema')!.detail, what).toContain(detail);
-      expect(failed(v), what).not.toContain('bundle.hash');
+      expectRefusedBySchema(await verifyBundle(serializeBundle(sealed)), what, detail);
     }
     // trie proofs are exactly their path: an extra or repeated node is refused by the check of that proof
     const node = c0.legs[0]!.execution.receipt_proof[0]!;
@@ -527,9 +536,7 @@ describe('proof bundle', () => {
       ['extra node in a storage proof', (b) => b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.proof.push(node), `${L}.expected_state`],
     ];
     for (const [what, mutate, check] of extra) {
-      const b = clone(single);
-      mutate(b);
-      const v = await verifyBundle(serializeBundle(sealBundle(b)));
+      const v = await resealed(single, mutate);
       expect(v.valid, what).toBe(false);
       expect(failed(v), what).toContain(check);
       expect(failed(v), what).not.toContain('encoding.schema');
@@ -565,15 +572,7 @@ describe('proof bundle', () => {
       ['the two key hashes swapped', (x) => x.ledger.key_page.key_hashes.reverse(), "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)"],
       ['a key hash listed twice', (x) => x.ledger.key_page.key_hashes.splice(1, 0, x.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
     ];
-    for (const [what, mutate, detail] of cases) {
-      const x = clone(b);
-      mutate(x);
-      const cv = await verifyBundle(serializeBundle(sealBundle(x)));
-      expect(cv.valid, what).toBe(false);
-      expect(failed(cv), what).toContain('encoding.schema');
-      expect(cv.checks.find((c) => c.name === 'encoding.schema')!.detail, what).toContain(detail);
-      expect(failed(cv), what).not.toContain('bundle.hash');
-    }
+    for (const [what, mutate, detail] of cases) expectRefusedBySchema(await resealed(b, mutate), what, detail);
   });
 
   it('CLI: exit 0 on the bundle file, non-zero on a tampered one', async () => {
