@@ -17,9 +17,13 @@
  * this many cores; what the rest of the machine spent meanwhile is printed beside it, so a run disturbed by other
  * work shows.
  *
- * Baseline in the same run: a bare viem script (src/chain/anchor.ts + account.ts, its own funded key) sending the
- * same three transactions — createAnchor, executeComprehensiveProof, executeGovernanceProofDirect — for COUNT
- * intents written to the ledger and attested by the validators beforehand (not timed). Figure: gateway p50 / bare p50.
+ * Baseline in the same run, the bare protocol cycle: the same cycle driven straight from the libraries, with no
+ * Temporal, database or API — the client's ledger write (signed with its key), the attestation quorum, createAnchor,
+ * executeComprehensiveProof, executeGovernanceProofDirect (viem, its own funded key), the observation quorum and the
+ * proof_result write — COUNT cycles one after another and COUNT at once (the concurrent clients and targets), timed
+ * from the ledger submission to the result record, with its CPU. Its concurrency ratio is what the validators,
+ * ledger and chains alone cost on this machine: no orchestration can do better. The three transactions are timed
+ * on their own too (gateway p50 / bare p50), and their gas is printed beside the gateway's.
  *
  * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
@@ -35,14 +39,15 @@ import { Session } from 'node:inspector/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { executeGovernanceProofDirect, proofForLeg } from '../src/chain/account.js';
 import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../src/chain/anchor.js';
 import { anchorMessage } from '../src/chain/formulas.js';
 import { intentChains } from '../src/db/schema.js';
 import { createLedgerClient, tx } from '../src/ledger/index.js';
 import { buildIntent, INTENT_MEMO, planIntentAnchor } from '../src/proof/intent.js';
-import { attestRequestFor, createQuorumClient } from '../src/validator/quorum.js';
+import { attestRequestFor, createQuorumClient, observeRequestFor, type QuorumClient } from '../src/validator/quorum.js';
+import type { ChainWriter } from '../src/chain/clients.js';
 import {
   ANVIL_KEY_2,
   arg,
@@ -153,7 +158,8 @@ async function main() {
     const gas = await gasOf(dn, sequential);
     const stages = await stageSplit(dn, sequential);
     const stagesConcurrent = await stageSplit(dn, concurrent);
-    const bare = await bareBaseline(dn, one, target!);
+    const bare = await bareRuns(dn, one, target!, clients, targets);
+    const bareRatio = median(bare.concurrent.ms) / median(bare.sequential.ms);
     const slowest = (cs: Cycle[]) => cs.reduce((a, b) => (b.clientMs > a.clientMs ? b : a));
     const timelines = {
       sequential: await timeline(dn, slowest(sequential)),
@@ -166,11 +172,13 @@ async function main() {
       row('gateway sequential (server: submitted_at → completed_at)', sequential.map((c) => c.serverMs)),
       row(`gateway ${COUNT} concurrent (client)`, concurrent.map((c) => c.clientMs)),
       row(`gateway ${COUNT} concurrent (server)`, concurrent.map((c) => c.serverMs)),
-      row('bare viem: createAnchor + executeComprehensiveProof + executeGovernanceProofDirect', bare.ms),
+      row('bare viem: createAnchor + executeComprehensiveProof + executeGovernanceProofDirect', bare.sequential.txMs),
+      row('bare protocol cycle sequential (no Temporal, database or API: ledger submission → proof_result)', bare.sequential.ms),
+      row(`bare protocol cycle ${COUNT} concurrent`, bare.concurrent.ms),
     ];
     const seqP50 = rows[0]!.p50_ms;
     const concurrencyRatio = rows[2]!.p50_ms / seqP50;
-    const bareRatio = seqP50 / rows[4]!.p50_ms;
+    const overBareTxs = seqP50 / rows[4]!.p50_ms;
     const checks = {
       p50: seqP50 <= TARGET.p50,
       p95: rows[0]!.p95_ms <= TARGET.p95,
@@ -180,7 +188,7 @@ async function main() {
     console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), worker ${WORKER}, ledger block 20 ms\n`);
     console.table(rows);
     console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
-    console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.gas[call as keyof typeof bare.gas] })));
+    console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.sequential.gas[call as keyof typeof bare.sequential.gas] })));
     console.log('Where the time goes (sequential; median ms per stage, from intents.submitted_at and intent_chains.step_times):');
     console.table(stages);
     console.log(`Where the time goes (${COUNT} concurrent):`);
@@ -193,8 +201,13 @@ async function main() {
     console.table(Object.entries(cpu.concurrent.by_process).map(([process, ms]) => ({ process, cpu_ms_per_cycle: ms, sequential_cpu_ms_per_cycle: cpu.sequential.by_process[process] ?? 0 })));
     console.log(`CPU floor of the concurrent median: ${COUNT} × ${cpu.concurrent.devnet_cpu_ms} ms / ${cores} cores / 2 = ${floorMedianMs} ms (${(floorMedianMs / seqP50).toFixed(2)} × the sequential p50)`);
     console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
+    console.log(`bare protocol cycle CPU per cycle (${COUNT} concurrent): ${bare.cpu.devnet_cpu_ms} ms; by process: ${JSON.stringify(bare.cpu.by_process)}`);
     console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
-    console.log(`gateway p50 / bare p50: ${bareRatio.toFixed(2)}`);
+    console.log(
+      `bare protocol cycle concurrency ratio: ${bareRatio.toFixed(2)} (the validators, ledger and chains alone on this machine; ` +
+        `${bareRatio > TARGET.concurrency ? `above ${TARGET.concurrency}: no orchestration can meet the target here` : `within ${TARGET.concurrency}: the gap is the gateway's`})`,
+    );
+    console.log(`gateway p50 / bare p50: ${overBareTxs.toFixed(2)} (three transactions), ${(seqP50 / rows[5]!.p50_ms).toFixed(2)} (protocol cycle)`);
     console.log(`p50 ${seqP50} ms, target ≤ ${TARGET.p50}: ${checks.p50 ? 'holds' : 'MISSED'}; p95 ${rows[0]!.p95_ms} ms, target ≤ ${TARGET.p95}: ${checks.p95 ? 'holds' : 'MISSED'}`);
     console.log(
       JSON.stringify({
@@ -204,7 +217,7 @@ async function main() {
         worker: WORKER,
         results: rows,
         gas: gas.gateway,
-        bare_gas: bare.gas,
+        bare_gas: bare.sequential.gas,
         stages_ms: stages,
         stages_concurrent_ms: stagesConcurrent,
         slowest: timelines,
@@ -212,7 +225,8 @@ async function main() {
         cpu_per_cycle: cpu,
         cpu_floor_concurrent_median_ms: floorMedianMs,
         concurrency_ratio: Number(concurrencyRatio.toFixed(2)),
-        gateway_over_bare_p50: Number(bareRatio.toFixed(2)),
+        gateway_over_bare_p50: Number(overBareTxs.toFixed(2)),
+        bare_cycle: { cpu_per_cycle: bare.cpu, concurrency_ratio: Number(bareRatio.toFixed(2)) },
         targets: { p50_ms: TARGET.p50, p95_ms: TARGET.p95, concurrency_ratio: TARGET.concurrency },
         holds: checks,
         pass: checks.p50 && checks.p95 && checks.concurrency,
@@ -317,41 +331,64 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
 }
 
 /**
- * The bare baseline: COUNT intents written to the identity's data account and attested by the quorum (untimed),
- * then the three transactions sent straight from viem with anvil account 2, one intent after another (timed).
+ * The bare protocol cycle (see the header): COUNT cycles of `one` one after another (after a warm-up), then one cycle
+ * of each concurrent client at once, on the targets the gateway's concurrent run used. Times each cycle (ledger
+ * submission → proof_result written) and its three transactions, with their gas, and the CPU of the concurrent run.
  */
-async function bareBaseline(dn: BenchDevnet, who: BenchIdentity, target: Hex) {
+async function bareRuns(dn: BenchDevnet, one: BenchIdentity, target: Hex, clients: BenchIdentity[], targets: Hex[]) {
   const w = benchWallets(dn, ANVIL_KEY_2)[0]!;
   const proofAnchor = dn.validators!.contracts.proofAnchor as Hex;
   const ledger = createLedgerClient({ url: dn.config.ledgerUrl, pollIntervalMs: 20 });
-  const quorum = createQuorumClient({ validators: dn.validators!.quorum, attestTimeoutMs: 10_000 });
+  // as the gateway's activities do: settle at a quorum, with the same patience
+  const quorum = createQuorumClient({ validators: dn.validators!.quorum, attestTimeoutMs: 30_000, settle: 'quorum' });
   const setRoot = (await readValidatorSet(w, proofAnchor)).root;
-  const ms: number[] = [];
-  const gas = { createAnchor: [] as number[], executeComprehensiveProof: [] as number[], executeGovernanceProofDirect: [] as number[], total: [] as number[] };
-  for (let i = 0; i <= COUNT; i++) {
-    const intent = buildIntent({ intentId: `bare-${Date.now()}-${i}`, adiUrl: who.adiUrl, legs: [recordLeg(CHAIN, who.account, target, arg(`bare-${i}-${Date.now()}`))] });
-    const sub = await ledger.signAndSubmit(who.dataAccountUrl, tx.writeData(intent.parts), { privateKey: who.secretKey, signerUrl: who.keyPageUrl }, { memo: INTENT_MEMO });
-    const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 30_000 });
-    if (!st.delivered) throw new Error(`bare: intent write ${st.status}`);
-    const plan = planIntentAnchor(intent, { chainId: BigInt(CHAIN.chainId), proofAnchor, ledgerTxHash: st.txHash });
-    const agg = await quorum.attest(attestRequestFor(st.txId, CHAIN.name, plan), {
-      message: anchorMessage({ chainId: BigInt(CHAIN.chainId), anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: setRoot }),
-    });
-    const l = plan.legs[0]!;
-    const t0 = performance.now();
-    const a = await createAnchor(w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
-    const p = await executeComprehensiveProof(w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: agg.signerBitmap, signature: agg.aggregateSignature });
-    const e = await executeGovernanceProofDirect(w, who.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) });
-    const elapsed = performance.now() - t0;
-    if (!a.tx || !p.tx || e.status !== 'success') throw new Error('bare: a transaction was skipped or reverted');
-    if (i === 0) continue; // warm-up
-    ms.push(elapsed);
-    gas.createAnchor.push(Number(a.tx.gasUsed));
-    gas.executeComprehensiveProof.push(Number(p.tx.gasUsed));
-    gas.executeGovernanceProofDirect.push(Number(e.gasUsed));
-    gas.total.push(Number(a.tx.gasUsed + p.tx.gasUsed + e.gasUsed));
-  }
-  return { ms, gas: Object.fromEntries(Object.entries(gas).map(([k, v]) => [k, median(v)])) as Record<keyof typeof gas, number> };
+  const ctx = { ledger, quorum, w, proofAnchor, setRoot };
+  let n = 0;
+  const run = async (who: BenchIdentity, to: Hex) => bareCycle(ctx, who, to, `bare-${++n}-${Date.now()}`);
+  await run(one, target); // warm-up
+  const seq: Awaited<ReturnType<typeof run>>[] = [];
+  for (let i = 0; i < COUNT; i++) seq.push(await run(one, target));
+  const conc = await cpuDuring(() => Promise.all(clients.map((c, i) => run(c, targets[i]!))), { database: dn.databaseName });
+  const gasMedian = (cs: typeof seq) => Object.fromEntries((['createAnchor', 'executeComprehensiveProof', 'executeGovernanceProofDirect', 'total'] as const).map((k) => [k, median(cs.map((c) => c.gas[k]))])) as Record<keyof (typeof seq)[number]['gas'], number>;
+  return {
+    sequential: { ms: seq.map((c) => c.ms), txMs: seq.map((c) => c.txMs), gas: gasMedian(seq) },
+    concurrent: { ms: conc.result.map((c) => c.ms) },
+    cpu: {
+      devnet_cpu_ms: Math.round(conc.devnetMs / COUNT),
+      by_process: Object.fromEntries(Object.entries(conc.byProcess).filter(([, ms]) => ms / COUNT >= 1).sort((a, b) => b[1] - a[1]).map(([k, ms]) => [k, Math.round(ms / COUNT)])),
+    },
+  };
+}
+
+/** One bare protocol cycle of a single record(bytes32) leg (see the header). */
+async function bareCycle(
+  c: { ledger: ReturnType<typeof createLedgerClient>; quorum: QuorumClient; w: ChainWriter; proofAnchor: Address; setRoot: Hex },
+  who: BenchIdentity,
+  target: Hex,
+  label: string,
+) {
+  const intent = buildIntent({ intentId: label, adiUrl: who.adiUrl, legs: [recordLeg(CHAIN, who.account, target, arg(label))] });
+  const t0 = performance.now();
+  const sub = await c.ledger.signAndSubmit(who.dataAccountUrl, tx.writeData(intent.parts), { privateKey: who.secretKey, signerUrl: who.keyPageUrl }, { memo: INTENT_MEMO });
+  const st = await c.ledger.waitForTransaction(sub.txId, { timeoutMs: 30_000 });
+  if (!st.delivered) throw new Error(`bare: intent write ${st.status}`);
+  const plan = planIntentAnchor(intent, { chainId: BigInt(CHAIN.chainId), proofAnchor: c.proofAnchor, ledgerTxHash: st.txHash });
+  const agg = await c.quorum.attest(attestRequestFor(st.txId, CHAIN.name, plan), {
+    message: anchorMessage({ chainId: BigInt(CHAIN.chainId), anchor: plan.anchor, anchorId: plan.anchorId, validatorSetRoot: c.setRoot }),
+  });
+  const l = plan.legs[0]!;
+  const t1 = performance.now();
+  const a = await createAnchor(c.w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+  const p = await executeComprehensiveProof(c.w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: agg.signerBitmap, signature: agg.aggregateSignature });
+  const e = await executeGovernanceProofDirect(c.w, who.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) });
+  const txMs = performance.now() - t1;
+  if (!a.tx || !p.tx || a.tx.status !== 'success' || p.tx.status !== 'success' || e.status !== 'success') throw new Error('bare: a transaction was skipped or reverted');
+  const req = observeRequestFor(st.txId, CHAIN.name, plan.anchorId, 0, e.txHash);
+  const post = await c.quorum.observe(req, { chainId: BigInt(CHAIN.chainId), proofAnchor: c.proofAnchor, validatorSetRoot: c.setRoot });
+  await c.quorum.writeResult(req, post);
+  const gas = { createAnchor: Number(a.tx.gasUsed), executeComprehensiveProof: Number(p.tx.gasUsed), executeGovernanceProofDirect: Number(e.gasUsed), total: 0 };
+  gas.total = gas.createAnchor + gas.executeComprehensiveProof + gas.executeGovernanceProofDirect;
+  return { ms: performance.now() - t0, txMs, gas };
 }
 
 main().then(
