@@ -7,9 +7,11 @@
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
  *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does).
- * Files of other versions are left as they are; this version's files are overwritten.
+ * Files of other versions are left as they are; this version's files are overwritten. Workflow types named as
+ * arguments limit the files written to theirs (the scenario still runs whole): a new version records the workflows
+ * it changed.
  *
- *   npm run record:histories
+ *   npm run record:histories [-- intentWorkflow intentChainWorkflow]
  */
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -39,7 +41,10 @@ import {
 const HISTORIES_DIR = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+const ONLY = new Set(process.argv.slice(2));
+
 async function save(dn: BenchDevnet, workflowType: string, workflowId: string) {
+  if (ONLY.size && !ONLY.has(workflowType)) return;
   const handle = dn.client.workflow.getHandle(workflowId);
   const desc = await handle.describe();
   if (desc.type !== workflowType) throw new Error(`${workflowId} is a ${desc.type}, not a ${workflowType}`);
@@ -60,6 +65,8 @@ async function firstClosed(dn: BenchDevnet, workflowType: string, timeoutMs = 60
 
 async function main() {
   mkdirSync(HISTORIES_DIR, { recursive: true });
+  // the webhook receiver below listens on loopback, which receivers may not by default
+  process.env.WEBHOOK_ALLOW_PRIVATE_URLS = 'true';
   const received: string[] = [];
   const receiver = createServer((req, res) => {
     req.resume();
