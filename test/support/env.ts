@@ -17,8 +17,11 @@ export function dbKinds(): DbKind[] {
   return inject('postgresUrl') ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-/** A fresh database: PGlite in memory, or a scratch database on the run's Postgres (or on `serverUrl`). */
-export async function openTestDatabase(kind: DbKind, serverUrl: string = inject('postgresUrl')): Promise<Database & { cleanup(): Promise<void> }> {
+/**
+ * A fresh database: PGlite in memory, or a scratch database on the run's Postgres (or on `serverUrl`), whose `url`
+ * other processes (a worker process) can open.
+ */
+export async function openTestDatabase(kind: DbKind, serverUrl: string = inject('postgresUrl')): Promise<Database & { url?: string; cleanup(): Promise<void> }> {
   if (kind === 'pglite') {
     const database = await openDatabase({ pgliteDir: 'memory' });
     return { ...database, cleanup: () => database.close() };
@@ -27,6 +30,7 @@ export async function openTestDatabase(kind: DbKind, serverUrl: string = inject(
   const database = await openDatabase({ databaseUrl: scratch.url });
   return {
     ...database,
+    url: scratch.url,
     cleanup: async () => {
       await database.close();
       await scratch.drop();

@@ -1,29 +1,35 @@
 /**
  * The proof cycle under faults, on a devnet made here:
- * - the worker dies right after each step's effect and before Temporal hears of it (9 points: signature
- *   submission, ledger follow, attestation, createAnchor, executeComprehensiveProof, execution,
- *   observation, result record, finalization); new workers finish the intent and every on-chain effect
- *   happened exactly once;
+ * - a worker process is killed (SIGKILL) right after each step's effect and before Temporal hears of it (9 points:
+ *   signature submission, ledger follow, attestation, createAnchor, executeComprehensiveProof, execution,
+ *   observation, result record, finalization; the short steps are local activities, whose results reach Temporal
+ *   only with the workflow task that ran them); the next worker process finishes the step and the intent, and
+ *   every on-chain effect happened exactly once. Needs PostgreSQL (the processes share the database); skipped
+ *   without it;
  * - an executor that changes the target, the value or one calldata byte gets a revert from the account, nothing
  *   runs, and the intent reports it.
  */
-import { Context } from '@temporalio/activity';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { proofAnchorAbi, testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
-import type { Activities } from '../../src/activities/index.js';
 import type { SendExecution } from '../../src/activities/intent.js';
 import { parseProofResult } from '../../src/validator/record.js';
 import { AMOY, api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, startCycleWorker, transferLeg, waitIntent, type CycleBench } from './support.js';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const hasPostgres = !!inject('postgresUrl');
 let b: CycleBench;
+const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   b = await startCycleBench();
 }, 240_000);
 
 afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await b?.stop();
 });
 
@@ -39,29 +45,44 @@ const POINTS = [
   'finalizeIntent',
 ] as const;
 
-/** Activities whose `point` kills the worker once, after its effect and before it reports completion. */
-function crashAfter(point: (typeof POINTS)[number], crash: () => void) {
-  return (acts: Activities): Activities => {
-    let armed = true;
-    const real = acts[point] as (...a: unknown[]) => Promise<unknown>;
-    return {
-      ...acts,
-      [point]: async (...args: unknown[]) => {
-        const r = await real(...args);
-        if (!armed) return r;
-        armed = false;
-        crash();
-        await Context.current().cancelled; // the shutdown cancels us: the result is lost, the step is retried
-        return r;
-      },
-    };
-  };
+/**
+ * A worker process (test/support/crash-worker.ts) on the bench's task queue and database that kills itself after
+ * `point`'s effect. Resolves with its exit once it died that way; rejects if it exits otherwise or never gets there.
+ */
+async function crashAt(point: (typeof POINTS)[number]): Promise<void> {
+  const c = b.app.config;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/crash-worker.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...b.dn.env,
+      DATABASE_URL: b.app.database.url!,
+      TEMPORAL_ADDRESS: c.temporal.address,
+      TEMPORAL_NAMESPACE: c.temporal.namespace,
+      TEMPORAL_TASK_QUEUE: c.temporal.taskQueue,
+      LOG_LEVEL: 'error',
+      CRASH_AFTER: point,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<NodeJS.Signals | number | null>((r) => child.once('exit', (code, signal) => r(signal ?? code)));
+  const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000));
+  const how = await Promise.race([exit, timeout]);
+  if (how === 'timeout') {
+    child.kill('SIGKILL');
+    throw new Error(`never reached ${point}:\n${out.slice(-3000)}`);
+  }
+  if (how !== 'SIGKILL') throw new Error(`the worker exited (${how}) before ${point}:\n${out.slice(-3000)}`);
 }
 
 const calls = (chain: string) => b.wallets[chain]!.public.readContract({ address: b.targets[chain]!, abi: testTargetAbi, functionName: 'calls' });
 
-describe('worker killed at every step', () => {
-  it('every step survives a worker death; each leg executed once, one anchor, one result per leg', async () => {
+describe.skipIf(!hasPostgres)('worker killed at every step', () => {
+  it('every step survives a worker death; each leg executed once, one anchor, one result per leg', { timeout: 900_000 }, async () => {
     await b.worker!.stop();
     b.worker = undefined;
     const before = { s: await calls(SEPOLIA.name), a: await calls(AMOY.name) };
@@ -71,18 +92,8 @@ describe('worker killed at every step', () => {
       signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey),
       public_key: b.identity.key.publicKey,
     });
-    for (const point of POINTS) {
-      let w: Awaited<ReturnType<typeof startCycleWorker>> | undefined;
-      let crashed!: () => void;
-      const died = new Promise<void>((r) => (crashed = r));
-      w = await startCycleWorker(b.app, {}, crashAfter(point, () => {
-        crashed();
-        if (w?.worker.getState() === 'RUNNING') w.worker.shutdown();
-      }));
-      const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error(`never reached ${point}`)), 90_000));
-      await Promise.race([died, timeout]);
-      await w.stop();
-    }
+    // each worker process dies at its point; the next one takes over the step where Temporal times it out
+    for (const point of POINTS) await crashAt(point);
     b.worker = await startCycleWorker(b.app);
     const s = await submission;
     expect(s.status).toBe(200);
