@@ -194,7 +194,7 @@ async function main() {
     console.log(`Where the time goes (${COUNT} concurrent):`);
     console.table(stagesConcurrent);
     for (const [run, t] of Object.entries(timelines)) {
-      console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks`);
+      console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks (local activities included); done_ms after the signature`);
       console.table(t.activities);
     }
     console.log(`CPU per cycle of the devnet (${cores} cores): sequential ${cpu.sequential.devnet_cpu_ms} ms, concurrent ${cpu.concurrent.devnet_cpu_ms} ms; the rest of the machine meanwhile: ${cpu.sequential.other_processes_cpu_ms} and ${cpu.concurrent.other_processes_cpu_ms} ms per cycle; by process (ms per cycle, concurrent run):`);
@@ -298,10 +298,15 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
  * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
  * spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
  * backoff (the history records only the last attempt's start), and last_failure says why the previous attempt failed.
+ * done_ms: when each step finished, ms after the signature's Update arrived (its workflow task was scheduled). A local activity (its marker) runs
+ * inside a workflow task, so it has no queue and its own run time is not recorded: it shows done_ms only, and the
+ * workflow tasks' time includes it.
  */
 async function timeline(dn: BenchDevnet, c: Cycle) {
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
-  const activities: { workflow: string; activity: string; attempts: number; queued_ms: number; ran_ms: number; last_failure?: string }[] = [];
+  const activities: { workflow: string; activity: string; local: boolean; attempts: number; queued_ms?: number; ran_ms?: number; done_ms: number; last_failure?: string }[] = [];
+  let signedAt: number | undefined;
+  const since = (at: number) => Math.round(at - (signedAt ?? at));
   let workflowTaskMs = 0;
   let workflowTasks = 0;
   const workflowId = `intent-${c.intent.intent_id}`;
@@ -312,6 +317,8 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
     for (const e of history.events ?? []) {
       const at = ms(e.eventTime);
       if (e.workflowTaskScheduledEventAttributes) wftScheduled = at;
+      // the Update arrived with the workflow task that accepted it (scheduled for it)
+      if (e.workflowExecutionUpdateAcceptedEventAttributes) signedAt ??= wftScheduled;
       if (e.workflowTaskCompletedEventAttributes) {
         workflowTaskMs += at - wftScheduled;
         workflowTasks++;
@@ -320,14 +327,21 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
       if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
       const st = e.activityTaskStartedEventAttributes;
       if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1, lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined });
+      const workflow = id === workflowId ? 'intent' : 'chain';
       const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
       if (done) {
         const a = scheduled.get(Number(done.scheduledEventId))!;
-        activities.push({ workflow: id === workflowId ? 'intent' : 'chain', activity: a.name, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)), ...(a.lastFailure ? { last_failure: a.lastFailure } : {}) });
+        activities.push({ workflow, activity: a.name, local: false, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)), done_ms: since(at), ...(a.lastFailure ? { last_failure: a.lastFailure } : {}) });
+      }
+      const marker = e.markerRecordedEventAttributes;
+      const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+      if (data) {
+        const la = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string; attempt: number; complete_time: { seconds: number; nanos: number } };
+        activities.push({ workflow, activity: la.activity_type, local: true, attempts: la.attempt, done_ms: since(ms(la.complete_time)) });
       }
     }
   }
-  return { workflowId, workflowTaskMs: Math.round(workflowTaskMs), workflowTasks, activities };
+  return { workflowId, workflowTaskMs: Math.round(workflowTaskMs), workflowTasks, activities: activities.sort((a, b) => a.done_ms - b.done_ms) };
 }
 
 /**

@@ -1,17 +1,27 @@
 /** Activity heartbeats: a crashed worker is noticed within the heartbeat timeout, not the start-to-close one. */
 import { Context } from '@temporalio/activity';
 
-/** Heartbeat when running as an activity; a no-op outside one (direct calls in tests). */
-export function beat(details?: unknown): void {
+/**
+ * The running activity's context, to heartbeat through; undefined outside an activity (direct calls in tests) and
+ * in a local activity, which has no heartbeat (the workflow task that runs it is extended instead).
+ */
+function heartbeatContext(): Context | undefined {
   try {
-    Context.current().heartbeat(details);
+    const c = Context.current();
+    return c.info.isLocal ? undefined : c;
   } catch {
-    /* not in an activity context */
+    return undefined;
   }
+}
+
+/** Heartbeat when running as an activity; a no-op otherwise (see heartbeatContext). */
+export function beat(details?: unknown): void {
+  heartbeatContext()?.heartbeat(details);
 }
 
 /** Heartbeats every `everyMs` while `p` runs (a quorum round or a receipt wait is one long await). */
 export async function heartbeating<T>(p: Promise<T>, everyMs = 2000): Promise<T> {
+  if (!heartbeatContext()) return p;
   const t = setInterval(() => beat(), everyMs);
   try {
     return await p;

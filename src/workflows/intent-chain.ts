@@ -4,8 +4,14 @@
  * executeComprehensiveProof) → executing (executeGovernanceProofDirect per leg) → observing (validators verify the
  * effects after finality) → recording (proof_result v2 on the ledger). A leg that fails (revert, missing funds,
  * refused observation) fails alone; the others go on. Orchestration only.
+ *
+ * The short steps (a chain transaction with its receipt, the result write, a leg's failure) run as local activities
+ * since CYCLE_LOCAL_STEPS: in the worker that runs the workflow task, recorded as markers, without a round trip
+ * through the task queue each (the cycle's largest cost in Temporal). The two quorum rounds stay activities: they can
+ * wait long (a loaded validator, the chain's confirmations) and heartbeat meanwhile. Histories from before the patch
+ * replay on the activity path.
  */
-import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
 import { NON_RETRYABLE_INTENT_ERRORS } from '../proof/failures.js';
@@ -28,7 +34,22 @@ const acts = proxyActivities<IntentActivities>({
   retry,
 });
 
+/**
+ * The short steps as local activities: the same timeouts and retries, run by the worker that runs the workflow. A
+ * retry due more than 10 s later waits on a durable timer instead of holding the workflow task open meanwhile.
+ */
+const local = proxyLocalActivities<IntentActivities>({
+  startToCloseTimeout: '3 minutes',
+  scheduleToCloseTimeout: '2 hours',
+  localRetryThreshold: '10 seconds',
+  retry,
+});
+
+/** Patch id: short steps of the proof cycle as local activities (intentWorkflow uses it too). */
+export const CYCLE_LOCAL_STEPS = 'cycle-local-steps';
+
 export async function intentChainWorkflow(input: IntentChainInput): Promise<{ completed: string[]; failed: string[] }> {
+  const short = patched(CYCLE_LOCAL_STEPS) ? local : acts;
   const base = { intentId: input.intentId, chain: input.chain };
   // each step activity moves the stored stage itself (GET /v1/transaction/{id}); this is the Temporal UI's view
   const stage = (s: CycleStage) => upsertSearchAttributes([{ key: StageKey, value: s }]);
@@ -36,7 +57,7 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
   const fail = async (legIds: string[], err: unknown) => {
     const message = innermostFailure(err).message;
     for (const id of legIds) failed.set(id, message);
-    await acts.failChainLegs({ ...base, legIds, error: message });
+    await short.failChainLegs({ ...base, legIds, error: message });
   };
   const live = () => input.legIds.filter((id) => !failed.has(id));
 
@@ -44,8 +65,8 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
     stage('attesting');
     await acts.attestChain(base);
     stage('anchoring');
-    await acts.createChainAnchor(base);
-    await acts.proveChainAnchor(base);
+    await short.createChainAnchor(base);
+    await short.proveChainAnchor(base);
   } catch (err) {
     await fail(input.legIds, err);
     stage('failed');
@@ -56,7 +77,7 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
   // one relayer per chain: legs go out one after the other (each waits for its receipt)
   for (const legId of input.legIds) {
     try {
-      await acts.executeChainLeg({ ...base, legId });
+      await short.executeChainLeg({ ...base, legId });
     } catch (err) {
       await fail([legId], err);
     }
@@ -67,7 +88,7 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
   }
   if (live().length) {
     stage('recording');
-    await Promise.all(live().map((legId) => acts.recordChainLegResult({ ...base, legId }).catch((err) => fail([legId], err))));
+    await Promise.all(live().map((legId) => short.recordChainLegResult({ ...base, legId }).catch((err) => fail([legId], err))));
   }
   stage(live().length === input.legIds.length ? 'completed' : 'failed');
   return { completed: live(), failed: [...failed.keys()] };

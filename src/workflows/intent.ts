@@ -11,7 +11,9 @@
  *                      executing → observing → recording. Legs are independent; no cross-chain atomicity.
  *   completed/failed   the proof (bundle + custody chain) is stored; the intent says which legs completed.
  *
- * Orchestration only; every effect is an idempotent activity (src/activities/intent.ts).
+ * Orchestration only; every effect is an idempotent activity (src/activities/intent.ts). Since CYCLE_LOCAL_STEPS the
+ * short ones (the signature's submission, the proof at the end, a failure) are local activities; following the
+ * ledger transaction, which may wait for co-signers, stays an activity.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import {
@@ -20,7 +22,9 @@ import {
   defineQuery,
   defineUpdate,
   executeChild,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -28,7 +32,7 @@ import {
 import type { IntentActivities } from '../activities/intent.js';
 import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../proof/failures.js';
 import { innermostFailure } from './failure.js';
-import { intentChainWorkflow } from './intent-chain.js';
+import { CYCLE_LOCAL_STEPS, intentChainWorkflow } from './intent-chain.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';
 
 export interface IntentWorkflowInput {
@@ -76,16 +80,16 @@ export const intentProgressQuery = defineQuery<IntentProgress>('progress');
 const retry = { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE_INTENT_ERRORS };
 
 /** The Update's ledger submission: a few quick attempts, then the client hears 502 and may retry the same signature. */
-const submitActs = proxyActivities<IntentActivities>({
-  startToCloseTimeout: '20 seconds',
-  retry: { ...retry, maximumAttempts: 3, maximumInterval: '1 second' },
-});
+const submitOptions = { startToCloseTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 3, maximumInterval: '1 second' } } as const;
+const submitActs = proxyActivities<IntentActivities>(submitOptions);
+const submitLocal = proxyLocalActivities<IntentActivities>(submitOptions);
 const acts = proxyActivities<IntentActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '20 seconds',
   scheduleToCloseTimeout: '2 hours',
   retry,
 });
+const local = proxyLocalActivities<IntentActivities>({ startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: '2 hours', localRetryThreshold: '10 seconds', retry });
 
 const HEX = (n: number) => new RegExp(`^[0-9a-fA-F]{${n}}$`);
 
@@ -100,6 +104,9 @@ function hexBytes(h: string): Uint8Array {
 }
 
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
+  const localSteps = patched(CYCLE_LOCAL_STEPS);
+  const submit = localSteps ? submitLocal : submitActs;
+  const short = localSteps ? local : acts;
   const progress: IntentProgress = { stage: 'signing_required', chains: {} };
   let submitting = false;
   let submitted: SubmitSignatureResult | undefined;
@@ -115,7 +122,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     async ({ signature }) => {
       submitting = true;
       try {
-        const r = await submitActs.submitIntentSignature({ intentId: input.intentId, signature: signature.toLowerCase() });
+        const r = await submit.submitIntentSignature({ intentId: input.intentId, signature: signature.toLowerCase() });
         submitted = { status: 'submitted', txId: r.txId, txHash: r.txHash };
         progress.txHash = r.txHash;
         return submitted;
@@ -163,7 +170,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       ended = true;
       const error = 'expired: no valid signature arrived before expires_at';
       // unless the ledger has it after all (an attempt whose answer was lost): then the cycle goes on
-      const late = await acts.failIntent({ intentId: input.intentId, status: 'expired', error });
+      const late = await short.failIntent({ intentId: input.intentId, status: 'expired', error });
       if (!late?.submitted) return finish({ intentId: input.intentId, status: 'expired', error });
       submitted = { status: 'submitted', ...late.submitted };
       progress.txHash = late.submitted.txHash;
@@ -177,7 +184,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     const r = await acts.followIntentTransaction({ intentId: input.intentId, waitMs: 30_000 });
     if (r.state === 'delivered') break;
     if (r.state === 'failed') {
-      await acts.failIntent({ intentId: input.intentId, status: 'failed', error: r.reason ?? 'the ledger did not execute the intent' });
+      await short.failIntent({ intentId: input.intentId, status: 'failed', error: r.reason ?? 'the ledger did not execute the intent' });
       return finish({ intentId: input.intentId, status: 'failed', error: r.reason });
     }
     // pending: co-signatures outstanding; the ledger itself expires the transaction at expires_at
@@ -203,11 +210,11 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
         progress.chains[c.chain] = 'done';
       } catch (err) {
         progress.chains[c.chain] = 'failed';
-        await acts.failChainLegs({ intentId: input.intentId, chain: c.chain, legIds: c.legIds, error: innermostFailure(err).message });
+        await short.failChainLegs({ intentId: input.intentId, chain: c.chain, legIds: c.legIds, error: innermostFailure(err).message });
       }
     }),
   );
   void outcomes;
-  const r = await acts.finalizeIntent({ intentId: input.intentId });
+  const r = await short.finalizeIntent({ intentId: input.intentId });
   return finish({ intentId: input.intentId, ...r });
 }
