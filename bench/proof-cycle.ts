@@ -298,9 +298,9 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
  * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
  * spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
  * backoff (the history records only the last attempt's start), and last_failure says why the previous attempt failed.
- * done_ms: when each step finished, ms after the signature's Update arrived (its workflow task was scheduled). A local activity (its marker) runs
- * inside a workflow task, so it has no queue and its own run time is not recorded: it shows done_ms only, and the
- * workflow tasks' time includes it.
+ * done_ms: when each step finished, ms after the signature's Update arrived (its workflow task was scheduled). A
+ * local activity (its marker) runs inside a workflow task, so it has no queue and its own run time is not recorded:
+ * it shows done_ms only, and the workflow tasks' time includes it.
  */
 async function timeline(dn: BenchDevnet, c: Cycle) {
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
@@ -311,6 +311,7 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
   let workflowTasks = 0;
   const workflowId = `intent-${c.intent.intent_id}`;
   for (const id of [workflowId, `${workflowId}-${CHAIN.name}`]) {
+    const workflow = id === workflowId ? 'intent' : 'chain';
     const history = await dn.client.workflow.getHandle(id).fetchHistory();
     const scheduled = new Map<number, { name: string; at: number; startedAt?: number; attempt?: number; lastFailure?: string }>();
     let wftScheduled = 0;
@@ -327,7 +328,6 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
       if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
       const st = e.activityTaskStartedEventAttributes;
       if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1, lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined });
-      const workflow = id === workflowId ? 'intent' : 'chain';
       const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
       if (done) {
         const a = scheduled.get(Number(done.scheduledEventId))!;
