@@ -2,8 +2,7 @@
  * A gateway worker process that dies at one step, for crash tests (test/transaction/resilience.test.ts): the
  * production worker's workflows and activities, configured by the environment like `npm run worker`, except that
  * the activity named by CRASH_AFTER kills this process (SIGKILL) the moment its effect is done, before its result
- * reaches Temporal (an activity's completion, or the workflow task that records a local activity's). Prints
- * `worker running` once it polls.
+ * reaches Temporal (an activity's completion, or the workflow task that records a local activity's).
  */
 import type { Activities } from '../../src/activities/index.js';
 import { createActivities } from '../../src/activities/index.js';
@@ -36,5 +35,4 @@ const { worker } = await createGatewayWorker({
   maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
   logger,
 });
-console.log('worker running');
 await worker.run();

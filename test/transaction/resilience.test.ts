@@ -47,7 +47,7 @@ const POINTS = [
 
 /**
  * A worker process (test/support/crash-worker.ts) on the bench's task queue and database that kills itself after
- * `point`'s effect. Resolves with its exit once it died that way; rejects if it exits otherwise or never gets there.
+ * `point`'s effect. Resolves once it died that way; rejects if it exits otherwise or does not get there in 90 s.
  */
 async function crashAt(point: (typeof POINTS)[number]): Promise<void> {
   const c = b.app.config;
@@ -70,8 +70,9 @@ async function crashAt(point: (typeof POINTS)[number]): Promise<void> {
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exit = new Promise<NodeJS.Signals | number | null>((r) => child.once('exit', (code, signal) => r(signal ?? code)));
-  const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 90_000));
-  const how = await Promise.race([exit, timeout]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 90_000)));
+  const how = await Promise.race([exit, timeout]).finally(() => clearTimeout(timer));
   if (how === 'timeout') {
     child.kill('SIGKILL');
     throw new Error(`never reached ${point}:\n${out.slice(-3000)}`);

@@ -12,7 +12,7 @@ import { tx } from '../../src/ledger/index.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { testTargetLeg } from '../support/test-target.js';
 import { identityActivityDeps } from '../../src/activities/identity-deps.js';
-import type { Activities, ActivityDeps } from '../../src/activities/index.js';
+import type { ActivityDeps } from '../../src/activities/index.js';
 import { dbKinds, startTestWorker } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 
@@ -60,8 +60,8 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
 }
 
 /** A worker for the bench's app, optionally with other activity deps (a tampering executor). */
-export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}, wrap?: (a: Activities) => Activities) {
-  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s', wrap });
+export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}) {
+  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s' });
 }
 
 /** A fresh TestTarget. Intents in flight together each need their own: expectedState (its lastArg slot) is proven
