@@ -14,7 +14,7 @@
 import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
-import { NON_RETRYABLE_INTENT_ERRORS } from '../proof/failures.js';
+import { NON_RETRYABLE_INTENT_ERRORS } from '../protocol/failures.js';
 import { innermostFailure } from './failure.js';
 import { StageKey } from './search-attributes.js';
 

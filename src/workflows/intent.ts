@@ -30,7 +30,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
-import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../proof/failures.js';
+import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
 import { innermostFailure } from './failure.js';
 import { CYCLE_LOCAL_STEPS, intentChainWorkflow } from './intent-chain.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';

@@ -26,7 +26,7 @@ import {
 } from '../../db/intents.js';
 import type { PreparedIntentTx } from '../../db/schema.js';
 import { createLedgerClient, LedgerInputError, LedgerTransportError, tx } from '../../ledger/index.js';
-import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../../proof/failures.js';
+import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../../protocol/failures.js';
 import { buildIntent, INTENT_MEMO, IntentError } from '../../proof/intent.js';
 import { intentLegsFromRequest, IntentRequestError } from '../../proof/request.js';
 import type { intentWorkflow, IntentWorkflowInput, SubmitSignatureArgs, SubmitSignatureResult } from '../../workflows/intent.js';
