@@ -146,8 +146,8 @@ async function main() {
       ['schema violations', figures.schema_violations],
       ['other failures', figures.other_failures],
     ];
-    process.stdout.write('\nFuzz figures\n' + rows.map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n') + '\n');
-    process.stdout.write(JSON.stringify(figures) + '\n');
+    process.stdout.write(`\nFuzz figures\n${rows.map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}\n`);
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
     const failed = figures.operations === 0 || figures.server_errors + figures.schema_violations + figures.other_failures > 0;
     code = failed ? 1 : 0;
   } catch (err) {

@@ -52,7 +52,6 @@ export type SimAccount =
   | { type: 'dataAccount'; url: string; authorities: AuthorityEntry[] }
   | { type: 'tokenAccount'; url: string; authorities: AuthorityEntry[]; tokenUrl: string; balance: string };
 
-type KeyPageAcc = Extract<SimAccount, { type: 'keyPage' }>;
 type Vote = 'accept' | 'reject' | 'abstain';
 
 interface SetEntry {
@@ -603,7 +602,9 @@ export class SimLedger {
       if (body.type === 'createIdentity' && nUrl(body.url) === principal) return 'anyone';
       return req;
     }
-    const add = (list: AuthorityEntry[]) => list.filter((a) => !a.disabled).forEach((a) => req.add(a.url));
+    const add = (list: AuthorityEntry[]) => {
+      for (const a of list) if (!a.disabled) req.add(a.url);
+    };
     switch (acc.type) {
       case 'liteIdentity':
         req.add(normUrl(acc.url));
@@ -770,7 +771,7 @@ export class SimLedger {
       return;
     }
     const rec = st.txns[m.txHash];
-    if (!rec || rec.status !== 'pending' || !m.signature) return;
+    if (rec?.status !== 'pending' || !m.signature) return;
     const txn = new core.Transaction(rec.transaction);
     let c: ReturnType<SimLedger['checkSignature']>;
     try {
@@ -985,7 +986,7 @@ export class SimLedger {
     } else {
       const parent = parentUrl(url)!;
       const p = this.get(parent);
-      if (!p || p.type !== 'identity') throw new SimError('badRequest', `sub-ADI ${url}: parent ${parent} is not an identity`);
+      if (p?.type !== 'identity') throw new SimError('badRequest', `sub-ADI ${url}: parent ${parent} is not an identity`);
       if (principal !== parent) throw new SimError('badRequest', `sub-ADI ${url} must be created with its parent ${parent} as principal`);
     }
     if (this.get(url)) throw new SimError('conflict', `account ${url} already exists`);

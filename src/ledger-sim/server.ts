@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { core } from 'accumulate.js';
 import { normUrl } from '../ledger/urls.js';
 import { JSONRPC_PROTOCOL_BASE, STATUS } from '../ledger/errors.js';
-import { SimError, SimLedger, type TxRecord } from './ledger.js';
+import { SimError, type SimLedger, type TxRecord } from './ledger.js';
 import { MerkleChain } from './merkle.js';
 
 const MAX_BODY = 4 * 1024 * 1024;

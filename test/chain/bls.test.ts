@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { expand_message_xmd } from '@noble/curves/abstract/hash-to-curve.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { BaseError, bytesToHex, decodeErrorResult, encodeDeployData, hexToBytes, keccak256, stringToHex, toHex, type Address, type Hex } from 'viem';
+import { type BaseError, bytesToHex, decodeErrorResult, encodeDeployData, hexToBytes, keccak256, stringToHex, toHex, type Address, type Hex } from 'viem';
 import { blsHarnessAbi, blsHarnessBytecode, proofAnchorAbi, proofAnchorBytecode } from '../../src/chain/abi/index.js';
 import {
   blsAggregatePublicKeys,
@@ -31,8 +31,7 @@ import {
 import { BLS_POP_DST, BLS_SIG_DST } from '../../src/chain/formulas.js';
 import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, rotateValidatorSet, rotationFor, readValidatorSet } from '../../src/chain/anchor.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
-import { createChainClients } from '../../src/chain/clients.js';
-import { ANVIL_KEYS, ANVIL_ADDRESSES, planFor, quorumSign, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
+import { planFor, quorumSign, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
 
 const blsErrors = [
   { type: 'error', name: 'BLSPrecompileFailed', inputs: [{ name: 'precompile', type: 'uint256' }] },

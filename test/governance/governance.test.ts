@@ -317,7 +317,7 @@ describe('governance and co-signing on the devnet', () => {
 
     const req = await prepareSign({ type: 'pending_tx', target_id: op.tx_hash, identity: A.adi_url, public_key: c.publicKey });
     proxy.settings.failRate = 1;
-    let outage;
+    let outage: Awaited<ReturnType<typeof submitSign>>;
     try {
       outage = await submitSign(req, c);
     } finally {
@@ -371,7 +371,7 @@ describe('governance and co-signing on the devnet', () => {
   it('a ledger outage at the governance signature is a 502 and leaves the operation signing_required; the same signature then succeeds', async () => {
     const op = await prepare(D.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(e.publicKey) }]);
     proxy.settings.failRate = 1;
-    let outage;
+    let outage: Awaited<ReturnType<typeof govSign>>;
     try {
       outage = await govSign(op, d);
     } finally {

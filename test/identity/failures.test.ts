@@ -52,7 +52,7 @@ describe('validation (400, nothing created)', () => {
 
   it('bad keys: not hex, wrong length, not a curve point, small order', async () => {
     const name = uniqueName();
-    for (const public_key of ['zz'.repeat(32), 'ab'.repeat(31), 'ff'.repeat(32), '01' + '00'.repeat(31)]) {
+    for (const public_key of ['zz'.repeat(32), 'ab'.repeat(31), 'ff'.repeat(32), `01${'00'.repeat(31)}`]) {
       const res = await post({ name, public_key });
       expect(res.status, public_key).toBe(400);
       const b = await res.json();

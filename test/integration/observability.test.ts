@@ -18,7 +18,7 @@ describe('metrics and request logs', () => {
     const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: admin.key, body: JSON.stringify({ name: 'm' }) });
     createdKey = (await res.json()).api_key.key;
     await t.call(`/v1/admin/api-keys/${admin.keyId}/rotate`, { method: 'POST', key: createdKey }); // 403: default permissions, no admin scope
-    await t.call('/v1/admin/api-keys', { key: 'ck_live_' + 'Z'.repeat(43) }); // unknown key: 401
+    await t.call('/v1/admin/api-keys', { key: `ck_live_${'Z'.repeat(43)}` }); // unknown key: 401
     await t.call('/v1/unknown/path', { key: createdKey }); // 404
     await t.call('/v1/admin/api-keys', { headers: { 'X-Request-Id': 'trace-abc-123' }, key: admin.key });
   });
@@ -58,6 +58,6 @@ describe('metrics and request logs', () => {
     const traced = requests.find((r) => r.request_id === 'trace-abc-123');
     expect(traced).toMatchObject({ method: 'GET', path: '/v1/admin/api-keys', status: 200, org_id: admin.orgId, key_id: admin.keyId });
     const all = lines.join('\n');
-    for (const secret of [admin.key, createdKey, 'ck_live_' + 'Z'.repeat(43)]) expect(all).not.toContain(secret);
+    for (const secret of [admin.key, createdKey, `ck_live_${'Z'.repeat(43)}`]) expect(all).not.toContain(secret);
   });
 });

@@ -30,8 +30,8 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
   it('401 with the spec texts: missing, malformed, unknown key', async () => {
     await expectError(await t.call('/v1/admin/api-keys'), 401, 'Missing X-API-Key header', 'MISSING_API_KEY');
     await expectError(await t.call('/v1/admin/api-keys', { key: 'ck_live_short' }), 401, 'Invalid API key format', 'INVALID_API_KEY_FORMAT');
-    await expectError(await t.call('/v1/admin/api-keys', { key: 'sk_test_' + 'a'.repeat(43) }), 401, 'Invalid API key format', 'INVALID_API_KEY_FORMAT');
-    await expectError(await t.call('/v1/admin/api-keys', { key: 'ck_live_' + 'a'.repeat(43) }), 401, 'Invalid API key', 'INVALID_API_KEY');
+    await expectError(await t.call('/v1/admin/api-keys', { key: `sk_test_${'a'.repeat(43)}` }), 401, 'Invalid API key format', 'INVALID_API_KEY_FORMAT');
+    await expectError(await t.call('/v1/admin/api-keys', { key: `ck_live_${'a'.repeat(43)}` }), 401, 'Invalid API key', 'INVALID_API_KEY');
   });
 
   it('403 with the spec texts: deactivated (revoked) and expired keys', async () => {

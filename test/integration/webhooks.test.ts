@@ -45,14 +45,14 @@ const identityData = (id: string) => ({
   key_page_url: 'acc://acme.acme/book/1',
   data_account_url: 'acc://acme.acme/data',
   public_key_hash: 'ab'.repeat(32),
-  chain_accounts: [{ chain: 'ethereum-sepolia', chain_id: '11155111', address: '0x' + '11'.repeat(20) }],
+  chain_accounts: [{ chain: 'ethereum-sepolia', chain_id: '11155111', address: `0x${'11'.repeat(20)}` }],
 });
 const completedData = (id: string) => ({
   intent_id: id,
   identity_id: randomUUID(),
   operation_id: 'op-1',
   proof_id: 'proof-1',
-  executions: [{ chain: 'ethereum-sepolia', chain_id: '11155111', tx_hash: '0x' + 'aa'.repeat(32) }],
+  executions: [{ chain: 'ethereum-sepolia', chain_id: '11155111', tx_hash: `0x${'aa'.repeat(32)}` }],
 });
 
 describe.each(dbKinds())('webhooks (%s)', (kind) => {
@@ -445,7 +445,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     const h = got.headers as Record<string, string>;
     expect(() => new Webhook(rotated.body.secret).verify(got.body, h)).not.toThrow();
     expect(() => new Webhook(ep.secret).verify(got.body, h)).not.toThrow();
-    const own = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    const own = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     expect((await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org, body: { secret: own } })).body.secret).toBe(own);
     expect((await api('POST', `/v1/webhooks/endpoints/${ep.id}/rotate-secret`, { org, body: { secret: 'x'.repeat(20) } })).status).toBe(400);
   });
@@ -683,7 +683,7 @@ describe('webhook delivery workflow whose activities give up', () => {
       const [org] = await database.db.insert(organizations).values({ name: 'outage' }).returning();
       const [ep] = await database.db
         .insert(webhookEndpoints)
-        .values({ orgId: org.id, url: 'http://127.0.0.1:9/h', secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64') })
+        .values({ orgId: org.id, url: 'http://127.0.0.1:9/h', secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` })
         .returning();
       const resourceId = randomUUID();
       await database.db.transaction((tx) => recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never));
@@ -722,7 +722,7 @@ describe('webhook attempts on their own task queue', () => {
     receiver.on('/held', () => ({ status: 200, until: held })); // a receiver that answers nothing until released
     try {
       const [org] = await database.db.insert(organizations).values({ name: 'slow receivers' }).returning();
-      const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+      const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
       await database.db.insert(webhookEndpoints).values(Array.from({ length: 5 }, () => ({ orgId: org.id, url: receiver.url('/held'), secret })));
       const resourceId = randomUUID();
       const ev = await database.db.transaction((tx) => recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never));

@@ -57,7 +57,7 @@ describe('prepareExternalSignature on a pending transaction', () => {
     ).catch((e) => e);
     expect(err).toBeInstanceOf(LedgerTransportError);
     expect(err.message).toMatch(/carries a transaction that hashes to [0-9a-f]{64}; refusing/);
-    expect(err.message).not.toContain(HASH + ';');
+    expect(err.message).not.toContain(`${HASH};`);
   });
 
   it('refuses an answer without the transaction (or with only a remote reference)', async () => {

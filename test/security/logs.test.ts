@@ -94,15 +94,15 @@ describe('security: no secret in the logs', () => {
     const account = identity.chain_accounts[0].address;
     const prep = await call(key, 'POST', '/v1/transaction', {
       identity_id: identity.id,
-      intent: { adiUrl: identity.adi_url, legs: [{ legId: 'pay-1', chain: 'ethereum-sepolia', chainId: 11155111, fromAddress: account, toAddress: '0x' + '22'.repeat(20), amount: '1' }] },
+      intent: { adiUrl: identity.adi_url, legs: [{ legId: 'pay-1', chain: 'ethereum-sepolia', chainId: 11155111, fromAddress: account, toAddress: `0x${'22'.repeat(20)}`, amount: '1' }] },
     });
     expect(prep.status, JSON.stringify(prep.body)).toBe(201);
 
     const cfg = devnet.config;
     expect(cfg.sponsorKey).toBeTruthy();
     expect(cfg.relayerPrivateKey).toBeTruthy();
-    secrets['SPONSOR_KEY'] = cfg.sponsorKey!.replace(/^0x/, '');
-    secrets['RELAYER_PRIVATE_KEY'] = cfg.relayerPrivateKey!.replace(/^0x/, '');
+    secrets.SPONSOR_KEY = cfg.sponsorKey!.replace(/^0x/, '');
+    secrets.RELAYER_PRIVATE_KEY = cfg.relayerPrivateKey!.replace(/^0x/, '');
 
     // the logs really are there: requests of the flow, with their request ids, and the worker's provisioning
     expect(lines.length).toBeGreaterThan(20);

@@ -33,7 +33,10 @@ describe('POST /v1/transaction validation', () => {
       ['missing functionSignature', (l) => delete l.contractCall.functionSignature, /leg "rec-ethereum-sepolia-\w+" contractCall\.functionSignature: required/, 'intent.legs[0].contractCall.functionSignature'],
       ['negative amount', (l) => (l.amount = '-1'), /amount: must not be negative/, 'intent.legs[0].amount'],
       ['fractional amount', (l) => (l.amount = '1.5'), /amount: must be a non-negative integer in wei/, 'intent.legs[0].amount'],
-      ['amount ≠ value on a payable call', (l) => ((l.amount = '10'), (l.contractCall.value = '5')), /amount: 10 must equal contractCall\.value 5/, 'intent.legs[0].amount'],
+      ['amount ≠ value on a payable call', (l) => {
+        l.amount = '10';
+        l.contractCall.value = '5';
+      }, /amount: 10 must equal contractCall\.value 5/, 'intent.legs[0].amount'],
       ['unknown chain', (l) => (l.chain = 'moonchain'), /chain: unknown chain "moonchain"/, 'intent.legs[0].chain'],
       ['chainId not the chain', (l) => (l.chainId = 1), /chainId: 1 does not match ethereum-sepolia/, 'intent.legs[0].chainId'],
       ['fromAddress not the account', (l) => (l.fromAddress = '0x000000000000000000000000000000000000bEEF'), /fromAddress: must be the identity's abstract account/, 'intent.legs[0].fromAddress'],
@@ -172,8 +175,8 @@ describe('signature lifecycle', () => {
   it('a submission attempt that outlives its timeout does not mark the intent; the same signature then goes through', async () => {
     const { MockActivityEnvironment } = await import('@temporalio/testing');
     const { createActivities } = await import('../../src/activities/index.js');
-    const { identityActivityDeps } = await import('../../src/activities/identity-deps.js');
-    const acts = createActivities({ db: b.app.db, ...identityActivityDeps(b.app.config) });
+    const { workerActivityDeps } = await import('../../src/activities/worker-deps.js');
+    const acts = createActivities({ db: b.app.db, ...workerActivityDeps(b.app.config) });
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('late-attempt'))]);
     const signature = sign(p.signing_data.hash_to_sign, b.identity.key.secretKey);
     // an attempt whose 1 ms start-to-close timeout ran out while it worked: its submission reaches the ledger

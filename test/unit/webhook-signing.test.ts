@@ -15,7 +15,7 @@ describe('signing', () => {
     const s = generateSecret();
     expect(s).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(isValidSecret(s)).toBe(true);
-    expect(isValidSecret('whsec_' + Buffer.alloc(8).toString('base64'))).toBe(false);
+    expect(isValidSecret(`whsec_${Buffer.alloc(8).toString('base64')}`)).toBe(false);
     expect(isValidSecret('not-a-secret-at-all')).toBe(false);
     expect(() => new Webhook(s)).not.toThrow();
   });
@@ -67,7 +67,7 @@ describe('cli webhook', () => {
     expect(ok).toMatchObject({ code: 0 });
     expect(ok.out).toContain('valid: webhook-id evt_9 identity.active');
     const h = JSON.parse(signed.out) as Record<string, string>;
-    const bad = run(['verify', '--secret', secret, ...Object.entries(h).flatMap(([k, v]) => ['--header', `${k}=${v}`]), '--body', body + ' ']);
+    const bad = run(['verify', '--secret', secret, ...Object.entries(h).flatMap(([k, v]) => ['--header', `${k}=${v}`]), '--body', `${body} `]);
     expect(bad.code).toBe(1);
     expect(run(['verify', '--body', body]).code).toBe(2);
   });
@@ -129,7 +129,7 @@ describe('webhook URL rules', () => {
 });
 
 describe('webhook sender: the address is checked on the connection itself', () => {
-  const secrets = ['whsec_' + Buffer.alloc(32, 7).toString('base64')];
+  const secrets = [`whsec_${Buffer.alloc(32, 7).toString('base64')}`];
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
     receiver = await startReceiver();

@@ -86,5 +86,5 @@ const vectors = {
   }),
 };
 
-writeFileSync(new URL('./formulas.json', import.meta.url), JSON.stringify(vectors, null, 2) + '\n');
+writeFileSync(new URL('./formulas.json', import.meta.url), `${JSON.stringify(vectors, null, 2)}\n`);
 console.log('wrote test/vectors/formulas.json');
