@@ -8,7 +8,7 @@ import { BaseError, ContractFunctionRevertedError, type Address, type Hex, type 
 import { proofAnchorAbi } from './abi/index.js';
 import { waitForReceipt, type ChainClients, type ChainWriter } from './clients.js';
 import { anchorId as computeAnchorId, rotationMessage, validatorSetRoot } from './formulas.js';
-import type { ValidatorRegistration } from './deploy.js';
+import { validatorSetArgs, type ValidatorRegistration } from './deploy.js';
 
 export interface TxOptions {
   /**
@@ -206,15 +206,7 @@ export async function rotateValidatorSet(
     address: anchor,
     abi: proofAnchorAbi,
     functionName: 'rotateValidatorSet',
-    args: [
-      p.validators.map((v) => v.publicKey),
-      p.validators.map((v) => v.proofOfPossession),
-      p.validators.map((v) => v.power),
-      p.thresholdNum ?? 2n,
-      p.thresholdDen ?? 3n,
-      p.signerBitmap,
-      p.signature,
-    ],
+    args: [...validatorSetArgs(p), p.signerBitmap, p.signature],
     gas: opts.gas,
   });
   return waitTx(w, hash);

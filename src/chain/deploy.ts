@@ -33,18 +33,19 @@ export interface SystemParams {
   thresholdDen?: bigint;
 }
 
+/** A validator set as ProofAnchor's constructor and rotateValidatorSet take it: keys, proofs, powers, threshold. */
+export function validatorSetArgs(p: SystemParams) {
+  return [
+    p.validators.map((v) => v.publicKey),
+    p.validators.map((v) => v.proofOfPossession),
+    p.validators.map((v) => v.power),
+    p.thresholdNum ?? 2n,
+    p.thresholdDen ?? 3n,
+  ] as const;
+}
+
 export function proofAnchorInitCode(p: SystemParams): Hex {
-  return encodeDeployData({
-    abi: proofAnchorAbi,
-    bytecode: proofAnchorBytecode,
-    args: [
-      p.validators.map((v) => v.publicKey),
-      p.validators.map((v) => v.proofOfPossession),
-      p.validators.map((v) => v.power),
-      p.thresholdNum ?? 2n,
-      p.thresholdDen ?? 3n,
-    ],
-  });
+  return encodeDeployData({ abi: proofAnchorAbi, bytecode: proofAnchorBytecode, args: validatorSetArgs(p) });
 }
 
 export function accountFactoryInitCode(proofAnchor: Address): Hex {
