@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { parseEther, type Address, type Hex } from 'viem';
 import { createActivities } from '../../src/activities/index.js';
-import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import { createApp } from '../../src/api/app.js';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
 import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
@@ -174,7 +174,7 @@ export async function startBenchDevnet(opts: {
         address: config.temporal.address,
         namespace: config.temporal.namespace,
         taskQueue: config.temporal.taskQueue,
-        activities: createActivities({ db: database.db, webhooks: config.webhooks, ...identityActivityDeps(config) }),
+        activities: createActivities({ db: database.db, webhooks: config.webhooks, ...workerActivityDeps(config) }),
         maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
         shutdownGraceTime: '1s',
       });

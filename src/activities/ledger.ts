@@ -43,6 +43,7 @@ import {
   type TxStatus,
 } from '../ledger/index.js';
 import { beat } from './heartbeat.js';
+import { sleep } from '../net/sleep.js';
 
 /**
  * Credits the setup spends from page 1 before the client's key takes over: CreateDataAccount (25) and
@@ -82,8 +83,6 @@ export interface StepResult {
   submitted: boolean;
   txId?: string;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
 

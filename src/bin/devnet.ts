@@ -1,13 +1,12 @@
 /** `npm start`: the whole gateway on its embedded defaults. */
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadDevnetConfig } from '../config.js';
 import { formatSummary, startDevnet } from '../devnet/index.js';
 import { createLogger } from '../log.js';
 
 async function main() {
   let config;
   try {
-    // the devnet's receivers live on this machine: allow loopback webhook URLs unless the operator says otherwise
-    config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...process.env });
+    config = loadDevnetConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

@@ -2,14 +2,12 @@
  * Production worker process (run N replicas): all workflows and activities on one task queue, and the webhook
  * attempts on that queue's `-webhooks` queue with their own bounded slots (src/temporal/worker.ts).
  */
-import { createActivities } from '../activities/index.js';
-import { assertWorkerDependencies, identityActivityDeps } from '../activities/identity-deps.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { assertWorkerDependencies, ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { ensureSchedules } from '../temporal/schedules.js';
-import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+import { createConfiguredWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { webhookTaskQueue } from '../workflows/webhook-delivery.js';
 
 async function main() {
@@ -26,15 +24,7 @@ async function main() {
     log: (msg, fields) => logger.info(msg, fields),
   });
   await client.connection.close();
-  const { worker, connection } = await createGatewayWorker({
-    address: config.temporal.address,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
-    maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
-    logger,
-    shutdownGraceTime: `${config.shutdownGraceMs}ms`,
-  });
+  const { worker, connection } = await createConfiguredWorker(config, { db: database.db, logger, shutdownGraceTime: `${config.shutdownGraceMs}ms` });
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,
     webhook_task_queue: webhookTaskQueue(config.temporal.taskQueue),

@@ -5,8 +5,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
-import { createActivities } from '../activities/index.js';
-import { identityActivityDeps } from '../activities/identity-deps.js';
 import { createApp } from '../api/app.js';
 import { listen, type RunningServer } from '../api/server.js';
 import type { Config } from '../config.js';
@@ -14,10 +12,11 @@ import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { identities } from '../db/schema.js';
 import type { Logger } from '../log.js';
+import { apiLedgerClient } from '../services/deps.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { loadTemporalProfile, withDataDir, type TemporalProfile } from '../temporal/profile.js';
 import { ensureSchedules } from '../temporal/schedules.js';
-import { createGatewayWorker, installTemporalRuntime } from '../temporal/worker.js';
+import { createConfiguredWorker, installTemporalRuntime } from '../temporal/worker.js';
 import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
 import { ANVIL_DEV_KEY_0, ensureExampleContract } from './contracts.js';
@@ -186,13 +185,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     }
     const bootstrap = await bootstrapAdminKey(database.db, { rateLimitRpm: config.platform.defaultRpm });
 
-    const { worker, connection } = await createGatewayWorker({
-      address: config.temporal.address,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
-      activities: createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) }),
-      maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
-    });
+    const { worker, connection } = await createConfiguredWorker(config, { db: database.db, logger });
     const running = worker.run();
     stack.push({
       name: 'worker',
@@ -210,7 +203,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       log: (msg, fields) => logger.info(msg, fields),
     });
 
-    const app = createApp({ config, database, temporal: client, logger });
+    const app = createApp({ config, database, temporal: client, ledger: apiLedgerClient(config), logger });
     const server: RunningServer = await listen(app, config.api.host, config.api.port);
     stack.push({ name: 'api', stop: server.close });
 

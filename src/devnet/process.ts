@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { readChainId } from '../chain/rpc.js';
+import { sleep } from '../net/sleep.js';
 
 export interface ManagedProcess {
   name: string;
@@ -48,7 +49,7 @@ export function spawnManaged(
   }
   const child = spawn(command, args, {
     cwd: opts.cwd,
-    env: opts.env ?? process.env,
+    env: opts.env, // undefined: the parent's environment
     detached: true,
     // stdout only when it is logged (anvil writes a line per RPC call); stderr always, for its last words
     stdio: ['ignore', out ? 'pipe' : 'ignore', 'pipe'],
@@ -99,7 +100,7 @@ export async function waitUntilReady(
     if (exited) {
       // its last words may still be in the pipes: wait for them to close (briefly; a grandchild may hold them)
       const child = opts.process!.child;
-      if (child.stdout?.readable || child.stderr?.readable) await Promise.race([new Promise((r) => child.once('close', r)), new Promise((r) => setTimeout(r, 500))]);
+      if (child.stdout?.readable || child.stderr?.readable) await Promise.race([new Promise((r) => child.once('close', r)), sleep(500)]);
       const said = opts.process!.outputTail().trim().split('\n').slice(-5).join(' | ');
       throw new Error(`${what} exited before it became ready (exit code ${opts.process?.child.exitCode})${said ? `: ${said}` : ''}`);
     }
@@ -108,7 +109,7 @@ export async function waitUntilReady(
     } catch (err) {
       lastError = (err as Error).message;
     }
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+    await sleep(opts.intervalMs ?? 100);
   }
   throw new Error(`${what} was not ready within ${opts.timeoutMs ?? 30_000} ms${lastError ? `: ${lastError}` : ''}`);
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createSponsor, type Sponsor } from '../identity/sponsor.js';
 import { tx, type LedgerClient } from '../ledger/index.js';
+import { sleep } from '../net/sleep.js';
 
 export function sponsorKeyFile(dataDir: string): string {
   return join(dataDir, 'sponsor.key');
@@ -34,8 +35,6 @@ export interface FundOptions {
   minAcme?: bigint;
   timeoutMs?: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;

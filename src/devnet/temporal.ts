@@ -5,9 +5,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { executableSearchPath } from '../config.js';
 import type { Logger } from '../log.js';
 import { devServerArgs, type TemporalProfile } from '../temporal/profile.js';
 import { portIsFree } from './ports.js';
@@ -27,9 +28,9 @@ function isExecutable(path: string): boolean {
 }
 
 function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+  for (const dir of executableSearchPath()) {
     const candidate = join(dir, name);
-    if (dir && isExecutable(candidate)) return candidate;
+    if (isExecutable(candidate)) return candidate;
   }
   return undefined;
 }

@@ -28,6 +28,7 @@ import { serveValidator } from '../validator/http.js';
 import { loadOrCreateValidatorKeys, type ValidatorKeys } from '../validator/keys.js';
 import { createValidatorNode, type ValidatorNode } from '../validator/node.js';
 import type { QuorumValidator } from '../validator/quorum.js';
+import { sleep } from '../net/sleep.js';
 
 export interface DevnetValidatorsOptions {
   /** keys and state go under `<dataDir>/validators/` */
@@ -108,7 +109,7 @@ async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 30_00
   const deadline = Date.now() + timeoutMs;
   while (!(await fn())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

@@ -7,6 +7,7 @@ import type { HeldKey, LedgerClient, TxStatus } from './client.js';
 import { keyFromSeed, toHex } from './signing.js';
 import * as tx from './tx.js';
 import { liteIdentityUrl, parseAccUrl } from './urls.js';
+import { sleep } from '../net/sleep.js';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -17,7 +18,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
     });
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new LedgerError(`timed out waiting for ${what}`, 'timeout');
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

@@ -359,7 +359,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
         const timedOut = (e as Error)?.name === 'TimeoutError' || (e as Error)?.name === 'AbortError';
         if (!(e instanceof LedgerError)) transient = !timedOut;
         if (transient && attempt < retries.length) {
-          await new Promise((r) => setTimeout(r, retries[attempt]));
+          await sleep(retries[attempt]!);
           continue;
         }
         if (e instanceof LedgerError) throw e;
@@ -617,7 +617,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');
-      await new Promise((r) => setTimeout(r, Math.min(pollDelay(n), left)));
+      await sleep(Math.min(pollDelay(n), left));
     }
   }
 
@@ -763,6 +763,7 @@ function innerKey(sig: any): core.ED25519Signature {
 }
 
 import { sha256 as accSha256 } from 'accumulate.js/common';
+import { sleep } from '../net/sleep.js';
 function sha256Pk(pk: Uint8Array): Uint8Array {
   return accSha256(pk);
 }

@@ -7,6 +7,7 @@ import type { LedgerClient, SignatureInfo, TxStatus } from './client.js';
 import { isNotFound } from './errors.js';
 import type { Vote } from './signing.js';
 import { keyPageUrl, normUrl, parentUrl } from './urls.js';
+import { sleep } from '../net/sleep.js';
 
 const norm = (u: string) => normUrl(u).toLowerCase();
 
@@ -185,6 +186,6 @@ export async function waitForSignature(ledger: LedgerClient, txId: string, publi
     }
     if (st && (st.delivered || st.failed || st.signatures.some((s) => String(s.publicKey ?? '').toLowerCase() === pk))) return st;
     if (st && Date.now() > deadline) return st;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Worker bootstrap: bundles src/workflows/index.ts once and registers the activity factories' output.
- * Used by src/bin/worker.ts (production), the devnet (same process as the API) and the tests.
+ * Used by src/bin/worker.ts (production), the devnet (same process as the API) and the tests; the first two build
+ * it from config with createConfiguredWorker.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -15,8 +16,12 @@ import {
   type State as WorkerState,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { createActivities, type Activities } from '../activities/index.js';
 import type { WebhookActivities } from '../activities/webhooks.js';
+import { workerActivityDeps } from '../activities/worker-deps.js';
 import { blsReady } from '../chain/bls.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
 import type { Logger } from '../log.js';
 import { redactError } from '../net/redact.js';
 import { webhookTaskQueue } from '../workflows/webhook-delivery.js';
@@ -156,4 +161,25 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
     await connection.close();
     throw err;
   }
+}
+
+/**
+ * The gateway's worker as configured: every activity built over `db` from config (ledger, sponsor, chains, relayer,
+ * validators, webhook settings), on the configured Temporal namespace and task queue. `wrap` replaces activities
+ * (the crash tests kill the process after one of them).
+ */
+export function createConfiguredWorker(
+  config: Config,
+  opts: { db: Db; logger?: Logger; shutdownGraceTime?: string; wrap?: (activities: Activities) => Activities },
+): Promise<{ worker: GatewayWorker; connection: NativeConnection }> {
+  const activities = createActivities({ db: opts.db, webhooks: config.webhooks, logger: opts.logger, ...workerActivityDeps(config) });
+  return createGatewayWorker({
+    address: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: opts.wrap ? opts.wrap(activities) : activities,
+    maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
+    logger: opts.logger,
+    shutdownGraceTime: opts.shutdownGraceTime,
+  });
 }

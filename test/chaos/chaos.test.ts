@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
-import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import { blsKeygen, blsSign } from '../../src/chain/bls.js';
@@ -32,7 +32,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function chaosWorker() {
   const c = b.app.config;
-  const deps = identityActivityDeps({
+  const deps = workerActivityDeps({
     ...c,
     ledgerUrl: ledgerProxy.url,
     chains: c.chains.map((ch, i) => ({ ...ch, rpcUrl: chainProxies[i]!.url })),

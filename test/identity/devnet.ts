@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { randomBytes } from 'node:crypto';
-import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import type { ChainConfig, Config } from '../../src/config.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
 import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
@@ -78,7 +78,7 @@ export async function startIdentityDevnet(opts: { blockIntervalMs?: number; vali
 }
 
 export function startWorker(config: Config, db: TestApp['db']) {
-  return startTestWorker(config, { db }, identityActivityDeps(config), { shutdownGraceTime: '1s' });
+  return startTestWorker(config, { db }, workerActivityDeps(config), { shutdownGraceTime: '1s' });
 }
 
 /** The app on a fresh database with this devnet's config, an organization and a read/write key. */

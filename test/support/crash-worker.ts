@@ -6,7 +6,7 @@
  */
 import type { Activities } from '../../src/activities/index.js';
 import { createActivities } from '../../src/activities/index.js';
-import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { createLogger } from '../../src/log.js';
@@ -16,7 +16,7 @@ const config = loadConfig();
 const logger = createLogger('error', { process: 'crash-worker' });
 installTemporalRuntime(logger, { shutdownSignals: [] });
 const database = await openDatabase({ databaseUrl: config.databaseUrl });
-const activities: Activities = createActivities({ db: database.db, webhooks: config.webhooks, logger, ...identityActivityDeps(config) });
+const activities: Activities = createActivities({ db: database.db, webhooks: config.webhooks, logger, ...workerActivityDeps(config) });
 const point = process.env.CRASH_AFTER as keyof Activities;
 const real = activities[point] as ((...a: unknown[]) => Promise<unknown>) | undefined;
 if (!real) throw new Error(`CRASH_AFTER: no activity named ${point}`);

@@ -11,7 +11,7 @@ import { getIntent, type IntentDocument } from '../../src/db/intents.js';
 import { tx } from '../../src/ledger/index.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
 import { testTargetLeg } from '../support/test-target.js';
-import { identityActivityDeps } from '../../src/activities/identity-deps.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import type { ActivityDeps } from '../../src/activities/index.js';
 import { dbKinds, startTestWorker } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
@@ -61,7 +61,7 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
 
 /** A worker for the bench's app, optionally with other activity deps (a tampering executor). */
 export function startCycleWorker(app: CycleBench['app'], deps: Partial<ActivityDeps> = {}) {
-  return startTestWorker(app.config, { db: app.db }, { ...identityActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s' });
+  return startTestWorker(app.config, { db: app.db }, { ...workerActivityDeps(app.config), ...deps }, { shutdownGraceTime: '1s' });
 }
 
 /** A fresh TestTarget. Intents in flight together each need their own: expectedState (its lastArg slot) is proven

@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertWorkerDependencies, workerDependencyProblems } from '../../src/activities/identity-deps.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { assertWorkerDependencies, ConfigError, loadConfig, workerDependencyProblems } from '../../src/config.js';
 import { openDatabase, PGLITE_LOCK_FILE } from '../../src/db/client.js';
 import { configProblems } from '../support/config.js';
 

@@ -7,8 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { workerDependencyProblems } from '../../src/activities/identity-deps.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, workerDependencyProblems } from '../../src/config.js';
 
 const FULL = {
   LEDGER_URL: 'https://ledger.example.test',
