@@ -6,7 +6,7 @@
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../src/api/app.js';
-import { listen } from '../src/api/server.js';
+import { listen } from '../src/net/server.js';
 import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/db/api-keys.js';
 import { openDatabase } from '../src/db/client.js';

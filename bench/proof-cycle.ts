@@ -45,8 +45,9 @@ import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../sr
 import { anchorMessage } from '../src/chain/formulas.js';
 import { intentChains } from '../src/db/schema.js';
 import { createLedgerClient, tx } from '../src/ledger/index.js';
-import { buildIntent, INTENT_MEMO, planIntentAnchor } from '../src/proof/intent.js';
-import { attestRequestFor, createQuorumClient, observeRequestFor, type QuorumClient } from '../src/validator/quorum.js';
+import { buildIntent, INTENT_MEMO, planIntentAnchor } from '../src/protocol/intent/index.js';
+import { attestRequestFor, observeRequestFor } from '../src/protocol/validator-wire.js';
+import { createQuorumClient, type QuorumClient } from '../src/validator/quorum.js';
 import type { ChainWriter } from '../src/chain/clients.js';
 import {
   ANVIL_KEY_2,

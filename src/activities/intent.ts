@@ -35,9 +35,10 @@ import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, 
 import type { Logger } from '../log.js';
 import { assembleBundle, serializeBundle } from '../proof/bundle.js';
 import { custodyTrail } from '../proof/custody-trail.js';
-import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../proof/cycle-record.js';
-import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../proof/intent.js';
-import { attestRequestFor, createQuorumClient, observeRequestFor, QuorumUnreachableError, type QuorumClient } from '../validator/quorum.js';
+import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../protocol/cycle-record.js';
+import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../protocol/intent/index.js';
+import { attestRequestFor, observeRequestFor } from '../protocol/validator-wire.js';
+import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../validator/quorum.js';
 import type { ChainAccess } from './chain-access.js';
 import { attemptDeadline, beat, heartbeating } from './heartbeat.js';
 

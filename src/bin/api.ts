@@ -1,6 +1,6 @@
 /** Production API process: one Temporal client, one database pool, no state of its own (scale out freely). */
 import { createApp } from '../api/app.js';
-import { listen } from '../api/server.js';
+import { listen } from '../net/server.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';

@@ -3,7 +3,7 @@
  * written with its event (src/db/events.ts) in the same transaction.
  */
 import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import type { ChainCycleRecord } from '../proof/cycle-record.js';
+import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { preparedPerDb } from './prepared.js';

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
 import { createApp } from '../api/app.js';
-import { listen, type RunningServer } from '../api/server.js';
+import { listen, type RunningServer } from '../net/server.js';
 import type { Config } from '../config.js';
 import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';

@@ -23,7 +23,7 @@ import { bytesToHex, hexToBytes, type Address, type Hex } from 'viem';
 import { deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
 import type { ChainEntry, SystemContracts } from '../chain/registry.js';
 import { createLedgerClient, liteIdentityUrl, tx, type HeldKey, type LedgerClient } from '../ledger/index.js';
-import type { RunningServer } from '../api/server.js';
+import type { RunningServer } from '../net/server.js';
 import { serveValidator } from '../validator/http.js';
 import { loadOrCreateValidatorKeys, type ValidatorKeys } from '../validator/keys.js';
 import { createValidatorNode, type ValidatorNode } from '../validator/node.js';

@@ -26,10 +26,10 @@ import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
 import { canonicalJson, compareCodePoints } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
-import { createBlockTrieCache, fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
-import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
-import { parseIntentEntries, planIntentAnchor, type ExpectedState } from './intent.js';
-import type { ChainCycleRecord, CycleRecord, LegCycleRecord, QuorumRecord } from './cycle-record.js';
+import { createBlockTrieCache, fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../chain/effects/evm-proofs.js';
+import { rlpIndexKey, verifyMptProof } from '../chain/effects/mpt.js';
+import { parseIntentEntries, planIntentAnchor, type ExpectedState } from '../protocol/intent/index.js';
+import type { ChainCycleRecord, CycleRecord, LegCycleRecord, QuorumRecord } from '../protocol/cycle-record.js';
 
 export const BUNDLE_VERSION = 'pgw-proof-bundle/1';
 

@@ -6,7 +6,7 @@
  */
 import type { CustodyEvent, CustodyEventType } from './custody.js';
 import { custodyEvent } from './custody.js';
-import type { ChainCycleRecord } from './cycle-record.js';
+import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 
 export interface CustodyInput {
   intentId: string;

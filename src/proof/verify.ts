@@ -59,12 +59,12 @@ import { anchorMessage, canonicalJson, eventsHash, meetsThreshold, validatorSetR
 import { createLedgerClient } from '../ledger/client.js';
 import { publicKeyHash, transactionHash, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { verifyReceipt } from '../ledger/receipt.js';
-import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../validator/evm-proofs.js';
-import { rlpIndexKey, verifyMptProof } from '../validator/mpt.js';
-import { expectedEventEmitted, findExecutedEvent, resultIdOf } from '../validator/node.js';
-import { encodeProofResult, PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../validator/record.js';
+import { decodeReceipt, headerHash, verifyStorageProof, type RawBlock } from '../chain/effects/evm-proofs.js';
+import { rlpIndexKey, verifyMptProof } from '../chain/effects/mpt.js';
+import { expectedEventEmitted, findExecutedEvent } from '../chain/effects/events.js';
+import { encodeProofResult, PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, parseProofResult, recomputeProofResult, resultIdOf, type ProofResultRecord } from '../protocol/result-record.js';
 import { BUNDLE_VERSION, HEADER_INT_FIELDS, bundleHash, bundleSchemaProblems, type BundleChain, type BundleLedgerReceipt, type ProofBundle, type ProvenEvmTx } from './bundle.js';
-import { INTENT_MEMO, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from './intent.js';
+import { INTENT_MEMO, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../protocol/intent/index.js';
 
 export interface BundleCheck {
   name: string;

@@ -4,8 +4,7 @@
  * by reading the ledger and the chains. Plain JSON (strings for integers), so it travels through Temporal.
  */
 import type { Address, Hex } from 'viem';
-import type { AuthorityReport } from '../validator/node.js';
-import type { QuorumResult } from '../validator/quorum.js';
+import type { AuthorityReport } from './validator-wire.js';
 
 /** One quorum round's aggregate (pre- or post-execution). */
 export interface QuorumRecord {
@@ -67,8 +66,17 @@ export interface CycleRecord {
   failedLegs?: { legId: string; chain: string; reason: string }[];
 }
 
+/** What the record keeps of a quorum round's result (the quorum client's QuorumResult). */
+export interface QuorumRound {
+  message: Hex;
+  aggregateSignature: Hex;
+  signerBitmap: bigint;
+  signers: number[];
+  outcomes: readonly { index: number; status: string; code?: string; reason?: string }[];
+}
+
 /** The stored form of a quorum round's result. */
-export function quorumRecord(q: QuorumResult<unknown>): QuorumRecord {
+export function quorumRecord(q: QuorumRound): QuorumRecord {
   return {
     message: q.message,
     aggregateSignature: q.aggregateSignature,

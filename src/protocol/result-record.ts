@@ -1,10 +1,9 @@
 /**
- * The proof_result record, version 2 (certen.md §5 "proof_result v2", adapted): one double-hash data entry on
- * the protocol ADI's execution-results account, each part an ASCII `key=value` line in the fixed order of
- * PROOF_RESULT_FIELDS. The record carries everything needed to recompute the result hash
+ * The proof_result record, version 2: one double-hash data entry on the protocol ADI's execution-results account,
+ * each part an ASCII `key=value` line in the fixed order of PROOF_RESULT_FIELDS. The record carries everything needed to recompute the result hash
  * (formulas.resultHash) and the signed result message, and to check the aggregate BLS signature.
  */
-import { type Address, type Hex } from 'viem';
+import { encodeAbiParameters, keccak256, type Address, type Hex } from 'viem';
 import { resultHash, resultMessage, type ExecutionResult } from '../chain/formulas.js';
 
 export const PROOF_RESULT_ENTRY_TYPE = 'pgw:proof_result:v2';
@@ -116,4 +115,9 @@ export function recomputeProofResult(r: ProofResultRecord): { resultHash: Hex; m
       validatorSetRoot: r.validator_set_root as Hex,
     }),
   };
+}
+
+/** Identity of one result record: one per (anchor, leaf). */
+export function resultIdOf(anchorId: Hex | string, leafIndex: string | number | bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [anchorId as Hex, BigInt(leafIndex)]));
 }

@@ -1,14 +1,12 @@
 /**
- * A validator's HTTP API (Hono):
- *   GET  /v1/info                   keys, key page, chains
- *   POST /v1/attest   AttestRequest     -> 200 AttestResponse | 422 {ok:false, code, reason}
- *   POST /v1/observe  ObserveRequest    -> 200 ObserveResponse | 422 ...
- *   POST /v1/results  WriteResultRequest -> 200 WriteResultResponse | 422 ...
- * Unexpected failures answer 500 {ok:false, code:'INTERNAL', reason}.
+ * A validator's HTTP API (Hono), whose paths and bodies src/protocol/validator-wire.ts states: GET /v1/info (keys,
+ * key page, chains), POST /v1/attest, /v1/observe and /v1/results. A refusal answers 422 {ok:false, code, reason},
+ * a body that is not JSON 400, and unexpected failures 500 {ok:false, code:'INTERNAL', reason}.
  */
 import { Hono } from 'hono';
-import { listen, type RunningServer } from '../api/server.js';
+import { listen, type RunningServer } from '../net/server.js';
 import { blsReady } from '../chain/bls.js';
+import { VALIDATOR_API } from '../protocol/validator-wire.js';
 import { ValidatorRefusal, type ValidatorNode } from './node.js';
 
 export function createValidatorApp(node: ValidatorNode): Hono {
@@ -27,11 +25,11 @@ export function createValidatorApp(node: ValidatorNode): Hono {
       return c.json({ ok: false, code: 'INTERNAL', reason: (e as Error).message, validatorIndex: node.index }, 500);
     }
   };
-  app.get('/v1/info', (c) => c.json(node.info()));
-  app.get('/v1/health', (c) => c.json({ status: 'healthy', index: node.index }));
-  app.post('/v1/attest', run((b) => node.attest(b)));
-  app.post('/v1/observe', run((b) => node.observe(b)));
-  app.post('/v1/results', run((b) => node.writeResult(b)));
+  app.get(VALIDATOR_API.info, (c) => c.json(node.info()));
+  app.get(VALIDATOR_API.health, (c) => c.json({ status: 'healthy', index: node.index }));
+  app.post(VALIDATOR_API.attest, run((b) => node.attest(b)));
+  app.post(VALIDATOR_API.observe, run((b) => node.observe(b)));
+  app.post(VALIDATOR_API.results, run((b) => node.writeResult(b)));
   return app;
 }
 

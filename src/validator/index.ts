@@ -1,9 +1,6 @@
-/** The validator network: node, HTTP API, quorum library, effect proofs, result record. */
+/** The validator network: node, HTTP API, quorum client, keys, store. The wire types are in src/protocol/. */
 export * from './node.js';
 export * from './http.js';
 export * from './quorum.js';
 export * from './keys.js';
-export * from './record.js';
-export * from './evm-proofs.js';
-export * from './mpt.js';
 export * from './store.js';

@@ -37,11 +37,32 @@ import { blockAtOrBefore, scanLogs } from '../chain/logs.js';
 import { anchorMessage, eventsHash, meetsThreshold, resultHash, resultMessage, type ExecutionResult, type ResultLog } from '../chain/formulas.js';
 import type { ChainEntry } from '../chain/registry.js';
 import { dataEntryHash, tx as ledgerTx, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
-import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type ExpectedEvent, type IntentAnchorPlan } from '../proof/intent.js';
-import { createBlockTrieCache, EffectDataUnavailable, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from './evm-proofs.js';
-import { MptProofError } from './mpt.js';
+import { INTENT_MEMO, IntentError, parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../protocol/intent/index.js';
+import { expectedEventEmitted, findExecutedEvent } from '../chain/effects/events.js';
+import { createBlockTrieCache, EffectDataUnavailable, EffectProofError, fetchVerifiedBlock, proveReceipt, proveStorage, proveTransaction } from '../chain/effects/evm-proofs.js';
+import { MptProofError } from '../chain/effects/mpt.js';
 import type { ValidatorKeys } from './keys.js';
-import { PROOF_RESULT_ENTRY_TYPE, PROOF_RESULT_FIELDS, PROOF_RESULT_FORMAT, PROOF_RESULT_MEMO, PROOF_RESULT_VERSION, encodeProofResult, parseProofResult, type ProofResultRecord } from './record.js';
+import {
+  PROOF_RESULT_ENTRY_TYPE,
+  PROOF_RESULT_FIELDS,
+  PROOF_RESULT_FORMAT,
+  PROOF_RESULT_MEMO,
+  PROOF_RESULT_VERSION,
+  encodeProofResult,
+  parseProofResult,
+  resultIdOf,
+  type ProofResultRecord,
+} from '../protocol/result-record.js';
+import type {
+  AttestRequest,
+  AttestResponse,
+  AuthorityReport,
+  ObserveRequest,
+  ObserveResponse,
+  ValidatorInfo,
+  WriteResultRequest,
+  WriteResultResponse,
+} from '../protocol/validator-wire.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
 
 export class ValidatorRefusal extends Error {
@@ -82,123 +103,6 @@ async function proofStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
  * proven before then: the on-chain conflict search starts at a block from created_at - 2 * CLOCK_SKEW_S.
  */
 export const CLOCK_SKEW_S = 300;
-
-// ------------------------------------------------------------------------------------------------ wire types
-
-export interface AnchorRef {
-  proofAnchor?: Address;
-  commitmentRoot: Hex;
-  operationId: Hex;
-  ledgerTxHash: Hex;
-  /** decimal string */
-  leafCount: string;
-  anchorId: Hex;
-}
-
-export interface AttestRequest {
-  /** ledger transaction that wrote the intent: acc://<hash>@<data account> */
-  intentTxId: string;
-  /** chain name or id */
-  chain: string;
-  anchor: AnchorRef;
-}
-
-export interface AuthorityReport {
-  keyBook: string;
-  keyPage: string;
-  keyPageVersion: number;
-  threshold: number;
-  signatures: number;
-  /** how many of `signatures` came through delegate books (one per delegate whose page met its threshold) */
-  delegated?: number;
-}
-
-export interface AttestResponse {
-  ok: true;
-  kind: 'attestation';
-  validatorIndex: number;
-  publicKey: Hex;
-  chainId: string;
-  anchorId: Hex;
-  operationId: Hex;
-  validatorSetRoot: Hex;
-  message: Hex;
-  signature: Hex;
-  authority: AuthorityReport;
-  legs: string[];
-  elapsedMs: number;
-}
-
-export interface ObserveRequest {
-  intentTxId: string;
-  chain: string;
-  anchorId: Hex;
-  /** leaf index of the leg in the anchor (decimal string or number) */
-  leafIndex: string | number;
-  executionTxHash: Hex;
-}
-
-export interface ObservedResult {
-  chainId: string;
-  txHash: Hex;
-  blockNumber: string;
-  blockHash: Hex;
-  blockTimestamp: string;
-  transactionsRoot: Hex;
-  receiptsRoot: Hex;
-  stateRoot: Hex;
-  status: number;
-  txIndex: string;
-  gasUsed: string;
-  eventsHash: Hex;
-  eventCount: number;
-  executionCommitment: Hex;
-}
-
-export interface ObserveResponse {
-  ok: true;
-  kind: 'observation';
-  validatorIndex: number;
-  publicKey: Hex;
-  anchorId: Hex;
-  leafIndex: string;
-  legId: string;
-  validatorSetRoot: Hex;
-  resultHash: Hex;
-  message: Hex;
-  signature: Hex;
-  result: ObservedResult;
-  confirmations: number;
-  checks: { callBinding: 'calldata' | 'event'; expectedEvents: number; expectedState: number };
-  elapsedMs: number;
-}
-
-export interface WriteResultRequest extends ObserveRequest {
-  aggregateSignature: Hex;
-  /** decimal string */
-  signerBitmap: string;
-}
-
-export interface WriteResultResponse {
-  ok: true;
-  kind: 'result-write';
-  written: boolean;
-  resultId: Hex;
-  resultsAccount: string;
-  txId: string;
-  entryHash?: string;
-  record: ProofResultRecord;
-}
-
-export interface ValidatorInfo {
-  index: number;
-  blsPublicKey: Hex;
-  proofOfPossession: Hex;
-  ed25519PublicKey: Hex;
-  keyPage: string;
-  resultsAccount: string;
-  chains: { name: string; chainId: number }[];
-}
 
 // ------------------------------------------------------------------------------------------------ node
 
@@ -258,7 +162,6 @@ function setBounded<K, V>(m: Map<K, V>, k: K, v: V, max = 10_000) {
   m.set(k, v);
 }
 
-const EXECUTED_TOPIC = toEventSelector('Executed(bytes32,uint256,bytes32)');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
@@ -878,41 +781,4 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       return p;
     },
   };
-}
-
-/** The account's Executed(anchorId, leafIndex, executionCommitment) log among `logs` (a proven receipt's), if any. */
-export function findExecutedEvent(
-  logs: readonly ResultLog[],
-  p: { account: Address; anchorId: Hex; leafIndex: bigint; executionCommitment: Hex },
-): ResultLog | undefined {
-  return logs.find(
-    (l) =>
-      getAddress(l.address) === getAddress(p.account) &&
-      l.topics[0]?.toLowerCase() === EXECUTED_TOPIC &&
-      l.topics[1]?.toLowerCase() === p.anchorId.toLowerCase() &&
-      (() => {
-        try {
-          const [li, ec] = decodeAbiParameters([{ type: 'uint256' }, { type: 'bytes32' }], l.data);
-          return li === p.leafIndex && ec.toLowerCase() === p.executionCommitment.toLowerCase();
-        } catch {
-          return false;
-        }
-      })(),
-  );
-}
-
-/** Whether an intent's expected event (contract, topic0, indexed topics, data hash) is among `logs`. */
-export function expectedEventEmitted(logs: readonly ResultLog[], ev: ExpectedEvent): boolean {
-  return logs.some(
-    (l) =>
-      getAddress(l.address) === getAddress(ev.contract) &&
-      l.topics[0]?.toLowerCase() === ev.topic0.toLowerCase() &&
-      (ev.topics ?? []).every((t, i) => t === null || l.topics[i + 1]?.toLowerCase() === t.toLowerCase()) &&
-      (!ev.data_hash || keccak256(l.data).toLowerCase() === ev.data_hash.toLowerCase()),
-  );
-}
-
-/** Identity of one result record: one per (anchor, leaf). */
-export function resultIdOf(anchorId: Hex | string, leafIndex: string | number | bigint): Hex {
-  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [anchorId as Hex, BigInt(leafIndex)]));
 }

@@ -17,7 +17,7 @@ import type { Address, Hex } from 'viem';
 import { blsAggregateSignatures, blsSignatureProblem, blsVerify, blsVerifyAggregate, g2FromEip2537, signerBitmap as toBitmap } from '../chain/bls.js';
 import { resultMessage } from '../chain/formulas.js';
 import { resetTolerantFetch } from '../net/fetch.js';
-import type { AttestRequest, AttestResponse, ObserveRequest, ObserveResponse, WriteResultResponse } from './node.js';
+import { VALIDATOR_API, type AttestRequest, type AttestResponse, type ObserveRequest, type ObserveResponse, type WriteResultResponse } from '../protocol/validator-wire.js';
 
 export interface QuorumValidator {
   /** position in the on-chain validator set (bit of the signer bitmap) */
@@ -311,12 +311,12 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     validators,
     attest(req, expect, o) {
       const want = expect.message.toLowerCase();
-      return round<AttestResponse>('/v1/attest', req, opts.attestTimeoutMs ?? 10_000, o?.settle ?? opts.settle ?? 'all', (r) =>
+      return round<AttestResponse>(VALIDATOR_API.attest, req, opts.attestTimeoutMs ?? 10_000, o?.settle ?? opts.settle ?? 'all', (r) =>
         typeof r.message === 'string' && r.message.toLowerCase() === want ? want as Hex : { error: `signed message ${String(r.message)} is not the expected ${want}` },
       );
     },
     async observe(req, expect, o) {
-      const res = await round<ObserveResponse>('/v1/observe', req, opts.observeTimeoutMs ?? 120_000, o?.settle ?? opts.settle ?? 'all', (r) => {
+      const res = await round<ObserveResponse>(VALIDATOR_API.observe, req, opts.observeTimeoutMs ?? 120_000, o?.settle ?? opts.settle ?? 'all', (r) => {
         if (typeof r.resultHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(r.resultHash)) return { error: 'no result hash' };
         const m = resultMessage({
           chainId: expect.chainId,
@@ -341,36 +341,11 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
       const body = { ...req, aggregateSignature: postQ.aggregateSignature, signerBitmap: postQ.signerBitmap.toString() };
       for (const i of order) {
         const v = byIndex.get(i)!;
-        const r = await post<WriteResultResponse>(v, '/v1/results', body, opts.writeTimeoutMs ?? 90_000);
+        const r = await post<WriteResultResponse>(v, VALIDATOR_API.results, body, opts.writeTimeoutMs ?? 90_000);
         if (r.ok) return { ...r.data, writtenBy: i, attempts };
         attempts.push({ index: i, url: v.url, ...r.outcome });
       }
       throw new Error(`no validator wrote the result: ${attempts.map((a) => `${a.index} ${a.status} ${a.reason ?? ''}`).join('; ')}`);
     },
   };
-}
-
-/** The attest request for an anchor planned with proof/intent.planIntentAnchor (or formulas.planAnchor). */
-export function attestRequestFor(
-  intentTxId: string,
-  chain: string,
-  plan: { anchor: Address; commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; anchorId: Hex },
-): AttestRequest {
-  return {
-    intentTxId,
-    chain,
-    anchor: {
-      proofAnchor: plan.anchor,
-      commitmentRoot: plan.commitmentRoot,
-      operationId: plan.operationId,
-      ledgerTxHash: plan.ledgerTxHash,
-      leafCount: plan.leafCount.toString(),
-      anchorId: plan.anchorId,
-    },
-  };
-}
-
-/** The observe request for leaf `leafIndex` of an anchor executed by `executionTxHash`. */
-export function observeRequestFor(intentTxId: string, chain: string, anchorId: Hex, leafIndex: number | bigint, executionTxHash: Hex): ObserveRequest {
-  return { intentTxId, chain, anchorId, leafIndex: leafIndex.toString(), executionTxHash };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, type RunningServer } from '../../src/api/server.js';
+import { listen, type RunningServer } from '../../src/net/server.js';
 import { apiKeys, organizations } from '../../src/db/schema.js';
 import { startTestApp, type TestApp } from '../support/platform.js';
 

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen } from '../../src/api/server.js';
+import { listen } from '../../src/net/server.js';
 import { apiKeys } from '../../src/db/schema.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';

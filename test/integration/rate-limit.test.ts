@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApp } from '../../src/api/app.js';
-import { listen, type RunningServer } from '../../src/api/server.js';
+import { listen, type RunningServer } from '../../src/net/server.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { PROJECT_ROOT } from '../../src/devnet/temporal.js';
 import { createScratchDatabase } from '../../src/devnet/postgres.js';

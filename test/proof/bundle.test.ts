@@ -17,10 +17,10 @@ import type { ChainWriter } from '../../src/chain/clients.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
 import type { TxStatus } from '../../src/ledger/index.js';
 import { assembleBundle, bundleHash, bundleSchemaProblems, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
-import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/proof/cycle-record.js';
-import { planIntentAnchor, type CanonicalIntent } from '../../src/proof/intent.js';
+import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/protocol/cycle-record.js';
+import { planIntentAnchor, type CanonicalIntent } from '../../src/protocol/intent/index.js';
 import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
-import { attestRequestFor, observeRequestFor } from '../../src/validator/quorum.js';
+import { attestRequestFor, observeRequestFor } from '../../src/protocol/validator-wire.js';
 import { held } from '../ledger-conformance/harness.js';
 import { CHAIN, CHAIN_B, createIdentity, intentFor, recordLeg, startTestDevnet, writeIntent, type Identity, type TestDevnet } from '../validator/devnet.js';
 

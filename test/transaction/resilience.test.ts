@@ -16,7 +16,7 @@ import type { Address, Hex } from 'viem';
 import { proofAnchorAbi, testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import type { SendExecution } from '../../src/activities/intent.js';
-import { parseProofResult } from '../../src/validator/record.js';
+import { parseProofResult } from '../../src/protocol/result-record.js';
 import { AMOY, api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, startCycleWorker, transferLeg, waitIntent, type CycleBench } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -7,7 +7,7 @@ import { request, Agent } from 'node:http';
 import { connect } from 'node:net';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listen, type RunningServer } from '../../src/api/server.js';
+import { listen, type RunningServer } from '../../src/net/server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let server: RunningServer | undefined;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concatHex, createPublicClient, createWalletClient, http, keccak256, numberToHex, stringToHex, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
-import { borStateSyncTxHash, fetchVerifiedBlock, proveReceipt, proveTransaction, type RawBlock } from '../../src/validator/evm-proofs.js';
+import { borStateSyncTxHash, fetchVerifiedBlock, proveReceipt, proveTransaction, type RawBlock } from '../../src/chain/effects/evm-proofs.js';
 
 const KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const; // anvil's first dev account
 let anvil: AnvilHandle;

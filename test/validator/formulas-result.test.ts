@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { concatHex, keccak256, numberToHex, stringToHex, type Hex } from 'viem';
 import { RESULT_DOMAIN, eventsHash, resultHash, resultMessage, type ExecutionResult } from '../../src/chain/formulas.js';
-import { PROOF_RESULT_FIELDS, encodeProofResult, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../../src/validator/record.js';
+import { PROOF_RESULT_FIELDS, encodeProofResult, parseProofResult, recomputeProofResult, type ProofResultRecord } from '../../src/protocol/result-record.js';
 
 const h = (s: string) => keccak256(stringToHex(s));
 const r: ExecutionResult = {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseAbi, stringToHex, type Address, type Hex } from 'viem';
 import { anchorId, canonicalJson, executionCommitment, operationId } from '../../src/chain/formulas.js';
-import { IntentError, buildIntent, encodeCall, intentEntries, legsForChain, parseIntentEntries, planIntentAnchor, type IntentInput } from '../../src/proof/intent.js';
+import { IntentError, buildIntent, encodeCall, intentEntries, legsForChain, parseIntentEntries, planIntentAnchor, type IntentInput } from '../../src/protocol/intent/index.js';
 
 const ACCOUNT = '0x1111111111111111111111111111111111111111' as Address;
 const TARGET = '0x2222222222222222222222222222222222222222' as Address;

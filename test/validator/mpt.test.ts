@@ -1,7 +1,7 @@
 /** Our MPT against known roots, its proofs, and proof verification failures. */
 import { describe, expect, it } from 'vitest';
 import { stringToBytes, toHex, type Hex } from 'viem';
-import { EMPTY_TRIE_ROOT, MptProofError, buildTrie, rlpIndexKey, verifyMptProof } from '../../src/validator/mpt.js';
+import { EMPTY_TRIE_ROOT, MptProofError, buildTrie, rlpIndexKey, verifyMptProof } from '../../src/chain/effects/mpt.js';
 
 const kv = (k: string, v: string) => ({ key: stringToBytes(k), value: stringToBytes(v) });
 

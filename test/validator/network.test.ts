@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { keccak256, stringToHex, toHex, type Hex } from 'viem';
 import { readAnchorState } from '../../src/chain/anchor.js';
 import { blsAggregatePublicKeys, blsKeygen, blsSign, blsVerify } from '../../src/chain/bls.js';
-import { INTENT_MEMO } from '../../src/proof/intent.js';
+import { INTENT_MEMO } from '../../src/protocol/intent/index.js';
 import { tx } from '../../src/ledger/index.js';
-import { parseProofResult, PROOF_RESULT_FIELDS, recomputeProofResult, type ProofResultRecord } from '../../src/validator/record.js';
+import { parseProofResult, PROOF_RESULT_FIELDS, recomputeProofResult, type ProofResultRecord } from '../../src/protocol/result-record.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumResult } from '../../src/validator/quorum.js';
-import type { AttestResponse } from '../../src/validator/node.js';
+import type { AttestResponse } from '../../src/protocol/validator-wire.js';
 import { held } from '../ledger-conformance/harness.js';
 import {
   CHAIN,
@@ -466,7 +466,7 @@ describe('validator network', () => {
     const { createAccount, executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
     const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
     const { anchorMessage } = await import('../../src/chain/formulas.js');
-    const { planIntentAnchor } = await import('../../src/proof/intent.js');
+    const { planIntentAnchor } = await import('../../src/protocol/intent/index.js');
     const { parseEther } = await import('viem');
     const onB = await createAccount(d.wB, d.vn.contracts.accountFactory, id.url);
     expect(onB.address).toBe(id.account); // same account on every chain
@@ -542,8 +542,8 @@ describe('validator network', () => {
     // a junk entry under this leg's result id, written by a key of the protocol page (any one of them can)
     const { join } = await import('node:path');
     const { loadOrCreateValidatorKeys } = await import('../../src/validator/keys.js');
-    const { encodeProofResult, PROOF_RESULT_MEMO } = await import('../../src/validator/record.js');
-    const { resultIdOf } = await import('../../src/validator/node.js');
+    const { encodeProofResult, PROOF_RESULT_MEMO } = await import('../../src/protocol/result-record.js');
+    const { resultIdOf } = await import('../../src/protocol/result-record.js');
     const resultId = resultIdOf(a.plan.anchorId, 0);
     const k6 = loadOrCreateValidatorKeys(join(d.dataDir, 'validators'), 6);
     const junk = Object.fromEntries(PROOF_RESULT_FIELDS.map((f) => [f, f === 'entry_type' ? 'pgw:proof_result:v2' : f === 'result_id' ? resultId : '0'])) as ProofResultRecord;
@@ -730,7 +730,7 @@ describe('validator network', () => {
     // every signer refuses: its cached observation names a block that is no longer the chain's
     expect(String(e.message)).toMatch(/no validator wrote the result/);
     expect(String(e.message).match(/refused block \d+ is now 0x[0-9a-f]{64}, observed/g)).toHaveLength(post.signers.length);
-    const { resultIdOf } = await import('../../src/validator/node.js');
+    const { resultIdOf } = await import('../../src/protocol/result-record.js');
     const resultId = resultIdOf(a.plan.anchorId, 0);
     const entries = await d.ledger.readDataEntries(d.vn.protocol.resultsAccount);
     expect(entries.map((x) => parseProofResult(x.data, true)).filter((r) => r?.result_id === resultId)).toHaveLength(0);

@@ -27,8 +27,8 @@ import {
 import type { PreparedIntentTx } from '../../db/schema.js';
 import { createLedgerClient, LedgerInputError, LedgerTransportError, tx } from '../../ledger/index.js';
 import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../../protocol/failures.js';
-import { buildIntent, INTENT_MEMO, IntentError } from '../../proof/intent.js';
-import { intentLegsFromRequest, IntentRequestError } from '../../proof/request.js';
+import { buildIntent, INTENT_MEMO, IntentError } from '../../protocol/intent/index.js';
+import { intentLegsFromRequest, IntentRequestError } from '../../protocol/intent/request.js';
 import type { intentWorkflow, IntentWorkflowInput, SubmitSignatureArgs, SubmitSignatureResult } from '../../workflows/intent.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from '../../workflows/search-attributes.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';

@@ -1,6 +1,6 @@
 /** Intents, their proof cycle per chain, and the proofs they end in. */
 import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import type { ChainCycleRecord } from '../../proof/cycle-record.js';
+import type { ChainCycleRecord } from '../../protocol/cycle-record.js';
 import { createdAt, updatedAt } from './columns.js';
 import { identities } from './identities.js';
 import { organizations } from './platform.js';
@@ -61,7 +61,7 @@ export interface PreparedIntentTx {
 
 /**
  * The proof cycle of one intent on one chain (a child workflow each): its stage and the cycle record
- * (src/proof/cycle-record.ts ChainCycleRecord) filled step by step.
+ * (src/protocol/cycle-record.ts ChainCycleRecord) filled step by step.
  */
 export const intentChains = pgTable(
   'intent_chains',

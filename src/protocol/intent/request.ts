@@ -1,5 +1,5 @@
 /**
- * From the API's intent shapes (spec §2.2) to the canonical intent's input: every leg checked against the chain
+ * From the API's intent shapes to the canonical intent's input: every leg checked against the chain
  * registry and the identity's accounts, with a message naming the leg and the field.
  *
  *   multi-leg        { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount, contractCall? }] }
@@ -7,7 +7,8 @@
  *                    → one native-transfer leg on toChain
  */
 import { parseEther, type Address } from 'viem';
-import { ADDRESS_RULE, checkedAddress, type ContractCallInput, type IntentInput, type LegInput } from './intent.js';
+import { ADDRESS_RULE, checkedAddress, UINT } from './fields.js';
+import type { ContractCallInput, IntentInput, LegInput } from './model.js';
 
 export class IntentRequestError extends Error {
   constructor(
@@ -40,7 +41,6 @@ export interface RequestContext {
 }
 
 export const MAX_LEGS = 16;
-const UINT = /^(0|[1-9][0-9]*)$/;
 
 type Json = Record<string, unknown>;
 
@@ -187,4 +187,3 @@ export function intentLegsFromRequest(ctx: RequestContext, intent: unknown): { t
   };
 }
 
-export type { IntentInput };

@@ -1,4 +1,4 @@
-/** Serve a Hono app over node:http; resolves once listening. */
+/** Serve a Hono app over node:http (the gateway's API and a validator's alike); resolves once listening. */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';

@@ -5,7 +5,7 @@
  */
 import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, stringToHex, toRlp, type Address, type Hex, type PublicClient } from 'viem';
 import { buildTrie, EMPTY_TRIE_ROOT, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
-import type { ResultLog } from '../chain/formulas.js';
+import type { ResultLog } from '../formulas.js';
 
 /** The RPC's data does not prove what it claims (a root or hash does not match): final for this block. */
 export class EffectProofError extends Error {
