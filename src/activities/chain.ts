@@ -16,8 +16,6 @@ import { upsertChainAccount } from '../db/identities.js';
 import { createChainAccess, type ChainAccess, type ChainAccessDeps } from './chain-access.js';
 import { beat, heartbeating } from './heartbeat.js';
 
-export const NON_RETRYABLE_CHAIN_ERRORS = ['ChainNotConfigured'];
-
 export interface ChainActivityDeps extends ChainAccessDeps {
   db: Db;
   /** shared writers (one nonce manager per chain and process); built from the other deps when absent */

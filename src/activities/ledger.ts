@@ -52,8 +52,6 @@ import { sleep } from '../net/sleep.js';
  */
 export const SETUP_CREDITS = 28n;
 
-export const NON_RETRYABLE_LEDGER_ERRORS = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ClientKeyIsSponsor'];
-
 export interface LedgerActivityDeps {
   db: Db;
   ledger: LedgerClient;

@@ -86,20 +86,33 @@ export function proofForLeg(plan: AnchorPlan, legIndex: number): AnchorProofArg 
   };
 }
 
+/**
+ * Sends AbstractAccount.executeGovernanceProofDirect(target, value, data, proof) and returns the transaction hash
+ * without waiting for its receipt (the caller heartbeats while it waits).
+ */
+export function sendGovernanceProofDirect(
+  w: ChainWriter,
+  account: Address,
+  call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
+  opts: TxOptions = {},
+): Promise<Hex> {
+  return w.wallet.writeContract({
+    address: account,
+    abi: accountAbiWithAnchorErrors,
+    functionName: 'executeGovernanceProofDirect',
+    args: [call.target, call.value, call.data, { ...call.proof, merkleProof: [...call.proof.merkleProof] }],
+    gas: opts.gas,
+  });
+}
+
+/** executeGovernanceProofDirect, sent and mined: its transaction result. */
 export async function executeGovernanceProofDirect(
   w: ChainWriter,
   account: Address,
   p: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
   opts: TxOptions = {},
 ): Promise<TxResult> {
-  const hash = await w.wallet.writeContract({
-    address: account,
-    abi: accountAbiWithAnchorErrors,
-    functionName: 'executeGovernanceProofDirect',
-    args: [p.target, p.value, p.data, { ...p.proof, merkleProof: [...p.proof.merkleProof] }],
-    gas: opts.gas,
-  });
-  return waitTx(w, hash);
+  return waitTx(w, await sendGovernanceProofDirect(w, account, p, opts));
 }
 
 /** Whether leaf `proof.leafIndex` of the anchor named by `proof` has been consumed on this chain. */

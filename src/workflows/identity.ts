@@ -18,6 +18,7 @@ import { ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSea
 import type { ChainActivities } from '../activities/chain.js';
 import type { IdentityStoreActivities } from '../activities/identity-store.js';
 import type { LedgerActivities, LedgerStepInput } from '../activities/ledger.js';
+import { NON_RETRYABLE_CHAIN_ERRORS, NON_RETRYABLE_LEDGER_ERRORS } from '../protocol/failures.js';
 import { innermostFailure } from './failure.js';
 import { StageKey } from './search-attributes.js';
 
@@ -49,8 +50,7 @@ export interface IdentityProgress {
 
 export const identityProgressQuery = defineQuery<IdentityProgress>('progress');
 
-// Same lists as NON_RETRYABLE_LEDGER_ERRORS / NON_RETRYABLE_CHAIN_ERRORS (workflow code imports no activity values).
-const NON_RETRYABLE = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ClientKeyIsSponsor', 'ChainNotConfigured'];
+const NON_RETRYABLE = [...NON_RETRYABLE_LEDGER_ERRORS, ...NON_RETRYABLE_CHAIN_ERRORS];
 
 const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
 

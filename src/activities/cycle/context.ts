@@ -1,0 +1,174 @@
+/**
+ * What every step of the proof cycle shares, built once per worker: the dependencies, the intent and its cycle on a
+ * chain as stored (the parsed intent cached), the validators' quorum client per chain (cached while the on-chain set
+ * is unchanged), and the cycle's named failures. The steps themselves are factories over this context
+ * (signature.ts, quorum.ts, chain-steps.ts, finalize.ts).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { Address, Hex } from 'viem';
+import type { AnchorProofArg } from '../../chain/account.js';
+import { readValidatorSet } from '../../chain/anchor.js';
+import { waitForReceipt, type ChainClients, type ChainWriter } from '../../chain/clients.js';
+import type { Db } from '../../db/client.js';
+import { CYCLE_STAGES, ensureIntentChain, getIntent, getIntentChains, updateIntentChain, type CycleStage, type IntentDocument, type IntentRow } from '../../db/intents.js';
+import type { PreparedIntentTx } from '../../db/schema.js';
+import { signatureOnLedger, type LedgerClient } from '../../ledger/index.js';
+import type { Logger } from '../../log.js';
+import type { IntentFailure } from '../../protocol/failures.js';
+import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../../protocol/intent/index.js';
+import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../../validator/quorum.js';
+import type { ChainAccess } from '../chain-access.js';
+import { heartbeating } from '../heartbeat.js';
+
+/** Sends executeGovernanceProofDirect for one leg and returns the transaction hash (tests inject a tampering one). */
+export type SendExecution = (w: ChainWriter, account: Address, call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg }) => Promise<Hex>;
+
+export interface IntentActivityDeps {
+  db: Db;
+  ledger: LedgerClient;
+  access: ChainAccess;
+  /** validator i of the on-chain set answers at validatorUrls[i] */
+  validatorUrls: readonly string[];
+  quorumTimeouts?: { attestTimeoutMs?: number; observeTimeoutMs?: number; writeTimeoutMs?: number };
+  /** how a leg's executeGovernanceProofDirect is sent; chain/account.ts sendGovernanceProofDirect by default */
+  sendExecution?: SendExecution;
+  logger?: Logger;
+}
+
+export interface IntentStepInput {
+  intentId: string;
+  chain: string;
+}
+export interface LegStepInput extends IntentStepInput {
+  legId: string;
+}
+
+/** A failure of the cycle that no retry can fix (the workflows list every IntentFailure as non-retryable). */
+export function cycleFailure(type: IntentFailure, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, type);
+}
+
+/** Refusals that a later attempt can overcome (the validator saw the ledger or chain too early). */
+const TRANSIENT_REFUSALS = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'OBSERVE_TIMEOUT', 'RPC_UNAVAILABLE', 'REORG', 'NO_QUORUM', 'NOT_YET_VALID']);
+
+function describeOutcomes(e: QuorumUnreachableError): string {
+  const refused = e.outcomes.filter((o) => o.status === 'refused');
+  const reasons = [...new Set(refused.map((o) => `${o.code}: ${o.reason}`))];
+  return reasons.length ? reasons.join('; ') : e.message;
+}
+
+export type CycleContext = ReturnType<typeof createCycleContext>;
+
+export function createCycleContext(deps: IntentActivityDeps) {
+  const { db, ledger, access } = deps;
+  const parsed = new Map<string, CanonicalIntent>();
+  const quorums = new Map<string, { root: Hex; client: QuorumClient; checkedAt: number }>();
+
+  async function loadIntent(intentId: string): Promise<{ row: IntentRow; intent: CanonicalIntent }> {
+    const row = await getIntent(db, intentId);
+    if (!row) throw cycleFailure('IntentNotFound', `intent ${intentId} not found`);
+    let intent = parsed.get(intentId);
+    if (!intent) {
+      intent = parseIntentEntries((row.intent as IntentDocument).parts);
+      if (parsed.size > 1000) parsed.delete(parsed.keys().next().value as string);
+      parsed.set(intentId, intent);
+    }
+    return { row, intent };
+  }
+
+  /**
+   * The intent, its cycle on `chain` (created on first use: anchor plan and leaves) and the anchor plan. `stage`
+   * moves the cycle forward to that stage (never back) before the caller's step runs, so GET shows it at once.
+   */
+  async function loadChain(intentId: string, chain: string, stage?: CycleStage) {
+    const { row, intent } = await loadIntent(intentId);
+    if (!row.txHash || !row.ledgerTxId) throw cycleFailure('IntentNotSubmitted', `intent ${intentId} was never submitted`);
+    const e = access.entry(chain);
+    const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
+    let c = (await getIntentChains(db, intentId)).find((r) => r.chain === chain);
+    if (!c) {
+      c = await ensureIntentChain(db, intentId, chain, {
+        chain,
+        chainId: String(e.chainId),
+        proofAnchor: e.contracts.proofAnchor,
+        anchorId: plan.anchorId,
+        commitmentRoot: plan.commitmentRoot,
+        leafCount: plan.leafCount.toString(),
+        legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
+      });
+    }
+    if (stage && CYCLE_STAGES.indexOf(c.stage as CycleStage) < CYCLE_STAGES.indexOf(stage)) {
+      await updateIntentChain(db, intentId, chain, { stage });
+    }
+    return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
+  }
+
+  /** The quorum client of a chain: keys and powers as ProofAnchor holds them, validator i at validatorUrls[i]. */
+  async function quorumFor(chain: string, r: ChainClients, proofAnchor: Address): Promise<{ client: QuorumClient; root: Hex }> {
+    const cached = quorums.get(chain);
+    if (cached && Date.now() - cached.checkedAt < 60_000) return cached;
+    const set = await readValidatorSet(r, proofAnchor);
+    if (cached && cached.root === set.root) {
+      cached.checkedAt = Date.now();
+      return cached;
+    }
+    if (deps.validatorUrls.length < set.publicKeys.length) {
+      throw cycleFailure(
+        'ChainNotConfigured',
+        `${set.publicKeys.length} validators are registered on ${chain} but only ${deps.validatorUrls.length} VALIDATOR_URLS are configured`,
+      );
+    }
+    const client = createQuorumClient({
+      validators: set.publicKeys.map((publicKey, index) => ({ index, url: deps.validatorUrls[index]!, publicKey, power: set.powers[index] })),
+      thresholdNum: set.thresholdNum,
+      thresholdDen: set.thresholdDen,
+      settle: 'quorum',
+      // a loaded validator answers late rather than never: a timed-out round is retried whole, which only adds load
+      attestTimeoutMs: 30_000,
+      ...deps.quorumTimeouts,
+    });
+    const out = { client, root: set.root, checkedAt: Date.now() };
+    quorums.set(chain, out);
+    return out;
+  }
+
+  /** A quorum failure: permanent when the validators that refused for good leave too little power for a quorum. */
+  function quorumFailure(e: unknown, q: QuorumClient, what: 'AttestationRefused' | 'ObservationRefused'): Error {
+    if (!(e instanceof QuorumUnreachableError)) return e as Error;
+    const total = q.validators.reduce((a, v) => a + (v.power ?? 100n), 0n);
+    const refusedForGood = e.outcomes
+      .filter((o) => o.status === 'refused' && !TRANSIENT_REFUSALS.has(o.code ?? ''))
+      .reduce((a, o) => a + (q.validators.find((v) => v.index === o.index)?.power ?? 100n), 0n);
+    if (total - refusedForGood < e.requiredPower) return cycleFailure(what, `validators refused: ${describeOutcomes(e)}`);
+    return new Error(`${e.message} (will retry)`);
+  }
+
+  /** The transaction of a step found on chain (a retry after a crash between sending it and recording it). */
+  async function foundTx(what: string, hash: Promise<Hex | undefined>): Promise<Hex> {
+    const h = await hash;
+    if (!h) throw new Error(`${what} not found on chain`);
+    return h;
+  }
+
+  function waitReceipt(r: ChainClients, hash: Hex) {
+    return heartbeating(waitForReceipt(r, hash));
+  }
+
+  /**
+   * The prepared transaction as the ledger holds it (pending or executed) with the nominated key's signature. The
+   * question is whether the submission reached the ledger, so a signature a later page change voided still says
+   * yes: the transaction is there (initiated by this key) and is followed like any other.
+   */
+  async function heldByLedger(p: PreparedIntentTx): Promise<{ txId: string; txHash: string } | undefined> {
+    const on = await signatureOnLedger(ledger, p);
+    return on?.recorded ? { txId: on.tx.txId, txHash: on.tx.txHash } : undefined;
+  }
+
+  function legOf(plan: IntentAnchorPlan, legId: string) {
+    const i = plan.legs.findIndex((l) => l.legId === legId);
+    if (i < 0) throw cycleFailure('LegNotOnChain', `leg ${legId} is not on this chain`);
+    return { leg: plan.legs[i]!, index: i };
+  }
+
+  return { db, ledger, access, deps, loadIntent, loadChain, quorumFor, quorumFailure, foundTx, waitReceipt, heldByLedger, legOf };
+}

@@ -1,0 +1,118 @@
+/**
+ * The proof cycle's ledger side before the chains: the client's signature submitted with the prepared transaction,
+ * the ledger transaction followed until it executes (co-signers may be outstanding), and the intent's terminal
+ * failure before the cycle (expired unsigned, refused on the ledger).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
+import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, tx } from '../../ledger/index.js';
+import { sleep } from '../../net/sleep.js';
+import { attemptDeadline, beat } from '../heartbeat.js';
+import { cycleFailure, type CycleContext } from './context.js';
+
+/** A ledger that cannot be reached right now: retryable (the workflow retries a few times, then answers 502). */
+function ledgerUnavailable(e: LedgerTransportError): ApplicationFailure {
+  return ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable');
+}
+
+export function signatureSteps(ctx: CycleContext) {
+  const { db, ledger } = ctx;
+  return {
+    /**
+     * The Update handler's step: rebuilds the prepared ledger transaction byte for byte (same timestamp and
+     * signer version), attaches the client's signature and submits it. Idempotent: an intent already submitted
+     * answers with its transaction. Transient ledger faults throw retryable errors (the workflow gives up after
+     * a few and answers 502, the intent stays signing_required).
+     */
+    async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
+      const deadline = attemptDeadline();
+      const { row, intent } = await ctx.loadIntent(i.intentId);
+      if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
+      const p = row.prepared;
+      let prepared;
+      try {
+        prepared = await ledger.prepareExternalSignature({
+          principal: p.principal,
+          body: tx.writeData(intent.parts),
+          txOptions: { memo: p.memo, expireAt: new Date(p.expireAt) },
+          signerUrl: p.signerUrl,
+          publicKey: p.publicKey,
+          signerVersion: p.signerVersion,
+          timestamp: p.timestamp,
+        });
+      } catch (e) {
+        if (e instanceof LedgerInputError) throw cycleFailure('SignatureRejected', `the signer is no longer valid: ${e.message}`);
+        throw e;
+      }
+      if (prepared.hashToSign !== p.hashToSign || prepared.txHash !== p.txHash) {
+        throw cycleFailure('SigningDataChanged', 'the prepared transaction could not be rebuilt identically; prepare a new intent');
+      }
+      let submitted;
+      try {
+        submitted = await ledger.submitExternalSignature(prepared, i.signature);
+      } catch (e) {
+        if (e instanceof LedgerInputError || e instanceof LedgerSubmitError) {
+          // An earlier attempt's submission may have reached the ledger and its answer been lost (a crash, a
+          // timeout). On a page that needs more signatures the transaction then waits there with this key's
+          // signature, and the ledger refuses the same signature again (its timestamp is used): that is submitted.
+          const earlier = await ctx.heldByLedger(p).catch(() => undefined);
+          if (earlier) submitted = earlier;
+          else throw cycleFailure('SignatureRejected', `the ledger refused the signature: ${e.message}`);
+        } else throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
+      }
+      // An attempt past its timeout has been given up on (the client may have heard 502 and the intent must stay
+      // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
+      if (deadline !== undefined && Date.now() > deadline) throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
+      await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
+      return { txId: submitted.txId, txHash: submitted.txHash };
+    },
+
+    /**
+     * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
+     * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...).
+     */
+    async followIntentTransaction(i: { intentId: string; waitMs: number }): Promise<{ state: 'delivered' | 'pending' | 'failed'; reason?: string; signatures: number }> {
+      const row = await getIntent(db, i.intentId);
+      if (!row) throw cycleFailure('IntentNotFound', `intent ${i.intentId} not found`);
+      const txId = row.ledgerTxId;
+      if (!txId) throw cycleFailure('IntentNotSubmitted', `intent ${i.intentId} was never submitted`);
+      const deadline = Date.now() + i.waitMs;
+      for (;;) {
+        const st = await ledger.getTransaction(txId).catch((e) => {
+          if (e instanceof LedgerTransportError || (e as { code?: string }).code === 'notFound') return undefined;
+          throw e;
+        });
+        beat();
+        if (st?.delivered) return { state: 'delivered', signatures: st.signatures.length };
+        if (st?.failed) return { state: 'failed', reason: `ledger transaction ${st.status}${st.error ? `: ${st.error.message}` : ''}`, signatures: st.signatures.length };
+        if (Date.now() > deadline) return { state: 'pending', signatures: st?.signatures.length ?? 0 };
+        await sleep(50);
+      }
+    },
+
+    /**
+     * Terminal failure before the cycle (expired unsigned, refused on the ledger). Expiry first makes sure the
+     * signature never reached the ledger: an attempt whose answer was lost (the client heard 502) may have
+     * submitted it, or still be running past its timeout and mark it submitted later. Then it is submitted, not
+     * expired, and the answer says so (the workflow goes on with the cycle).
+     */
+    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<{ submitted?: { txId: string; txHash: string } } | void> {
+      const row = await getIntent(db, i.intentId);
+      if (i.status === 'expired' && row) {
+        let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
+        if (!held) {
+          try {
+            held = await ctx.heldByLedger(row.prepared);
+          } catch (e) {
+            if (!isNotFound(e)) throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
+          }
+        }
+        if (held) {
+          await markIntentSubmitted(db, i.intentId, held);
+          return { submitted: held };
+        }
+      }
+      await markIntentFailed(db, i.intentId, { status: i.status, stage: row?.stage ?? 'signing_required', error: i.error });
+    },
+  };
+}
