@@ -3,7 +3,7 @@
  * the ledger and only submits what is missing, so a retry after a crash never doubles anything.
  */
 import { LedgerError } from './errors.js';
-import type { HeldKey, LedgerClient, TxStatus } from './client.js';
+import type { HeldKey, LedgerClient, TxStatus } from './types.js';
 import { keyFromSeed, toHex } from './signing.js';
 import * as tx from './tx.js';
 import { liteIdentityUrl, parseAccUrl } from './urls.js';

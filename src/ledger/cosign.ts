@@ -3,7 +3,7 @@
  * must approve, which of them have not voted yet, how many of a page's keys have signed, and the delegation path
  * a delegate book's key signs through. Used by governance, co-signing and pending discovery alike.
  */
-import type { LedgerClient, SignatureInfo, TxStatus } from './client.js';
+import type { LedgerClient, SignatureInfo, TxStatus } from './types.js';
 import { isNotFound } from './errors.js';
 import type { Vote } from './signing.js';
 import { keyPageUrl, normUrl, parentUrl } from './urls.js';

@@ -1,0 +1,47 @@
+/**
+ * Waiting for a ledger transaction: polls it until it is final (delivered or failed) or, on request, recorded as
+ * pending; quick polls first (a devnet block is tens of ms), then gentler ones.
+ */
+import { sleep } from '../net/sleep.js';
+import { LedgerError, LedgerTxFailedError, isNotFound } from './errors.js';
+import type { LedgerClient, TxStatus } from './types.js';
+
+export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], pollMs: number): Pick<LedgerClient, 'waitForTransaction'> {
+  async function waitForTransaction(txId: string, o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {}): Promise<TxStatus> {
+    return waitUntilDeadline(txId, Date.now() + (o.timeoutMs ?? 30_000), o);
+  }
+
+  /**
+   * Pause before poll n+1 of a wait: the configured interval for the first polls (a devnet block is tens of ms,
+   * and most waits end within a few blocks), then ×1.5 each poll up to 500 ms (or the interval, if larger), so
+   * a long wait on a real node costs a few requests a second rather than forty.
+   */
+  const FAST_POLLS = 4;
+  const pollDelay = (n: number) => Math.min(Math.max(pollMs, 500), pollMs * 1.5 ** Math.max(0, n + 1 - FAST_POLLS));
+
+  async function waitUntilDeadline(txId: string, deadline: number, o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean }): Promise<TxStatus> {
+    const until = o.until ?? 'final';
+    for (let n = 0; ; n++) {
+      try {
+        const st = await getTransaction(txId);
+        if (st.delivered || st.failed || (until === 'recorded' && st.pending)) {
+          if (st.failed && o.throwOnFailure) throw new LedgerTxFailedError(`transaction ${st.txId} ${st.status}: ${st.error?.message ?? ''}`, st.status, st.txId);
+          if (o.waitProduced && st.delivered) {
+            for (const p of st.produced) {
+              // within the caller's deadline: the deposits are part of what it waits for
+              await waitUntilDeadline(p, deadline, { throwOnFailure: o.throwOnFailure });
+            }
+          }
+          return st;
+        }
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');
+      await sleep(Math.min(pollDelay(n), left));
+    }
+  }
+
+  return { waitForTransaction };
+}
