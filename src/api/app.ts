@@ -1,6 +1,7 @@
 /** Builds the Hono app from injected dependencies. Routes validate and delegate; they hold no state. */
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppDeps, AppEnv } from './deps.js';
+import { apiLedgerClient } from '../services/deps.js';
+import type { AppDeps, AppDepsInput, AppEnv } from './deps.js';
 import { fieldOfPath, notFound, onError } from './errors.js';
 import { apiKeyAuth } from './middleware/auth.js';
 import { bodyLimit } from './middleware/body-limit.js';
@@ -28,7 +29,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * headers; everything but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
  * Idempotency-Key through secureRoute (src/api/secure-route.ts).
  */
-export function createApp(deps: AppDeps, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
+export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
+  const deps: AppDeps = { ...input, ledger: input.ledger ?? apiLedgerClient(input.config) };
   const metrics = opts.metrics ?? new HttpMetrics();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {

@@ -1,17 +1,13 @@
 /** What the API needs, injected by the entry point (src/bin/api.ts, the devnet) or a test. */
-import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
 import type { Logger } from '../log.js';
+import type { ServiceDeps } from '../services/deps.js';
 
-export interface AppDeps {
-  config: Config;
-  database: Database;
-  temporal: Client;
+export interface AppDeps extends ServiceDeps {
   logger: Logger;
-  /** clock in ms (rate-limit windows, key expiry, idempotency retention); Date.now when absent — tests fix it */
-  now?: () => number;
 }
+
+/** What createApp takes: without a ledger client, it builds the API's own from config.ledgerUrl. */
+export type AppDepsInput = Omit<AppDeps, 'ledger'> & Partial<Pick<AppDeps, 'ledger'>>;
 
 /** Who is calling: set by the auth middleware on every authenticated route. */
 export interface AuthContext {

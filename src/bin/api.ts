@@ -4,6 +4,7 @@ import { listen } from '../net/server.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import { createLogger } from '../log.js';
+import { apiLedgerClient } from '../services/deps.js';
 import { connectTemporalClient } from '../temporal/client.js';
 
 async function main() {
@@ -11,8 +12,12 @@ async function main() {
   const logger = createLogger(config.logLevel, { process: 'api' });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const temporal = await connectTemporalClient(config.temporal);
-  const server = await listen(createApp({ config, database, temporal, logger }), config.api.host, config.api.port);
-  logger.info('api listening', { url: server.url, temporal: config.temporal.address, ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}) });
+  const server = await listen(createApp({ config, database, temporal, ledger: apiLedgerClient(config), logger }), config.api.host, config.api.port);
+  logger.info('api listening', {
+    url: server.url,
+    temporal: config.temporal.address,
+    ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}),
+  });
   // SIGTERM/SIGINT: stop accepting, let requests in flight answer (at most SHUTDOWN_GRACE_MS, then their
   // connections are cut), and only then close Temporal and the database those requests use.
   let stopping = false;

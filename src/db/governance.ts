@@ -34,6 +34,11 @@ export async function getOrgGovernanceOp(db: Db, orgId: string, id: string): Pro
   return r;
 }
 
+/** Remove an operation whose workflow did not start (nothing was signed; the request can be retried). */
+export async function deleteGovernanceOp(db: Db, id: string): Promise<void> {
+  await db.delete(governanceOps).where(eq(governanceOps.id, id));
+}
+
 /** Open governance operations of the organization on this ledger transaction. */
 export async function openGovernanceOpsByTxHash(db: Db, orgId: string, txHash: string): Promise<GovernanceOpRow[]> {
   return db
@@ -144,6 +149,16 @@ export async function getOrgPendingAction(db: Db, orgId: string, id: string): Pr
     .from(pendingActions)
     .where(and(eq(pendingActions.orgId, orgId), eq(pendingActions.id, id)));
   return r;
+}
+
+/** The TxID of a transaction hash the organization knows: from a pending action, else from an open governance operation. */
+export async function orgPendingTxId(db: Db, orgId: string, hash: string): Promise<string | undefined> {
+  const [r] = await db
+    .select({ txId: pendingActions.txId })
+    .from(pendingActions)
+    .where(and(eq(pendingActions.orgId, orgId), eq(pendingActions.txHash, hash)))
+    .limit(1);
+  return r?.txId ?? (await openGovernanceOpsByTxHash(db, orgId, hash))[0]?.txId;
 }
 
 export const URGENT_WITHIN_MS = 24 * 3600 * 1000;

@@ -273,6 +273,22 @@ export async function markIdentityFailed(db: Db, id: string, message: string): P
   });
 }
 
+/**
+ * Undo a row just written by createIdentityWithinQuota whose workflow did not start: the row goes, and the credits
+ * it charged to the organization's grant come back, so the request can simply be retried.
+ */
+export async function undoIdentityCreation(db: Db, orgId: string, id: string, credits: bigint): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.delete(identities).where(eq(identities.id, id));
+    if (credits > 0n) {
+      await tx
+        .update(organizations)
+        .set({ creditsUsed: sql`greatest(${organizations.creditsUsed} - ${String(credits)}::bigint, 0)` })
+        .where(eq(organizations.id, orgId));
+    }
+  });
+}
+
 /** Soft delete: any status -> retired; idempotent (an already-retired identity is returned unchanged). */
 export async function retireIdentity(db: Db, orgId: string, id: string): Promise<IdentityRow | undefined> {
   const now = new Date();

@@ -1,5 +1,5 @@
 /**
- * How other routes (transactions, governance, signing) reach an identity:
+ * How the use cases (transactions, governance, signing) reach an identity:
  *
  *   const identity = await findOrgIdentity(db, auth.orgId, body.identity_id, { field: 'identity_id' });   // 400 not a UUID; 404 across organizations
  *   requireSigningKey(identity);    // 400 "Identity has no public key configured" for hash-only identities
@@ -7,7 +7,7 @@
  */
 import type { Db } from '../db/client.js';
 import { getOrgIdentity, type IdentityRow } from '../db/identities.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../api/errors.js';
 
 export const NO_PUBLIC_KEY_MESSAGE = 'Identity has no public key configured';
 
@@ -36,7 +36,7 @@ export async function findOrgIdentity(db: Db, orgId: string, value: string, ref:
   return row;
 }
 
-/** Spec §7: an identity created with only public_key_hash cannot sign. Returns the hex public key. */
+/** An identity created with only public_key_hash cannot sign. Returns the hex public key. */
 export function requireSigningKey(identity: Pick<IdentityRow, 'publicKey'>): string {
   if (!identity.publicKey) {
     throw new ApiError(400, 'IDENTITY_NO_PUBLIC_KEY', NO_PUBLIC_KEY_MESSAGE, {

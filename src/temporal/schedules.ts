@@ -4,6 +4,8 @@
  * what the config asks for, left alone otherwise.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
+import { maintenanceWorkflow } from '../workflows/maintenance.js';
+import { pendingDiscoveryWorkflow } from '../workflows/pending-discovery.js';
 import { ensureWebhookDispatcher } from './webhooks.js';
 
 export const MAINTENANCE_SCHEDULE_ID = 'gateway-maintenance';
@@ -27,7 +29,7 @@ export function gatewaySchedules(taskQueue: string, opts: { pendingScanIntervalS
     {
       scheduleId: MAINTENANCE_SCHEDULE_ID,
       everySeconds: 3600,
-      workflowType: 'maintenanceWorkflow',
+      workflowType: maintenanceWorkflow.name,
       workflowId: 'maintenance',
       taskQueue,
       args: [{}],
@@ -36,7 +38,7 @@ export function gatewaySchedules(taskQueue: string, opts: { pendingScanIntervalS
     {
       scheduleId: PENDING_DISCOVERY_SCHEDULE_ID,
       everySeconds: opts.pendingScanIntervalSeconds ?? 45,
-      workflowType: 'pendingDiscoveryWorkflow',
+      workflowType: pendingDiscoveryWorkflow.name,
       workflowId: 'pending-discovery',
       taskQueue,
       args: [],
@@ -67,7 +69,11 @@ export function scheduleDrift(d: ScheduleDescription, want: DesiredSchedule): st
 }
 
 /** Create the schedule, or bring an existing one in line with `want` (its paused state and notes are kept). */
-export async function ensureSchedule(client: Client, want: DesiredSchedule, log?: (msg: string, fields: Record<string, unknown>) => void): Promise<EnsureOutcome> {
+export async function ensureSchedule(
+  client: Client,
+  want: DesiredSchedule,
+  log?: (msg: string, fields: Record<string, unknown>) => void,
+): Promise<EnsureOutcome> {
   const spec = { intervals: [{ every: want.everySeconds * 1000 }] };
   const action = {
     type: 'startWorkflow' as const,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { ApiError } from '../../src/api/errors.js';
-import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/api/identity-access.js';
+import { NO_PUBLIC_KEY_MESSAGE, requireSigningKey } from '../../src/services/identity-access.js';
 import { events, identities, organizations } from '../../src/db/schema.js';
 import type { ChainConfig } from '../../src/config.js';
 import { createIdentityWithinQuota } from '../../src/db/identities.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerApiError } from '../../src/api/cosign-common.js';
+import { ledgerApiError } from '../../src/services/signing.js';
 import type { ApiError } from '../../src/api/errors.js';
 import { createChainClients } from '../../src/chain/clients.js';
 import { loadConfig } from '../../src/config.js';

@@ -5,7 +5,7 @@
  * with a failed status is permanent; transport failures and JSON-RPC errors of the call stay transient.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerApiError } from '../../src/api/cosign-common.js';
+import { ledgerApiError } from '../../src/services/signing.js';
 import { ApiError } from '../../src/api/errors.js';
 import {
   createLedgerClient,

@@ -10,6 +10,7 @@ import { createIdentityWithinQuota } from '../../src/db/identities.js';
 import { createOrganization } from '../../src/db/organizations.js';
 import { identityUrls } from '../../src/identity/keys.js';
 import type { Logger } from '../../src/log.js';
+import { apiLedgerClient } from '../../src/services/deps.js';
 import { openTestDatabase, quietLogger, testConfig, testTemporalClient, type DbKind } from './env.js';
 
 export interface TestKey {
@@ -83,7 +84,7 @@ export async function startTestApp(
   const database = await openTestDatabase(kind, opts.postgresServerUrl);
   const temporal: Client = await testTemporalClient(config);
   const clock = { ms: opts.clockMs ?? Date.now() };
-  const deps: AppDeps = { config, database, temporal, logger: opts.logger ?? quietLogger, now: () => clock.ms };
+  const deps: AppDeps = { config, database, temporal, ledger: apiLedgerClient(config), logger: opts.logger ?? quietLogger, now: () => clock.ms };
   const app = createApp(deps, { metrics: opts.metrics });
   const call = (path: string, init: RequestInit & { key?: string } = {}) => {
     const headers = new Headers(init.headers);

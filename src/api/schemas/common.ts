@@ -50,5 +50,10 @@ export function errorResponses(...statuses: number[]) {
   return out;
 }
 
+/** A JSON success response with the rate-limit headers. */
+export function jsonResponse(schema: z.ZodType, description: string) {
+  return { description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } };
+}
+
 export const UuidParam = (name: string) =>
   z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });

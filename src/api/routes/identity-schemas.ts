@@ -1,0 +1,118 @@
+/** Schemas of the identity routes and the API view of an identity row. */
+import { z } from '@hono/zod-openapi';
+import { IDENTITY_STATUSES, type ChainAccountRow, type IdentityRow } from '../../db/identities.js';
+
+export const ChainAccountSchema = z
+  .object({
+    chain: z.string().openapi({ example: 'ethereum-sepolia' }),
+    chain_id: z.number().int().openapi({ example: 11155111 }),
+    address: z.string().openapi({ description: 'The AbstractAccount: the same address on every chain' }),
+    deployment_tx: z.string().nullable().openapi({ description: 'Transaction that deployed it' }),
+  })
+  .openapi('ChainAccount');
+
+export const IdentitySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    adi_url: z.string().openapi({ example: 'acc://alice-corp.acme' }),
+    book_url: z.string(),
+    key_page_url: z.string(),
+    data_account_url: z.string(),
+    status: z.enum(IDENTITY_STATUSES).openapi({ description: 'creating → active | failed; retired after DELETE' }),
+    stage: z.string().openapi({
+      description:
+        'Current provisioning step: queued, creating_adi, adding_credits, creating_data_account, setting_key, deploying_accounts, finalizing; done once active, failed on failure',
+    }),
+    chain_accounts: z.array(ChainAccountSchema).openapi({ description: 'Empty while creating; one entry per deployed chain account' }),
+    requested_chains: z.array(z.string()),
+    credit_balance: z.number().int().openapi({ description: 'Whole ledger credits on the key page (0 in the creation response)' }),
+    requested_credits: z.number().int(),
+    public_key: z.string().nullable().openapi({ description: 'Ed25519 public key (64 hex); null for a hash-only identity' }),
+    public_key_hash: z.string().openapi({ description: 'SHA-256 of the raw 32 key bytes (64 hex): the key on the key page' }),
+    can_sign: z.boolean().openapi({
+      description:
+        'true when the gateway has key material for signing (external mode: a public_key was supplied). True from creation, also while provisioning; not a readiness indicator. false for a hash-only identity (repair with PATCH).',
+    }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+    updated_at: z.string().openapi({ format: 'date-time' }),
+    provisioned_at: z.string().nullable().openapi({ format: 'date-time' }),
+    retired_at: z.string().nullable().openapi({ format: 'date-time' }),
+    error_message: z.string().optional().openapi({ description: 'Present when status is failed: the reason' }),
+  })
+  .openapi('Identity');
+
+export const PollingSchema = z
+  .object({
+    first_poll_after_seconds: z.number().int(),
+    interval_seconds: z.number().int(),
+    estimated_ready_in_seconds: z.number().int(),
+    terminal_states: z.array(z.string()),
+  })
+  .openapi('PollingHints', { description: 'How to wait: first poll after, then every interval, until status is terminal' });
+
+export const CreateBody = z
+  .object({
+    name: z.string().openapi({
+      description:
+        "ADI label: 3–63 lower-case letters, digits, dashes → acc://<name>.acme. Names short enough to carry the ledger's sliding registration fee (on the default schedule, up to 12 characters) are refused with the fee named",
+      example: 'alice-corp-treasury',
+    }),
+    public_key: z.string().optional().openapi({ description: 'Ed25519 public key, 64 hex (send it: without it the identity cannot sign)' }),
+    public_key_hash: z.string().optional().openapi({ description: 'SHA-256 of the raw 32 key bytes, 64 hex; must match public_key when both are sent' }),
+    chains: z.array(z.string()).optional().openapi({ description: 'Chain names from GET /v1/chains; an account is deployed on each' }),
+    credits: z.number().optional().openapi({ description: 'Whole ledger credits for the key page (0 or absent: the identity cannot submit until funded)' }),
+  })
+  .openapi('CreateIdentityRequest');
+
+export const PatchBody = z
+  .object({ public_key: z.string().openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash' }) })
+  .openapi('RepairIdentityRequest');
+
+export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'Identity id (UUID)' }) });
+
+export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): z.infer<typeof IdentitySchema> {
+  return {
+    id: r.id,
+    name: r.name,
+    adi_url: r.adiUrl,
+    book_url: r.bookUrl,
+    key_page_url: r.keyPageUrl,
+    data_account_url: r.dataAccountUrl,
+    status: r.status as (typeof IDENTITY_STATUSES)[number],
+    stage: r.stage,
+    chain_accounts: accounts.map((a) => ({ chain: a.chain, chain_id: Number(a.chainId), address: a.address, deployment_tx: a.deploymentTx })),
+    requested_chains: r.requestedChains,
+    credit_balance: Number(r.creditBalance),
+    requested_credits: Number(r.requestedCredits),
+    public_key: r.publicKey,
+    public_key_hash: r.publicKeyHash,
+    can_sign: r.publicKey !== null,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+    provisioned_at: r.provisionedAt?.toISOString() ?? null,
+    retired_at: r.retiredAt?.toISOString() ?? null,
+    ...(r.status === 'failed' ? { error_message: r.errorMessage ?? 'provisioning failed' } : {}),
+  };
+}
+
+export const PortfolioChain = z
+  .object({
+    chain: z.string(),
+    chain_id: z.number().int(),
+    address: z.string(),
+    balance_wei: z.string().nullable().openapi({ description: 'Native balance in wei (decimal string); null when the chain could not be read' }),
+    balance: z.string().nullable().openapi({ description: 'Native balance in whole units (ether), decimal string' }),
+    error: z.string().optional().openapi({ description: 'Why this chain could not be read; the others are unaffected' }),
+  })
+  .openapi('PortfolioChain');
+export const PortfolioEntry = z
+  .object({
+    id: z.uuid(),
+    adi_url: z.string(),
+    status: z.string(),
+    credit_balance: z.number().int().nullable().openapi({ description: 'Whole credits on the key page, read live; null if the ledger could not be read' }),
+    credit_error: z.string().optional(),
+    chains: z.array(PortfolioChain),
+  })
+  .openapi('PortfolioEntry');

@@ -1,0 +1,165 @@
+/** Schemas of the transaction routes and the API view of an intent row. */
+import { z } from '@hono/zod-openapi';
+import { INTENT_STATUSES, type IntentChainRow, type IntentRow } from '../../db/intents.js';
+
+export const SigningDataSchema = z
+  .object({
+    request_id: z.string().openapi({ description: 'Id of this signing request (the intent id)' }),
+    transaction_hash: z.string().openapi({ description: 'Ledger transaction hash (hex) of the intent WriteData' }),
+    hash_to_sign: z
+      .string()
+      .openapi({ description: '32 bytes (hex): SHA-256(signature metadata hash ‖ transaction hash). Sign these raw bytes with Ed25519, not the hex text' }),
+    public_key: z.string().openapi({ description: 'The nominated key: the signature must come from it' }),
+    signer_key_page: z.string(),
+    key_page_version: z.number().int(),
+  })
+  .openapi('SigningData');
+
+const LegViewSchema = z
+  .object({
+    leg_id: z.string(),
+    chain: z.string(),
+    chain_id: z.number().int(),
+    status: z.enum(['pending', 'executing', 'completed', 'failed']),
+    anchor_id: z.string().nullable(),
+    leaf_index: z.number().int().nullable(),
+    transactions: z
+      .object({
+        create_anchor: z.string().nullable(),
+        execute_comprehensive_proof: z.string().nullable(),
+        execute_governance_proof_direct: z.string().nullable(),
+      })
+      .openapi({ description: 'The three on-chain transactions of the leg (each with receipt status 1 once completed)' }),
+    attested_by: z.array(z.number().int()).openapi({ description: 'Validator indexes whose BLS signatures were aggregated for the anchor' }),
+    observed_by: z.array(z.number().int()),
+    result_id: z.string().nullable().openapi({ description: 'Id of the proof_result v2 record on the ledger' }),
+    error: z.string().nullable(),
+  })
+  .openapi('IntentLeg');
+
+export const IntentSchema = z
+  .object({
+    intent_id: z.uuid(),
+    identity_id: z.uuid(),
+    status: z.enum(INTENT_STATUSES).openapi({ description: 'signing_required → submitted → completed | failed; expired when unsigned at expires_at' }),
+    stage: z.string().openapi({
+      description:
+        'signing_required, submitted, attesting, anchoring, executing, observing, recording, completed, failed (a multi-chain intent shows its least advanced chain)',
+    }),
+    intent_type: z.string(),
+    operation_id: z.string().openapi({ description: 'Hash of the four stored intent blobs: what validators attest' }),
+    signing_mode: z.literal('external'),
+    signing_data: SigningDataSchema,
+    submit_url: z.string().nullable(),
+    tx_hash: z.string().nullable().openapi({ description: 'Ledger transaction hash once submitted' }),
+    ledger_tx_id: z.string().nullable(),
+    proof_id: z.string().nullable(),
+    proof_bundle_url: z.string().nullable(),
+    proof: z
+      .object({
+        id: z.string(),
+        status: z.enum(['complete', 'partial']).openapi({ description: 'partial: some legs failed; the proof covers the others' }),
+        bundle_url: z.string(),
+        custody_url: z.string(),
+        attestations: z.array(
+          z.object({
+            chain: z.string(),
+            anchor_id: z.string().nullable(),
+            attested_by: z.array(z.number().int()),
+            legs: z.array(z.object({ leg_id: z.string(), observed_by: z.array(z.number().int()), result_id: z.string().nullable() })),
+          }),
+        ),
+      })
+      .nullable()
+      .openapi({ description: 'Once the proof exists: where to fetch it and which validators attested and observed' }),
+    legs: z.array(LegViewSchema),
+    error_message: z.string().nullable(),
+    expires_at: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    submitted_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi('Intent');
+
+export const CreateBody = z
+  .object({
+    identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent' }),
+    intent: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] } or a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }',
+    }),
+    proof_class: z.string().optional().openapi({ description: 'standard (default)' }),
+    contract_addresses: z.array(z.string()).optional().openapi({ description: 'Allow-list: every contract call must target one of these' }),
+    signer_public_key: z.string().optional().openapi({ description: '64 hex: the key-page member that signs (default: the identity key)' }),
+    signer_key_page: z.string().optional().openapi({ description: 'Key page URL of the same key book (default: page 1)' }),
+  })
+  .openapi('CreateTransactionRequest');
+
+export const IntentIdParam = z.object({ intent_id: z.string().openapi({ param: { name: 'intent_id', in: 'path' }, description: 'Intent id (UUID)' }) });
+
+function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegViewSchema>[] {
+  const legs = (row.intent as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
+  return legs.map((l) => {
+    const c = chains.find((x) => x.chain === l.chain);
+    const r = c?.record.legs.find((x) => x.legId === l.leg_id);
+    const status = r?.result ? 'completed' : r?.error ? 'failed' : r?.executionTx || c ? 'executing' : 'pending';
+    return {
+      leg_id: l.leg_id,
+      chain: l.chain,
+      chain_id: Number(l.chain_id),
+      status,
+      anchor_id: c?.record.anchorId ?? null,
+      leaf_index: r?.leafIndex ?? null,
+      transactions: {
+        create_anchor: c?.record.createAnchorTx ?? null,
+        execute_comprehensive_proof: c?.record.proveTx ?? null,
+        execute_governance_proof_direct: r?.executionTx ?? null,
+      },
+      attested_by: c?.record.attestation?.signers ?? [],
+      observed_by: r?.observation?.signers ?? [],
+      result_id: r?.result?.resultId ?? null,
+      error: r?.error ?? null,
+    };
+  });
+}
+
+export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof IntentSchema> {
+  const p = row.prepared;
+  return {
+    intent_id: row.id,
+    identity_id: row.identityId,
+    status: row.status as (typeof INTENT_STATUSES)[number],
+    stage: row.stage,
+    intent_type: row.intentType,
+    operation_id: row.operationId,
+    signing_mode: 'external',
+    signing_data: row.signingData as z.infer<typeof SigningDataSchema>,
+    submit_url: row.status === 'signing_required' ? `/v1/transaction/${row.id}/signature` : null,
+    tx_hash: row.txHash,
+    ledger_tx_id: row.ledgerTxId ?? (row.status === 'signing_required' ? null : p.txId),
+    proof_id: row.proofId,
+    proof_bundle_url: row.proofId ? `/v1/proof/${row.proofId}/bundle` : null,
+    proof: row.proofId
+      ? {
+          id: row.proofId,
+          status: row.status === 'completed' ? 'complete' : 'partial',
+          bundle_url: `/v1/proof/${row.proofId}/bundle`,
+          custody_url: `/v1/proof/${row.proofId}/custody`,
+          attestations: chains.map((c) => ({
+            chain: c.chain,
+            anchor_id: c.record.anchorId ?? null,
+            attested_by: c.record.attestation?.signers ?? [],
+            legs: c.record.legs.map((l) => ({ leg_id: l.legId, observed_by: l.observation?.signers ?? [], result_id: l.result?.resultId ?? null })),
+          })),
+        }
+      : null,
+    legs: legViews(row, chains),
+    error_message: row.errorMessage,
+    expires_at: row.expiresAt.toISOString(),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    submitted_at: row.submittedAt?.toISOString() ?? null,
+    completed_at: row.completedAt?.toISOString() ?? null,
+  };
+}

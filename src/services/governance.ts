@@ -1,0 +1,242 @@
+/**
+ * Governance operations, the use case behind /v1/governance:
+ *   prepare   one UpdateKeyPage / UpdateAccountAuth / CreateKeyPage from the operations, checked against the live
+ *             page or account (what the ledger would refuse; an unreachable quorum unless forced), prepared for the
+ *             initiating key; the row, then the workflow `governance-<id>` started (the row undone only when the
+ *             workflow did not start)
+ *   submit    the initiator's signature as an Update on `governance-<id>`
+ *   read      the operation, with its signing progress read live from the ledger once a signature was submitted
+ */
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { ApiError } from '../api/errors.js';
+import { deleteGovernanceOp, getOrgGovernanceOp, insertGovernanceOp, type GovernanceOpRow } from '../db/governance.js';
+import { getIdentity, type IdentityRow } from '../db/identities.js';
+import {
+  accountAuthOps,
+  authorityQuorumProblem,
+  governanceBody,
+  GovernanceInputError,
+  keyPageOps,
+  keyPageQuorumProblem,
+  keyPageStepProblem,
+  operationsKind,
+  type GovernanceOperation,
+} from '../governance/operations.js';
+import { requiredSignatures } from '../governance/submit.js';
+import { ed25519PublicKeyProblem } from '../identity/keys.js';
+import { normUrl, signingProgress, storablePreparedSignature, type PreparedSignature, type StoredPreparedSignature } from '../ledger/index.js';
+import { redactUrls } from '../net/redact.js';
+import { governanceWorkflowId, startGovernanceWorkflow, submitGovernanceSignature } from '../temporal/governance.js';
+import type { Caller, ServiceDeps } from './deps.js';
+import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
+import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
+
+export interface PrepareGovernanceRequest {
+  identity: string;
+  operations: unknown[];
+  force?: boolean;
+  signer_public_key?: string;
+  signer_key_page?: string;
+  key_page_url?: string;
+  account_url?: string;
+}
+
+/** What the initiator's signature did, as the workflow reports it. */
+export type GovernanceSignatureOutcome = Awaited<ReturnType<typeof submitGovernanceSignature>>;
+
+/** Live signing progress of a submitted operation, or why it could not be read. */
+export type LiveProgress =
+  | { collected_signatures: number; required_signatures: number; is_ready: boolean; awaiting_authorities: string[] }
+  | { ledger_error: string };
+
+const within = (url: string, root: string) => url === root || url.startsWith(`${root}/`);
+
+/** The key that will sign: given (any current key of the signing page), else the identity's. */
+function initiatingKey(identity: IdentityRow, given: string | undefined): string {
+  if (given === undefined) return requireSigningKey(identity);
+  const p = ed25519PublicKeyProblem(given);
+  if (p) throw new ApiError(400, 'VALIDATION_ERROR', `signer_public_key: ${p}`, { field: 'signer_public_key' });
+  return given.toLowerCase();
+}
+
+/** The principal the operations change and the page that signs, each within the identity's ADI or book. */
+function targets(identity: IdentityRow, kind: string, body: PrepareGovernanceRequest): { principal: string; signerUrl: string } {
+  const adi = normUrl(identity.adiUrl);
+  const target = (given: string | undefined, root: string, fallback: string, field: string) => {
+    if (given === undefined) return fallback;
+    let u: string;
+    try {
+      u = normUrl(given, field);
+    } catch {
+      throw new ApiError(400, 'VALIDATION_ERROR', `${field}: not an Accumulate URL`, { field });
+    }
+    if (!within(u, root)) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be within ${root}`, { field });
+    return u;
+  };
+  const principal =
+    kind === 'key_page'
+      ? target(body.key_page_url, normUrl(identity.bookUrl), identity.keyPageUrl, 'key_page_url')
+      : kind === 'authority'
+        ? target(body.account_url, adi, identity.adiUrl, 'account_url')
+        : identity.bookUrl;
+  const signerUrl = target(body.signer_key_page, normUrl(identity.bookUrl), identity.keyPageUrl, 'signer_key_page');
+  return { principal, signerUrl };
+}
+
+/** Prepare an operation: the row, with `governance-<id>` started and waiting for the initiator's signature. */
+export async function prepareGovernance(
+  deps: ServiceDeps,
+  caller: Caller,
+  body: PrepareGovernanceRequest,
+): Promise<{ op: GovernanceOpRow; identityUrl: string }> {
+  const db = deps.database.db;
+  const ledger = deps.ledger;
+  const identity = await findOrgIdentity(db, caller.orgId, body.identity, { field: 'identity', adiUrl: true });
+  requireActive(identity);
+  const publicKey = initiatingKey(identity, body.signer_public_key);
+
+  const ops = body.operations as GovernanceOperation[];
+  let kind: ReturnType<typeof operationsKind>;
+  let txBody: ReturnType<typeof governanceBody>;
+  try {
+    kind = operationsKind(ops);
+    txBody = governanceBody(kind, ops);
+  } catch (e) {
+    if (e instanceof GovernanceInputError) throw new ApiError(400, e.code, e.message, { field: e.field });
+    throw e;
+  }
+  const { principal, signerUrl } = targets(identity, kind, body);
+
+  let prepared: PreparedSignature;
+  let signerThreshold: number | null = null;
+  try {
+    const page = kind === 'key_page' ? await ledger.queryKeyPage(principal) : undefined;
+    if (page) {
+      // what the ledger would refuse once signed, force or not
+      const step = keyPageStepProblem(page, keyPageOps(ops));
+      if (step) throw new ApiError(400, 'VALIDATION_ERROR', `${step.field}: ${step.message}`, { field: step.field });
+    }
+    if (!body.force) {
+      const problem = page
+        ? keyPageQuorumProblem(page, keyPageOps(ops))
+        : kind === 'authority'
+          ? authorityQuorumProblem((await ledger.queryAccount(principal)).authorities, accountAuthOps(ops))
+          : null;
+      if (problem) {
+        throw new ApiError(400, 'QUORUM_UNREACHABLE', `operations: ${problem}; send force: true to do it anyway`, { field: 'operations' });
+      }
+    }
+    prepared = await ledger.prepareExternalSignature({ principal, body: txBody, signerUrl, publicKey });
+    // the threshold the signatures must meet, kept for when the operation has changed the page
+    const signerPage = page && normUrl(page.url) === normUrl(prepared.signerUrl) ? page : await ledger.queryKeyPage(prepared.signerUrl);
+    signerThreshold = signerPage.version === prepared.signerVersion ? Math.max(1, signerPage.acceptThreshold) : null;
+  } catch (e) {
+    throw ledgerApiError(e, 'governance', { publicKey: 'signer_public_key', signerUrl: 'signer_key_page', principal: 'key_page_url' });
+  }
+
+  const id = randomUUID();
+  const op = await insertGovernanceOp(db, {
+    id,
+    orgId: caller.orgId,
+    identityId: identity.id,
+    kind,
+    operations: ops as unknown as Record<string, unknown>[],
+    principal,
+    signerUrl: prepared.signerUrl,
+    txHash: prepared.txHash,
+    txId: prepared.txId,
+    prepared: storablePreparedSignature(prepared) as unknown as Record<string, unknown>,
+    keyPageVersion: prepared.signerVersion,
+    signerThreshold,
+  });
+  await startGovernanceWorkflow(
+    deps.temporal,
+    deps.config.temporal.taskQueue,
+    { opId: id, orgId: caller.orgId, nominatedPublicKey: publicKey },
+    async (err) => {
+      caller.log.error('governance workflow could not be started', { err, governance_op_id: id });
+      await deleteGovernanceOp(db, id);
+      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The governance operation could not be started; retry shortly', undefined, { 'Retry-After': '5' });
+    },
+  );
+  caller.log.info('governance operation prepared', { governance_op_id: id, workflow_id: governanceWorkflowId(id), kind });
+  return { op, identityUrl: identity.adiUrl };
+}
+
+/** Update failure types of governance-<id> → API errors. */
+function updateError(err: unknown): unknown {
+  if (err instanceof WorkflowNotFoundError) return new ApiError(409, 'GOVERNANCE_CLOSED', 'The governance operation is closed');
+  if (!(err instanceof WorkflowUpdateFailedError)) return err;
+  const cause = err.cause;
+  const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+  const msg = cause?.message ?? err.message;
+  switch (type) {
+    case 'AlreadySigned':
+      return new ApiError(409, 'ALREADY_SIGNED', `This key has already signed the operation (treat as success and read the operation): ${msg}`);
+    case 'Closed':
+      return new ApiError(409, 'GOVERNANCE_CLOSED', msg);
+    case 'InFlight':
+      return new ApiError(409, 'SIGNATURE_IN_FLIGHT', msg, undefined, { 'Retry-After': '1' });
+    case 'WrongKey':
+      return new ApiError(400, 'WRONG_SIGNER', msg, { field: 'public_key' });
+    case 'SigningDataStale':
+      return new ApiError(409, 'SIGNING_DATA_STALE', `The operation has failed: ${msg}`);
+    case 'SignatureRefused':
+      return new ApiError(400, 'LEDGER_REFUSED', `signature: the ledger refused it: ${msg}`, { field: 'signature' });
+    case 'LedgerUnavailable':
+      return new ApiError(502, 'LEDGER_UNAVAILABLE', msg);
+    default:
+      return err;
+  }
+}
+
+/** Submit the initiator's signature (checked here first: the nominated key, and that it verifies). */
+export async function submitGovernanceOpSignature(
+  deps: ServiceDeps,
+  caller: Caller,
+  opId: string,
+  body: { signature: string; public_key: string },
+): Promise<{ op: GovernanceOpRow; outcome: GovernanceSignatureOutcome }> {
+  const op = await getOrgGovernanceOp(deps.database.db, caller.orgId, opId);
+  if (!op) throw new ApiError(404, 'GOVERNANCE_NOT_FOUND', 'Governance operation not found');
+  const { signature, publicKey } = parseSignatureBody(body);
+  const prepared = op.prepared as unknown as StoredPreparedSignature;
+  if (publicKey !== prepared.publicKey)
+    throw new ApiError(400, 'WRONG_SIGNER', 'public_key: the signing data was prepared for another key', { field: 'public_key' });
+  requireValidSignature(prepared.hashToSign, signature, publicKey);
+  try {
+    return { op, outcome: await submitGovernanceSignature(deps.temporal, op.id, { signature, publicKey }) };
+  } catch (err) {
+    throw updateError(err);
+  }
+}
+
+/** An operation of the caller's organization with its identity's URL, and its live progress once signed. */
+export async function readGovernanceOp(
+  deps: ServiceDeps,
+  orgId: string,
+  opId: string,
+): Promise<{ op: GovernanceOpRow; identityUrl: string; live?: LiveProgress }> {
+  const op = await getOrgGovernanceOp(deps.database.db, orgId, opId);
+  if (!op) throw new ApiError(404, 'GOVERNANCE_NOT_FOUND', 'Governance operation not found');
+  const identityUrl = (await getIdentity(deps.database.db, op.identityId))?.adiUrl ?? '';
+  if (op.signedKeys.length === 0) return { op, identityUrl };
+  try {
+    const st = await deps.ledger.getTransaction(op.txId);
+    const p = await signingProgress(deps.ledger, st, op.signerUrl);
+    return {
+      op,
+      identityUrl,
+      live: {
+        collected_signatures: p.collected,
+        required_signatures: requiredSignatures(op, st.delivered, p.threshold),
+        is_ready: p.isReady,
+        awaiting_authorities: p.awaitingAuthorities,
+      },
+    };
+  } catch (e) {
+    return { op, identityUrl, live: { ledger_error: redactUrls((e as Error).message, [deps.config.ledgerUrl]) } };
+  }
+}

@@ -1,0 +1,326 @@
+/**
+ * Identities, the use case behind /v1/identity: create (validate, refuse names with a sliding fee, write the row
+ * within the organization's quota and credit grant, start `identity-<id>`, undo the row only when the workflow did
+ * not start), read with chain accounts, repair a hash-only identity, retire, and the live balances of the portfolio.
+ * Built once per app: it keeps the ledger's name-fee schedule (read once a minute) and one chain reader per chain.
+ */
+import { randomUUID } from 'node:crypto';
+import { formatEther, type Address } from 'viem';
+import { ApiError } from '../api/errors.js';
+import { createChainClients, type ChainClients } from '../chain/clients.js';
+import type { ChainConfig } from '../config.js';
+import {
+  createIdentityWithinQuota,
+  getChainAccounts,
+  recentProvisioningSeconds,
+  retireIdentity,
+  setIdentityPublicKey,
+  TERMINAL_STATUSES,
+  undoIdentityCreation,
+  type ChainAccountRow,
+  type CreateIdentityResult,
+  type IdentityRow,
+} from '../db/identities.js';
+import { adiNameProblem, BASE_IDENTITY_FEE_UNITS, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../identity/keys.js';
+import type { Logger } from '../log.js';
+import { redactUrls } from '../net/redact.js';
+import { identityWorkflowId, startIdentityWorkflowOrCompensate } from '../temporal/identities.js';
+import type { Caller, ServiceDeps } from './deps.js';
+import { findOrgIdentity } from './identity-access.js';
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+export const MAX_CREDITS = 1_000_000_000;
+/** Identity reads of the ledger and the chains answer within this, or count as unreadable. */
+const READ_TIMEOUT_MS = 3000;
+
+export interface CreateIdentityRequest {
+  name: string;
+  public_key?: string;
+  public_key_hash?: string;
+  chains?: string[];
+  credits?: number;
+}
+
+/** An identity with its chain accounts (empty while creating: they are filled on the move to active). */
+export interface IdentityWithAccounts {
+  row: IdentityRow;
+  accounts: ChainAccountRow[];
+}
+
+export interface PollingHints {
+  first_poll_after_seconds: number;
+  interval_seconds: number;
+  estimated_ready_in_seconds: number;
+  terminal_states: string[];
+}
+
+/** The live credits and native balances of one identity; a source that does not answer is a per-entry error. */
+export interface PortfolioEntry {
+  id: string;
+  adi_url: string;
+  status: string;
+  credit_balance: number | null;
+  credit_error?: string;
+  chains: { chain: string; chain_id: number; address: string; balance_wei: string | null; balance: string | null; error?: string }[];
+}
+
+const bad = (field: string, message: string) => new ApiError(400, 'VALIDATION_ERROR', `${field}: ${message}`, { field });
+
+const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
+  Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`${what} did not answer within ${ms} ms`)), ms).unref())]);
+
+/** The create request's checks (400s naming the field), its key and key hash, and the warnings of the answer. */
+function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {
+  const warnings: string[] = [];
+  let publicKey: string | null = null;
+  let publicKeyHash: string;
+  if (body.public_key !== undefined) {
+    const p = ed25519PublicKeyProblem(body.public_key);
+    if (p) throw bad('public_key', p);
+    publicKey = body.public_key.toLowerCase();
+  }
+  if (body.public_key_hash !== undefined && !HEX64.test(body.public_key_hash)) {
+    throw bad('public_key_hash', 'must be 64 hex characters (SHA-256 of the raw 32-byte public key)');
+  }
+  if (publicKey) {
+    publicKeyHash = publicKeyHashHex(publicKey);
+    if (body.public_key_hash !== undefined && body.public_key_hash.toLowerCase() !== publicKeyHash) {
+      throw new ApiError(
+        400,
+        'PUBLIC_KEY_HASH_MISMATCH',
+        'public_key_hash: does not match public_key (it must be SHA-256 over the raw 32 key bytes, not over the hex text)',
+        { field: 'public_key_hash', expected: publicKeyHash },
+      );
+    }
+  } else if (body.public_key_hash !== undefined) {
+    publicKeyHash = body.public_key_hash.toLowerCase();
+    warnings.push(
+      'Only public_key_hash was supplied: this identity cannot sign (can_sign false) until PATCH /v1/identity/{id} supplies the matching public_key.',
+    );
+  } else {
+    throw bad('public_key', 'required (or at least public_key_hash)');
+  }
+
+  const known = deps.config.chains.map((c) => c.name);
+  const chains = [...new Set(body.chains ?? [])];
+  for (const ch of chains) {
+    if (!known.includes(ch)) {
+      throw new ApiError(400, 'UNKNOWN_CHAIN', `chains: unknown chain "${ch}"; known chains: ${known.join(', ')} (GET /v1/chains)`, {
+        field: 'chains',
+        chain: ch,
+        known_chains: known,
+      });
+    }
+  }
+  for (const ch of chains) {
+    if (!deps.config.chains.find((x) => x.name === ch)?.contracts) {
+      throw new ApiError(400, 'CHAIN_UNAVAILABLE', `chains: "${ch}" has no system contracts deployed yet; no account can be created there`, {
+        field: 'chains',
+        chain: ch,
+      });
+    }
+  }
+  const credits = body.credits ?? 0;
+  if (!Number.isInteger(credits) || credits < 0 || credits > MAX_CREDITS) {
+    throw bad('credits', `must be a whole number from 0 to ${MAX_CREDITS}`);
+  }
+  if (credits === 0) warnings.push('credits is 0: the key page cannot pay for ledger transactions (intents, votes) until credits are added.');
+  return { publicKey, publicKeyHash, chains, credits, warnings };
+}
+
+/** The API error of a row the quota, the credit grant or the name refused. */
+function refusal(res: Exclude<CreateIdentityResult, { ok: true }>, adiUrl: string): ApiError {
+  switch (res.reason) {
+    case 'quota':
+      return new ApiError(
+        403,
+        'IDENTITY_QUOTA_EXCEEDED',
+        `Identity quota reached: ${res.used} of ${res.quota} identities in use (retire identities with DELETE /v1/identity/{id} to free slots; failed ones count too)`,
+        { quota: res.quota, used: res.used },
+      );
+    case 'credits':
+      return new ApiError(
+        402,
+        'CREDIT_GRANT_EXCEEDED',
+        `credits: ${res.requested} requested but only ${res.remaining} remain in the organization's credit grant`,
+        {
+          field: 'credits',
+          requested: Number(res.requested),
+          remaining: Number(res.remaining),
+        },
+      );
+    case 'name_taken':
+      return new ApiError(409, 'NAME_TAKEN', `name: ${adiUrl} is already taken`, { field: 'name', adi_url: adiUrl });
+    default:
+      return new ApiError(403, 'ORG_NOT_FOUND', 'The API key belongs to no organization');
+  }
+}
+
+/** Live balances for the portfolio, with one chain reader per chain kept across requests. */
+function createBalanceReader(deps: ServiceDeps) {
+  const db = deps.database.db;
+  const readers = new Map<string, ChainClients>();
+  const reader = (ch: ChainConfig) => {
+    let r = readers.get(ch.name);
+    if (!r) {
+      r = createChainClients({ rpcUrl: ch.rpcUrl, chainId: ch.chainId, name: ch.name });
+      readers.set(ch.name, r);
+    }
+    return r;
+  };
+
+  /** Each row's key-page credits and account balances, read live and in parallel. */
+  async function liveBalances(rows: IdentityRow[]): Promise<PortfolioEntry[]> {
+    const accounts = await getChainAccounts(
+      db,
+      rows.map((r) => r.id),
+    );
+    const chainCfg = new Map(deps.config.chains.map((ch) => [ch.name, ch]));
+    return Promise.all(
+      rows.map(async (r) => {
+        const credits = (async () => {
+          if (r.status !== 'active') return { credit_balance: Number(r.creditBalance) };
+          try {
+            const page = await withTimeout(deps.ledger.queryKeyPage(r.keyPageUrl), READ_TIMEOUT_MS, 'ledger');
+            return { credit_balance: Math.floor(page.creditBalance / 100) };
+          } catch (e) {
+            return { credit_balance: null, credit_error: `ledger: ${redactUrls((e as Error).message, [deps.config.ledgerUrl])}` };
+          }
+        })();
+        const chains = Promise.all(
+          (accounts.get(r.id) ?? []).map(async (a) => {
+            const base = { chain: a.chain, chain_id: Number(a.chainId), address: a.address };
+            const cfg = chainCfg.get(a.chain);
+            if (!cfg) return { ...base, balance_wei: null, balance: null, error: 'chain no longer configured' };
+            try {
+              const wei = await withTimeout(reader(cfg).public.getBalance({ address: a.address as Address }), READ_TIMEOUT_MS, a.chain);
+              return { ...base, balance_wei: wei.toString(), balance: formatEther(wei) };
+            } catch (e) {
+              return { ...base, balance_wei: null, balance: null, error: (e as Error).message.split('\n')[0] };
+            }
+          }),
+        );
+        return { id: r.id, adi_url: r.adiUrl, status: r.status, ...(await credits), chains: await chains };
+      }),
+    );
+  }
+  return liveBalances;
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;
+
+export function createIdentityService(deps: ServiceDeps) {
+  const db = deps.database.db;
+
+  // The ledger charges short names a sliding registration fee far above the base (up to millions of credits),
+  // paid by the gateway's sponsor: such names are refused. The schedule is the network's, read once a minute.
+  let slidingFees: { at: number; fees: number[] } | undefined;
+  async function refuseSlidingFee(name: string, log: Pick<Logger, 'warn'>) {
+    if (!slidingFees || Date.now() - slidingFees.at > 60_000) {
+      try {
+        const raw = (await withTimeout(deps.ledger.networkStatus(), READ_TIMEOUT_MS, 'ledger')).raw?.globals?.feeSchedule?.createIdentitySliding;
+        slidingFees = { at: Date.now(), fees: Array.isArray(raw) ? raw.map(Number) : [] };
+      } catch (err) {
+        // keep the last schedule read; without one, only a name longer than any default sliding entry can pass
+        if (!slidingFees && Buffer.byteLength(name) <= 12) {
+          throw new ApiError(503, 'SERVICE_UNAVAILABLE', "The ledger's name fees cannot be read; retry shortly", undefined, { 'Retry-After': '5' });
+        }
+        log.warn('ledger name fees unreadable; using the last schedule read', { err });
+      }
+    }
+    const fee = slidingFees && slidingIdentityFee(name, slidingFees.fees);
+    if (fee !== undefined) {
+      const longest = slidingFees!.fees.findLastIndex((f) => f > BASE_IDENTITY_FEE_UNITS) + 1;
+      throw bad(
+        'name',
+        `a name of ${Buffer.byteLength(name)} characters costs ${fee / 100} credits to register on this ledger (its sliding fee for names of up to ${longest} characters); choose a name of at least ${longest + 1} characters`,
+      );
+    }
+  }
+
+  /** How to wait for provisioning, from the recent provisioning times. */
+  async function pollingHints(): Promise<PollingHints> {
+    const recent = await recentProvisioningSeconds(db).catch(() => undefined);
+    const estimate = Math.max(1, Math.ceil(recent?.p50 ?? 30));
+    return {
+      first_poll_after_seconds: Math.max(1, Math.floor(estimate / 2)),
+      interval_seconds: Math.max(1, Math.ceil(estimate / 5)),
+      estimated_ready_in_seconds: estimate,
+      terminal_states: [...TERMINAL_STATUSES],
+    };
+  }
+
+  /** Accept an identity for provisioning: the row (status creating), its workflow started. */
+  async function create(caller: Caller, body: CreateIdentityRequest): Promise<{ identity: IdentityRow; warnings: string[]; polling: PollingHints }> {
+    const name = body.name;
+    const nameProblem = adiNameProblem(name);
+    if (nameProblem) throw bad('name', nameProblem);
+    await refuseSlidingFee(name, caller.log);
+    const { publicKey, publicKeyHash, chains, credits, warnings } = validateCreate(deps, body);
+
+    const id = randomUUID();
+    const urls = identityUrls(name, deps.config.adiSuffix);
+    const res = await createIdentityWithinQuota(db, {
+      id,
+      orgId: caller.orgId,
+      name,
+      ...urls,
+      publicKey,
+      publicKeyHash,
+      requestedChains: chains,
+      requestedCredits: BigInt(credits),
+    });
+    if (!res.ok) throw refusal(res, urls.adiUrl);
+
+    await startIdentityWorkflowOrCompensate(deps.temporal, deps.config.temporal.taskQueue, res.identity, async (err) => {
+      // nothing happened yet: undo the row (and the credit charge) so the request can simply be retried
+      caller.log.error('identity workflow could not be started', { err, identity_id: id });
+      await undoIdentityCreation(db, caller.orgId, id, BigInt(credits));
+      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Provisioning could not be started; retry shortly', undefined, { 'Retry-After': '5' });
+    });
+    caller.log.info('identity accepted', { identity_id: id, workflow_id: identityWorkflowId(id) });
+    return { identity: res.identity, warnings, polling: await pollingHints() };
+  }
+
+  /** The rows with their chain accounts; none while creating (the accounts are filled on the move to active). */
+  async function withAccounts(rows: IdentityRow[]): Promise<IdentityWithAccounts[]> {
+    const acc = await getChainAccounts(
+      db,
+      rows.filter((r) => r.status !== 'creating').map((r) => r.id),
+    );
+    return rows.map((row) => ({ row, accounts: acc.get(row.id) ?? [] }));
+  }
+
+  async function read(orgId: string, id: string): Promise<IdentityWithAccounts> {
+    const [out] = await withAccounts([await findOrgIdentity(db, orgId, id, { field: 'id' })]);
+    return out!;
+  }
+
+  /** Supply the public key of a hash-only identity; it must hash to the identity's public_key_hash. */
+  async function repair(caller: Caller, id: string, publicKey: string): Promise<IdentityWithAccounts> {
+    const row = await findOrgIdentity(db, caller.orgId, id, { field: 'id' });
+    const problem = ed25519PublicKeyProblem(publicKey);
+    if (problem) throw bad('public_key', problem);
+    const pk = publicKey.toLowerCase();
+    if (publicKeyHashHex(pk) !== row.publicKeyHash) {
+      throw new ApiError(400, 'PUBLIC_KEY_HASH_MISMATCH', "public_key: its SHA-256 does not equal the identity's public_key_hash", { field: 'public_key' });
+    }
+    if (row.status === 'retired') throw new ApiError(409, 'IDENTITY_RETIRED', 'Identity is retired');
+    if (row.publicKey && row.publicKey !== pk) throw new ApiError(409, 'PUBLIC_KEY_ALREADY_SET', 'Identity already has a different public key');
+    const updated = row.publicKey ? row : ((await setIdentityPublicKey(db, caller.orgId, row.id, pk)) ?? row);
+    caller.log.info('identity public key supplied', { identity_id: row.id });
+    const [out] = await withAccounts([updated]);
+    return out!;
+  }
+
+  /** Soft delete (idempotent): the quota slot is freed; the ledger and chain accounts stay. */
+  async function retire(caller: Caller, id: string): Promise<IdentityWithAccounts> {
+    const row = await findOrgIdentity(db, caller.orgId, id, { field: 'id' });
+    const retired = (await retireIdentity(db, caller.orgId, row.id)) ?? row;
+    caller.log.info('identity retired', { identity_id: row.id });
+    const [out] = await withAccounts([retired]);
+    return out!;
+  }
+
+  return { create, read, withAccounts, repair, retire, liveBalances: createBalanceReader(deps) };
+}

@@ -1,0 +1,274 @@
+/**
+ * Transaction intents, the use case behind /v1/transaction:
+ *   prepare   the nominated signer seat, the canonical intent built from the request's legs, its ledger WriteData
+ *             prepared for that seat (and the page's credits checked), the row, then the workflow `intent-<id>`
+ *             started (the row undone only when the workflow did not start)
+ *   submit    the signature as an Update on `intent-<id>`: verified by the workflow, then sent to the ledger
+ *   read      one intent with its per-chain cycles
+ */
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Address } from 'viem';
+import { ApiError } from '../api/errors.js';
+import type { IdentityRow } from '../db/identities.js';
+import { getChainAccounts } from '../db/identities.js';
+import { deleteIntent, getIntent, getOrgIntent, getOrgIntentWithChains, insertIntent, type IntentChainRow, type IntentRow } from '../db/intents.js';
+import type { PreparedIntentTx } from '../db/schema.js';
+import { LedgerInputError, LedgerTransportError, tx, type PreparedSignature } from '../ledger/index.js';
+import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../protocol/intent/index.js';
+import { intentLegsFromRequest, IntentRequestError } from '../protocol/intent/request.js';
+import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
+import { intentWorkflowId, startIntentWorkflow, submitIntentSignature, type IntentWorkflowInput } from '../temporal/intents.js';
+import type { Caller, ServiceDeps } from './deps.js';
+import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
+
+const NATIVE_SYMBOLS: Record<string, readonly string[]> = { 'polygon-amoy': ['POL', 'MATIC'] };
+const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
+
+export interface PrepareIntentRequest {
+  identity_id: string;
+  intent: Record<string, unknown>;
+  proof_class?: string;
+  contract_addresses?: string[];
+  signer_public_key?: string;
+  signer_key_page?: string;
+}
+
+/** What the client signs, as stored with the intent and returned by prepare. */
+export interface SigningData {
+  request_id: string;
+  transaction_hash: string;
+  hash_to_sign: string;
+  public_key: string;
+  signer_key_page: string;
+  key_page_version: number;
+}
+
+export interface PreparedIntent {
+  row: IntentRow;
+  signingData: SigningData;
+  operationId: string;
+}
+
+/** The seat that signs: any member of a page of the identity's book (default: the identity key on page 1). */
+function nominatedSeat(identity: IdentityRow, identityKey: string, body: PrepareIntentRequest): { signerKey: string; signerPage: string } {
+  let signerKey = identityKey;
+  if (body.signer_public_key !== undefined) {
+    if (!/^[0-9a-fA-F]{64}$/.test(body.signer_public_key))
+      throw new ApiError(400, 'VALIDATION_ERROR', 'signer_public_key: must be 64 hex characters', { field: 'signer_public_key' });
+    signerKey = body.signer_public_key.toLowerCase();
+  }
+  let signerPage = identity.keyPageUrl;
+  if (body.signer_key_page !== undefined) {
+    const page = body.signer_key_page.toLowerCase();
+    if (!new RegExp(`^${identity.bookUrl.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[1-9][0-9]*$`).test(page)) {
+      throw new ApiError(
+        400,
+        'VALIDATION_ERROR',
+        `signer_key_page: must be a page of the identity's key book ${identity.bookUrl} (e.g. ${identity.bookUrl}/2)`,
+        { field: 'signer_key_page' },
+      );
+    }
+    signerPage = page;
+  }
+  return { signerKey, signerPage };
+}
+
+/** The canonical intent of the request's legs (each leg checked against the identity's accounts and the chains). */
+async function canonicalIntent(
+  deps: ServiceDeps,
+  identity: IdentityRow,
+  body: PrepareIntentRequest,
+  times: { intentId: string; createdAt: number; expiresAt: number },
+): Promise<{ built: CanonicalIntent; intentType: string }> {
+  const accounts = (await getChainAccounts(deps.database.db, [identity.id])).get(identity.id) ?? [];
+  const contractAddresses = (body.contract_addresses ?? []).map((a, i) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(a))
+      throw new ApiError(400, 'VALIDATION_ERROR', `contract_addresses[${i}]: must be a 20-byte 0x address`, { field: `contract_addresses[${i}]` });
+    return a as Address;
+  });
+  try {
+    const { type, legs } = intentLegsFromRequest(
+      {
+        adiUrl: identity.adiUrl,
+        accounts: new Map(accounts.map((a) => [a.chain, a.address as Address])),
+        chains: deps.config.chains.map((ch) => ({ name: ch.name, chainId: ch.chainId, symbols: NATIVE_SYMBOLS[ch.name] ?? ['ETH'] })),
+        contractAddresses,
+        ledgerNames: LEDGER_NETWORK_NAMES,
+      },
+      body.intent,
+    );
+    const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: body.proof_class ?? 'standard' });
+    return { built, intentType: type };
+  } catch (e) {
+    if (e instanceof IntentRequestError) throw new ApiError(e.code === 'UNSUPPORTED_INTENT' ? 422 : 400, e.code, e.message, { field: e.field, ...e.details });
+    if (e instanceof IntentError) {
+      const field = e.field?.startsWith('legs') ? `intent.${e.field}` : (e.field ?? 'intent');
+      throw new ApiError(400, 'VALIDATION_ERROR', e.message.startsWith('legs') ? `intent.${e.message}` : e.message, { field });
+    }
+    throw e;
+  }
+}
+
+/** The intent's WriteData prepared for the nominated key (which must be on the page); the page must have credits. */
+async function prepareWriteData(
+  deps: ServiceDeps,
+  identity: IdentityRow,
+  built: CanonicalIntent,
+  seat: { signerKey: string; signerPage: string },
+  expiresAt: number,
+): Promise<PreparedSignature> {
+  const { signerKey, signerPage } = seat;
+  let prepared: PreparedSignature;
+  let credits: number;
+  try {
+    const page = await deps.ledger.queryKeyPage(signerPage);
+    credits = page.creditBalance;
+    prepared = await deps.ledger.prepareExternalSignature({
+      principal: identity.dataAccountUrl,
+      body: tx.writeData(built.parts),
+      txOptions: { memo: INTENT_MEMO, expireAt: new Date(expiresAt * 1000) },
+      signerUrl: signerPage,
+      publicKey: signerKey,
+    });
+  } catch (e) {
+    if (e instanceof LedgerInputError) {
+      const field = e.field === 'publicKey' ? 'signer_public_key' : e.field === 'signerUrl' ? 'signer_key_page' : e.field;
+      throw new ApiError(400, 'SIGNER_NOT_ON_PAGE', `${field}: ${e.message.replace(/^[a-zA-Z]+: /, '')}`, { field });
+    }
+    if ((e as { code?: string }).code === 'notFound')
+      throw new ApiError(400, 'VALIDATION_ERROR', `signer_key_page: ${signerPage} does not exist`, { field: 'signer_key_page' });
+    if (e instanceof LedgerTransportError) throw new ApiError(502, 'LEDGER_UNAVAILABLE', 'The ledger could not be reached; retry shortly');
+    throw e;
+  }
+  if (credits <= 0) {
+    throw new ApiError(402, 'INSUFFICIENT_CREDITS', `The key page ${signerPage} has no credits: the ledger would refuse the intent; add credits first`, {
+      key_page: signerPage,
+    });
+  }
+  return prepared;
+}
+
+/** Prepare an intent: 201 material (the row, what to sign), with `intent-<id>` started and waiting for the signature. */
+export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: PrepareIntentRequest): Promise<PreparedIntent> {
+  const db = deps.database.db;
+  if (typeof body.identity_id !== 'string' || !body.identity_id) throw new ApiError(400, 'VALIDATION_ERROR', 'identity_id: required', { field: 'identity_id' });
+  const identity = await findOrgIdentity(db, caller.orgId, body.identity_id, { field: 'identity_id' });
+  const identityKey = requireSigningKey(identity);
+  requireActive(identity);
+  const seat = nominatedSeat(identity, identityKey, body);
+
+  const intentId = randomUUID();
+  const createdAt = Math.floor(Date.now() / 1000);
+  const expiresAt = createdAt + deps.config.intentTtlSeconds;
+  const { built, intentType } = await canonicalIntent(deps, identity, body, { intentId, createdAt, expiresAt });
+  const prepared = await prepareWriteData(deps, identity, built, seat, expiresAt);
+
+  const signingData: SigningData = {
+    request_id: intentId,
+    transaction_hash: prepared.txHash,
+    hash_to_sign: prepared.hashToSign,
+    public_key: seat.signerKey,
+    signer_key_page: prepared.signerUrl,
+    key_page_version: prepared.signerVersion,
+  };
+  const preparedTx: PreparedIntentTx = {
+    principal: identity.dataAccountUrl,
+    memo: INTENT_MEMO,
+    expireAt: new Date(expiresAt * 1000).toISOString(),
+    signerUrl: prepared.signerUrl,
+    publicKey: seat.signerKey,
+    signerVersion: prepared.signerVersion,
+    timestamp: prepared.timestamp,
+    txId: prepared.txId,
+    txHash: prepared.txHash,
+    hashToSign: prepared.hashToSign,
+  };
+  const row = await insertIntent(db, {
+    id: intentId,
+    orgId: caller.orgId,
+    identityId: identity.id,
+    intentType,
+    intent: { parts: built.parts, legs: built.blobs.crossChainData.legs.map((l) => ({ leg_id: l.leg_id, chain: l.chain, chain_id: l.chain_id })) },
+    operationId: built.operationId,
+    signingData,
+    prepared: preparedTx,
+    signerPublicKey: seat.signerKey,
+    signerKeyPage: prepared.signerUrl,
+    expiresAt: new Date(expiresAt * 1000),
+  });
+  const chainOrder = [...new Set(built.legs.map((l) => l.chain))];
+  const input: IntentWorkflowInput = {
+    intentId,
+    orgId: caller.orgId,
+    identityId: identity.id,
+    signerPublicKey: seat.signerKey,
+    hashToSign: prepared.hashToSign,
+    expiresAtMs: expiresAt * 1000,
+    chains: chainOrder.map((chain) => ({ chain, legIds: built.legs.filter((l) => l.chain === chain).map((l) => l.legId) })),
+  };
+  await startIntentWorkflow(deps.temporal, deps.config.temporal.taskQueue, input, async (err) => {
+    caller.log.error('intent workflow could not be started', { err, intent_id: intentId });
+    await deleteIntent(db, intentId);
+    throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The intent could not be started; retry shortly', undefined, { 'Retry-After': '5' });
+  });
+  caller.log.info('intent prepared', { intent_id: intentId, workflow_id: intentWorkflowId(intentId), legs: built.legs.length });
+  return { row, signingData, operationId: built.operationId };
+}
+
+/** The API error of each signature rejection the workflow names. */
+const CODES: Record<SignatureRejection, string> = {
+  InvalidInput: 'VALIDATION_ERROR',
+  WrongSigner: 'WRONG_SIGNER',
+  InvalidSignature: 'INVALID_SIGNATURE',
+  SignatureRejected: 'SIGNATURE_REJECTED',
+  AlreadySigned: 'ALREADY_SIGNED',
+  IntentClosed: 'INTENT_CLOSED',
+  IntentExpired: 'INTENT_EXPIRED',
+  SigningDataChanged: 'SIGNING_DATA_CHANGED',
+  LedgerUnavailable: 'LEDGER_UNAVAILABLE',
+};
+
+/** 409 for an intent that takes no signature any more: signed already, or closed. */
+function closed(r: IntentRow): ApiError {
+  return r.txHash
+    ? new ApiError(409, 'ALREADY_SIGNED', 'Intent already signed; read the intent for its status', { status: r.status, tx_hash: r.txHash })
+    : new ApiError(409, 'INTENT_CLOSED', `Intent is ${r.status}; it takes no signature`, { status: r.status });
+}
+
+/** Submit the signature of an intent of the caller's organization; its ledger transaction once submitted. */
+export async function submitSignature(
+  deps: ServiceDeps,
+  caller: Caller,
+  intentId: string,
+  body: { signature: string; public_key: string },
+): Promise<{ txHash: string; txId: string }> {
+  const db = deps.database.db;
+  const row = await getOrgIntent(db, caller.orgId, intentId);
+  if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
+  if (row.status !== 'signing_required') throw closed(row);
+  try {
+    return await submitIntentSignature(deps.temporal, intentId, { signature: body.signature, publicKey: body.public_key });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const cause = err.cause as { type?: string; message?: string } | undefined;
+      const type = (cause?.type ?? '') as SignatureRejection;
+      const status = SIGNATURE_REJECTIONS[type];
+      if (status) {
+        const field = /^(signature|public_key):/.exec(cause?.message ?? '')?.[1];
+        throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, status === 502 ? { 'Retry-After': '2' } : undefined);
+      }
+    }
+    // the workflow ended (expired, or finished) while we asked: answer from the record
+    const now = await getIntent(db, intentId);
+    if (now && now.status !== 'signing_required') throw closed(now);
+    throw err;
+  }
+}
+
+/** One intent of the caller's organization with its per-chain cycles; 404 otherwise. */
+export async function readIntent(deps: ServiceDeps, orgId: string, intentId: string): Promise<{ row: IntentRow; chains: IntentChainRow[] }> {
+  const found = await getOrgIntentWithChains(deps.database.db, orgId, intentId);
+  if (!found) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
+  return found;
+}

@@ -1,0 +1,49 @@
+/** Client-side handles on the governance workflow (`governance-<id>`): its id, its start, its Update and Signal. */
+import type { Client } from '@temporalio/client';
+import {
+  governanceWorkflow,
+  ledgerChangedSignal,
+  submitGovernanceSignatureUpdate,
+  type GovernanceSignatureArgs,
+  type GovernanceWorkflowInput,
+} from '../workflows/governance.js';
+import { OrgIdKey, StageKey } from '../workflows/search-attributes.js';
+import { startOrCompensate, type Compensation } from './start.js';
+
+export type { GovernanceSignatureArgs, GovernanceWorkflowInput };
+
+export const governanceWorkflowId = (opId: string) => `governance-${opId}`;
+
+/** Start `governance-<id>` for a prepared operation row; `compensate` undoes the row when the workflow did not start. */
+export async function startGovernanceWorkflow(client: Client, taskQueue: string, input: GovernanceWorkflowInput, compensate: Compensation): Promise<void> {
+  const workflowId = governanceWorkflowId(input.opId);
+  await startOrCompensate(
+    client,
+    workflowId,
+    () =>
+      client.workflow.start(governanceWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [
+          { key: OrgIdKey, value: input.orgId },
+          { key: StageKey, value: 'signing_required' },
+        ],
+      }),
+    compensate,
+  );
+}
+
+/** The initiator's signature, an Update: submitted to the ledger by the workflow, which answers with the progress. */
+export async function submitGovernanceSignature(client: Client, opId: string, args: GovernanceSignatureArgs) {
+  return client.workflow.getHandle(governanceWorkflowId(opId)).executeUpdate(submitGovernanceSignatureUpdate, { args: [args] });
+}
+
+/** Tell the operation's workflow to look at the ledger now (a co-signature landed); a closed workflow is ignored. */
+export async function notifyGovernanceLedgerChanged(client: Client, opId: string): Promise<void> {
+  await client.workflow
+    .getHandle(governanceWorkflowId(opId))
+    .signal(ledgerChangedSignal)
+    .catch(() => undefined);
+}
