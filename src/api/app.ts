@@ -57,7 +57,7 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   registerGovernanceRoutes(app, deps);
   registerCosignRoutes(app, deps);
   registerPortalRoutes(app, deps);
-  registerMetricsRoute(app, metrics);
+  registerMetricsRoute(app, deps, metrics);
   registerWebhookRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerDocsRoutes(app, deps); // last: describes every route registered above

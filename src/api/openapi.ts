@@ -1,7 +1,7 @@
 /**
  * /docs/json — the OpenAPI 3.1 description generated at request time from the running app's zod route
  * definitions (so it cannot drift from what is served); /docs — the same document (an HTML reference for
- * browsers); /reference — the interactive Scalar reference rendered from /docs/json. All public (spec §1.10).
+ * browsers); /reference — the interactive Scalar reference rendered from /docs/json. All public.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';

@@ -1,26 +1,27 @@
 /**
- * `secureRoute(config)`: createRoute for an authenticated operation. It adds
+ * `secureRoute(deps, config)`: createRoute for an authenticated operation, the one way routes declare one. It adds
  *   - the X-API-Key security requirement and the standard error responses (401, 403, 429, 500, plus 400 when the
  *     route validates any input and 409/422 when idempotent) with the Error body and the rate-limit headers, to the OpenAPI description;
- *   - `requireScopes(...scopes)` and, with `idempotent: true`, the Idempotency-Key middleware, to the handler chain;
- *   - the Idempotency-Key header parameter and `x-required-scopes` to the description.
+ *   - the scope check (./middleware/scopes.ts: all of a list, or `{ anyOf }`) and, with `idempotent: true`, the
+ *     Idempotency-Key middleware, to the handler chain, in front of request validation;
+ *   - the Idempotency-Key header parameter and `x-required-scopes` (or `x-accepted-scopes`) to the description.
  *
- *   const route = secureRoute({ method: 'post', path: '/v1/things', scopes: ['write'], idempotent: true,
+ *   const route = secureRoute(deps, { method: 'post', path: '/v1/things', scopes: ['write'], idempotent: true,
  *     request: {...}, responses: { 201: {...}, ...errorResponses(400, 404) } });
  *   app.openapi(route, handler)  // handler: c.get('auth')!.orgId scopes every lookup
  */
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps, AppEnv } from './deps.js';
-import { requireScopes } from './middleware/auth.js';
 import { idempotency } from './middleware/idempotency.js';
+import { requireScopes, scopeExtension, type ScopeRule } from './middleware/scopes.js';
 import { errorResponses } from './schemas/common.js';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 
 export interface SecureRouteOptions {
-  /** scopes the key must hold, e.g. ['write'] or ['proof:read'] */
-  scopes?: string[];
+  /** scopes the key must hold: all of a list, e.g. ['write'] or ['proof:read'], or any one of `{ anyOf: [...] }` */
+  scopes?: ScopeRule;
   /** opt into Idempotency-Key handling (creating POSTs) */
   idempotent?: boolean;
 }
@@ -28,7 +29,7 @@ export interface SecureRouteOptions {
 export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & SecureRouteOptions): R {
   const { scopes = [], idempotent = false, ...rest } = route;
   const own = rest.middleware === undefined ? [] : Array.isArray(rest.middleware) ? rest.middleware : [rest.middleware];
-  const middleware: MiddlewareHandler<AppEnv>[] = [requireScopes(...scopes)];
+  const middleware: MiddlewareHandler<AppEnv>[] = [requireScopes(scopes)];
   if (idempotent) middleware.push(idempotency(deps));
   const parameters = [...((rest as { parameters?: unknown[] }).parameters ?? [])];
   if (idempotent) {
@@ -48,7 +49,7 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
     ...rest,
     security: [{ [API_KEY_SCHEME]: [] }],
     ...(parameters.length ? { parameters } : {}),
-    ...(scopes.length ? { 'x-required-scopes': scopes } : {}),
+    ...scopeExtension(scopes),
     ...(idempotent ? { 'x-idempotent': true } : {}),
     middleware: [...middleware, ...own] as MiddlewareHandler[],
     responses: { ...std, ...rest.responses },

@@ -20,7 +20,7 @@ export const LISTED_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 /**
  * The scopes a key can hold. `admin` manages the organization's keys; `webhook:write`, `webhook:read` and
  * `events:read` make keys for integrations that only manage webhook endpoints or read the event log
- * (src/api/routes/auth-scope.ts).
+ * (src/api/middleware/scopes.ts).
  */
 export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read'] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -6,7 +6,7 @@
  * delivery until the dispatcher's next look. To deliver at once, nudge it after the commit:
  * `notifyWebhookDispatcher()` from workflow code, `kickWebhookDispatcher(client, taskQueue)` elsewhere.
  */
-import { sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import { EVENT_SCHEMAS, type EventData, type EventType } from '../webhooks/catalogue.js';
 import type { Db } from './client.js';
 import { eventSequences, events } from './schema.js';
@@ -71,4 +71,56 @@ export async function recordEvent<T extends EventType>(tx: DbOrTx, input: Record
     })
     .returning();
   return { id: row.id, type: input.type, orgId: row.orgId, resourceId: row.resourceId, sequence: row.sequence, createdAt: row.createdAt };
+}
+
+// ------------------------------------------------------------------------------------------------ the event log
+
+export type EventRow = typeof events.$inferSelect;
+
+/** Where an event of the organization stands in the two orders of the log; undefined when there is no such event. */
+export async function getOrgEventPosition(db: Db, orgId: string, id: string): Promise<{ position: number; listedSeq: number | null } | undefined> {
+  const [row] = await db
+    .select({ position: events.position, listedSeq: events.listedSeq })
+    .from(events)
+    .where(and(eq(events.id, id), eq(events.orgId, orgId)));
+  return row;
+}
+
+export interface EventListQuery {
+  /** created at or after */
+  since: Date;
+  types?: string[];
+  resourceId?: string;
+  /** true: dispatch order (listed_seq), oldest first, dispatched events only; false: insertion order, newest first */
+  forward: boolean;
+  /** forward: only the events listed after this listed_seq */
+  afterListedSeq?: number;
+  /** newest first: only the events inserted before this position */
+  beforePosition?: number;
+  limit: number;
+}
+
+/** The organization's events in the order asked for, at most `limit`. */
+export async function listOrgEvents(db: Db, orgId: string, q: EventListQuery): Promise<EventRow[]> {
+  const where: SQL[] = [eq(events.orgId, orgId), gte(events.createdAt, q.since)];
+  if (q.types) where.push(inArray(events.type, q.types));
+  if (q.resourceId) where.push(eq(events.resourceId, q.resourceId));
+  if (q.forward) where.push(isNotNull(events.listedSeq));
+  if (q.afterListedSeq !== undefined) where.push(gt(events.listedSeq, q.afterListedSeq));
+  if (q.beforePosition !== undefined) where.push(lt(events.position, q.beforePosition));
+  return db
+    .select()
+    .from(events)
+    .where(and(...where))
+    .orderBy(q.forward ? asc(events.listedSeq) : desc(events.position))
+    .limit(q.limit);
+}
+
+/** An event of the organization created at or after `since`. */
+export async function getOrgEvent(db: Db, orgId: string, id: string, since: Date): Promise<EventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(events)
+    .where(and(eq(events.id, id), eq(events.orgId, orgId), gte(events.createdAt, since)));
+  return row;
 }

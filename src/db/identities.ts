@@ -2,9 +2,10 @@
  * Queries over identities and their chain accounts. Every read the API makes is scoped to an organization;
  * the workflow's activities address rows by identity id only.
  */
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, lt, ne, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { olderThan } from './pagination.js';
 import { chainAccounts, identities, organizations } from './schema.js';
 
 export type IdentityRow = typeof identities.$inferSelect;
@@ -181,12 +182,7 @@ export async function listOrgIdentities(db: Db, orgId: string, o: ListOptions): 
   if (o.status) conds.push(eq(identities.status, o.status));
   else if (!o.includeRetired) conds.push(ne(identities.status, 'retired'));
   if (o.cursor) {
-    conds.push(
-      or(
-        lt(identities.createdAt, o.cursor.createdAt),
-        and(eq(identities.createdAt, o.cursor.createdAt), lt(identities.id, o.cursor.id)),
-      )!,
-    );
+    conds.push(olderThan(identities.createdAt, identities.id, o.cursor));
   }
   return db
     .select()

@@ -2,10 +2,11 @@
  * Intents (spec §2.2) and their per-chain proof cycles. Every status change that an integrator hears about is
  * written with its event (src/db/events.ts) in the same transaction.
  */
-import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { olderThan } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 import { intentChains, intents, proofs } from './schema.js';
 
@@ -60,7 +61,7 @@ export async function listOrgIntents(
   if (o.status) conds.push(eq(intents.status, o.status));
   if (o.identityId) conds.push(eq(intents.identityId, o.identityId));
   if (o.before) {
-    conds.push(or(lt(intents.createdAt, o.before.createdAt), and(eq(intents.createdAt, o.before.createdAt), lt(intents.id, o.before.id)))!);
+    conds.push(olderThan(intents.createdAt, intents.id, o.before));
   }
   return db
     .select()

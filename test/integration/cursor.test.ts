@@ -1,6 +1,6 @@
 /** List cursors are opaque: anything the gateway did not write is a 400 naming `cursor`, never a 500 from the database. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../../src/api/cursor.js';
+import { encodeCursor } from '../../src/api/pagination.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
 

@@ -4,11 +4,11 @@
  *   2. count the request against the key's own limit (rate_limit_rpm), or, without a valid key, the client IP's;
  *      a public path (sign-up, health, docs) always counts against the client IP, whatever key it carries, so a
  *      key with a high limit cannot lift the per-IP limit on sign-ups;
- *   3. on every path but the public ones, refuse with the spec's exact texts (§7):
+ *   3. on every path but the public ones, refuse with the spec's exact texts:
  *      401 Missing X-API-Key header / Invalid API key format / Invalid API key,
  *      403 API key is deactivated / API key has expired;
  *   4. set `c.get('auth')` (AuthContext) for the routes.
- * Routes then demand scopes with `requireScopes(...)` (403 INSUFFICIENT_SCOPE naming the missing scope).
+ * Routes then demand scopes through secureRoute (the scope model: ./scopes.ts).
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -17,7 +17,7 @@ import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
 
-/** Paths reachable without a key (spec §1.10). /metrics is not one of them: it needs an admin key. */
+/** Paths reachable without a key. /metrics is not one of them: it needs an admin key. */
 export function isPublicPath(method: string, path: string): boolean {
   if (path === '/v1/health') return method === 'GET' || method === 'HEAD';
   return path === '/docs' || path === '/docs/json' || path === '/reference' || path === '/portal' || path.startsWith('/portal/');
@@ -122,19 +122,4 @@ export function requireAuth(c: Context<AppEnv>): AuthContext {
   const auth = c.get('auth');
   if (!auth) throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');
   return auth;
-}
-
-/** Route middleware: every listed scope must be among the key's permissions, else 403 naming the first missing. */
-export function requireScopes(...scopes: string[]): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const auth = requireAuth(c);
-    const missing = scopes.filter((s) => !auth.permissions.includes(s));
-    if (missing.length > 0) {
-      throw new ApiError(403, 'INSUFFICIENT_SCOPE', `API key lacks the required scope: ${missing[0]}`, {
-        required_scopes: scopes,
-        missing_scopes: missing,
-      });
-    }
-    await next();
-  };
 }

@@ -1,7 +1,7 @@
 /**
  * Per-key (else per-client-IP) fixed one-minute windows counted in Postgres (src/db/rate-limits.ts), so every API
  * process shares one limit. Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and
- * X-RateLimit-Reset (a Unix timestamp, spec §8); a request over the limit gets 429 RATE_LIMIT_EXCEEDED with
+ * X-RateLimit-Reset (a Unix timestamp); a request over the limit gets 429 RATE_LIMIT_EXCEEDED with
  * Retry-After.
  */
 import type { Context } from 'hono';

@@ -1,5 +1,5 @@
 /**
- * Admin API keys (spec §2.7, §4.8), all scoped to the caller's organization and needing the `admin` scope:
+ * Admin API keys, all scoped to the caller's organization and needing the `admin` scope:
  *   POST   /v1/admin/api-keys                  create (raw key returned once; Idempotency-Key supported)
  *   GET    /v1/admin/api-keys                  list (prefixes only)
  *   DELETE /v1/admin/api-keys/{key_id}         revoke (immediate, final)

@@ -5,16 +5,17 @@
  * order events were committed and fanned out (`listed_seq`), so a reader polling with its last cursor never skips
  * an event whose transaction committed late. Newest-first is insertion order and is for browsing.
  */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, type SQL } from 'drizzle-orm';
-import { events } from '../../db/schema.js';
+import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import { getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
 import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
 import { envelopeOf } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { API_KEY_SCHEME } from '../secure-route.js';
+import { requireAuth } from '../middleware/auth.js';
+import { SCOPE_RULES } from '../middleware/scopes.js';
+import { pageOf } from '../pagination.js';
 import { ErrorSchema } from '../schemas/common.js';
-import { acceptedScopes, requireScope, SCOPES } from './auth-scope.js';
+import { secureRoute } from '../secure-route.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -31,108 +32,95 @@ const EventSchema = z
   })
   .openapi('Event');
 
-const listRoute = createRoute({
-  method: 'get',
-  path: '/v1/events',
-  tags: ['Events'],
-  security: [{ [API_KEY_SCHEME]: [] }],
-  ...acceptedScopes(SCOPES.eventsRead),
-  summary: 'List events',
-  description:
-    'Events of the caller\'s organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then always the last event returned, so polling with it never skips an event. Scope: read or admin.',
-  request: {
-    query: z.object({
-      type: z.string().optional(),
-      resource_id: z.string().optional(),
-      starting_after: z.string().optional(),
-      order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
-      limit: z.coerce.number().int().min(1).max(100).default(20),
-    }),
-  },
-  responses: {
-    200: {
-      description: 'A page of events',
-      content: {
-        'application/json': {
-          schema: z.object({ data: z.array(EventSchema), has_more: z.boolean(), next_cursor: z.string().nullable() }),
+const listRoute = (deps: AppDeps) =>
+  secureRoute(deps, {
+    method: 'get',
+    path: '/v1/events',
+    tags: ['Events'],
+    scopes: SCOPE_RULES.eventsRead,
+    summary: 'List events',
+    description:
+      "Events of the caller's organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then always the last event returned, so polling with it never skips an event. Scope: read or admin.",
+    request: {
+      query: z.object({
+        type: z.string().optional(),
+        resource_id: z.string().optional(),
+        starting_after: z.string().optional(),
+        order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
+        limit: z.coerce.number().int().min(1).max(100).default(20),
+      }),
+    },
+    responses: {
+      200: {
+        description: 'A page of events',
+        content: {
+          'application/json': {
+            schema: z.object({ data: z.array(EventSchema), has_more: z.boolean(), next_cursor: z.string().nullable() }),
+          },
         },
       },
+      400: err('Invalid query'),
+      401: err('Missing or invalid API key'),
+      403: err('API key lacks the scope'),
     },
-    400: err('Invalid query'),
-    401: err('Missing or invalid API key'),
-    403: err('API key lacks the scope'),
-  },
-});
+  });
 
-const getRoute = createRoute({
-  method: 'get',
-  path: '/v1/events/{id}',
-  tags: ['Events'],
-  security: [{ [API_KEY_SCHEME]: [] }],
-  ...acceptedScopes(SCOPES.eventsRead),
-  summary: 'Get an event',
-  request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
-  responses: {
-    200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
-    401: err('Missing or invalid API key'),
-    403: err('API key lacks the scope'),
-    404: err('No such event in this organization (or older than 30 days)'),
-  },
-});
+const getRoute = (deps: AppDeps) =>
+  secureRoute(deps, {
+    method: 'get',
+    path: '/v1/events/{id}',
+    tags: ['Events'],
+    scopes: SCOPE_RULES.eventsRead,
+    summary: 'Get an event',
+    request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
+    responses: {
+      200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
+      401: err('Missing or invalid API key'),
+      403: err('API key lacks the scope'),
+      404: err('No such event in this organization (or older than 30 days)'),
+    },
+  });
 
 export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
   const since = () => new Date(Date.now() - EVENT_RETENTION_DAYS * 24 * 3600_000);
 
-  app.openapi(listRoute, async (c) => {
-    const auth = requireScope(c, SCOPES.eventsRead);
+  app.openapi(listRoute(deps), async (c) => {
+    const auth = requireAuth(c);
     const q = c.req.valid('query');
-    const where: SQL[] = [eq(events.orgId, auth.orgId), gte(events.createdAt, since())];
-    if (q.type) {
-      const types = q.type.split(',').map((t) => t.trim()).filter(Boolean);
-      where.push(inArray(events.type, types));
-    }
-    if (q.resource_id) where.push(eq(events.resourceId, q.resource_id));
     const forward = q.order === 'asc';
-    if (forward) where.push(isNotNull(events.listedSeq));
+    const query: EventListQuery = { since: since(), resourceId: q.resource_id || undefined, forward, limit: q.limit + 1 };
+    if (q.type)
+      query.types = q.type
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
     if (q.starting_after) {
       if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id', { field: 'starting_after' });
-      const [cursor] = await db
-        .select({ position: events.position, listedSeq: events.listedSeq })
-        .from(events)
-        .where(and(eq(events.id, q.starting_after), eq(events.orgId, auth.orgId)));
+      const cursor = await getOrgEventPosition(db, auth.orgId, q.starting_after);
       if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event', { field: 'starting_after' });
       if (forward) {
         if (cursor.listedSeq === null) {
-          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc', { field: 'starting_after' });
+          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc', {
+            field: 'starting_after',
+          });
         }
-        where.push(gt(events.listedSeq, cursor.listedSeq));
+        query.afterListedSeq = cursor.listedSeq;
       } else {
-        where.push(lt(events.position, cursor.position));
+        query.beforePosition = cursor.position;
       }
     }
-    const rows = await db
-      .select()
-      .from(events)
-      .where(and(...where))
-      .orderBy(forward ? asc(events.listedSeq) : desc(events.position))
-      .limit(q.limit + 1);
-    const page = rows.slice(0, q.limit);
-    const hasMore = rows.length > q.limit;
+    const { page, hasMore } = pageOf(await listOrgEvents(db, auth.orgId, query), q.limit);
     const last = page.length > 0 ? page[page.length - 1].id : null;
     // forward: the cursor to poll with next, even on the last page (an empty page keeps the caller's own)
     const nextCursor = forward ? (last ?? q.starting_after ?? null) : hasMore ? last : null;
     return c.json({ data: page.map(envelopeOf), has_more: hasMore, next_cursor: nextCursor }, 200);
   });
 
-  app.openapi(getRoute, async (c) => {
-    const auth = requireScope(c, SCOPES.eventsRead);
+  app.openapi(getRoute(deps), async (c) => {
+    const auth = requireAuth(c);
     const { id } = c.req.valid('param');
-    if (!UUID.test(id)) throw new ApiError(404, 'NOT_FOUND', 'Event not found');
-    const [row] = await db
-      .select()
-      .from(events)
-      .where(and(eq(events.id, id), eq(events.orgId, auth.orgId), gte(events.createdAt, since())));
+    const row = UUID.test(id) ? await getOrgEvent(db, auth.orgId, id, since()) : undefined;
     if (!row) throw new ApiError(404, 'NOT_FOUND', 'Event not found');
     return c.json(envelopeOf(row), 200);
   });

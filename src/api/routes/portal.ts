@@ -1,5 +1,5 @@
 /**
- * The self-service portal (public, spec §1.10 and §5.2): GET /portal serves the sign-up page; POST /portal/signup
+ * The self-service portal (public): GET /portal serves the sign-up page; POST /portal/signup
  * creates an organization with the sandbox grant (SANDBOX_IDENTITY_QUOTA identities, SANDBOX_CREDIT_GRANT credits)
  * and its first key — an owner key with the admin scope, so the organization manages its own keys — and returns
  * the raw key once. Sign-ups are rate limited per client IP like every unauthenticated call, and the whole gateway

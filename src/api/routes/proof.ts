@@ -1,5 +1,5 @@
 /**
- * Proofs (spec §2.6, §4), scope proof:read, scoped to the caller's organization (the receipt endpoint reads public
+ * Proofs, scope proof:read, scoped to the caller's organization (the receipt endpoint reads public
  * ledger data and answers for any delivered transaction):
  *   GET /v1/proof/{id}                  the artifact: what was proven, where, by whom
  *   GET /v1/proof/{id}/bundle           the self-contained bundle (canonical JSON; verify with `npm run cli -- verify-bundle`)

@@ -14,7 +14,7 @@ export const ErrorSchema = z
 
 const intHeader = (description: string) => ({ description, schema: { type: 'integer' as const } });
 
-/** Sent on every response (spec §8). */
+/** Sent on every response. */
 export const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': intHeader('Requests allowed in the current one-minute window'),
   'X-RateLimit-Remaining': intHeader('Requests left in the current window'),

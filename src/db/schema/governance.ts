@@ -50,7 +50,7 @@ export const governanceOps = pgTable(
   (t) => [index('governance_ops_org_idx').on(t.orgId, t.createdAt), index('governance_ops_tx_hash_idx').on(t.txHash)],
 );
 
-/** A pending ledger transaction that involves one of an organization's identities (spec §2.3). */
+/** A pending ledger transaction that involves one of an organization's identities. */
 export const pendingActions = pgTable(
   'pending_actions',
   {
