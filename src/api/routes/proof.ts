@@ -9,7 +9,7 @@
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { appendProofCustody, findOrgIntentByTxHash, getIntent, getOrgProof, type ProofRow } from '../../db/intents.js';
-import { createLedgerClient, isNotFound, LedgerInputError, LedgerTransportError } from '../../ledger/index.js';
+import { isNotFound, LedgerInputError, LedgerTransportError } from '../../ledger/index.js';
 import type { ProofBundle } from '../../proof/bundle.js';
 import type { CustodyEvent } from '../../proof/custody.js';
 import { verifyCustody } from '../../proof/custody.js';
@@ -89,7 +89,7 @@ function artifact(row: ProofRow, status: 'complete' | 'partial'): z.infer<typeof
 
 export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
-  const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: 5000 });
+  const ledger = deps.ledger;
   const json = (schema: z.ZodType, description: string) => ({ description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } });
 
   async function findProof(orgId: string, id: string): Promise<ProofRow> {
