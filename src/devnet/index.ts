@@ -69,6 +69,21 @@ function missingChainStateMessage(dataDir: string, what: string, chains: string[
   );
 }
 
+/**
+ * The local chains without saved state (they start empty). The local chains keep their state under <dataDir>/chains;
+ * a data dir that has a ledger, database or validator keys from an earlier run but lacks a chain's state would come
+ * up with identities pointing at nothing: refused.
+ */
+function freshLocalChains(base: Config): string[] {
+  const localChainNames = base.chains.filter((c) => loopbackPort(c.rpcUrl) !== undefined).map((c) => c.name);
+  const freshChains = localChainNames.filter((name) => !existsSync(chainStateFile(base.dataDir, name)));
+  const earlier = ['ledger-sim.json', 'pglite', 'validators'].filter((f) => existsSync(join(base.dataDir, f)));
+  if (freshChains.length > 0 && earlier.length > 0) {
+    throw new DevnetStateError(missingChainStateMessage(base.dataDir, `DATA_DIR ${base.dataDir} holds an earlier devnet (${earlier.join(', ')})`, freshChains));
+  }
+  return freshChains;
+}
+
 export interface DevnetOptions {
   /** overrides of temporal-dev.yml (tests use free ports and an in-memory store) */
   temporalProfile?: Partial<TemporalProfile>;
@@ -91,14 +106,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     // Our own signal handling (bin/devnet.ts) stops everything in order; the worker must not grab SIGINT first.
     installTemporalRuntime(logger, { shutdownSignals: [] });
 
-    // The local chains keep their state under <dataDir>/chains. A data dir that has a ledger, database or validator
-    // keys from an earlier run but lacks a chain's state would come up with identities pointing at nothing: refuse.
-    const localChainNames = base.chains.filter((c) => loopbackPort(c.rpcUrl) !== undefined).map((c) => c.name);
-    const freshChains = localChainNames.filter((name) => !existsSync(chainStateFile(base.dataDir, name)));
-    const earlier = ['ledger-sim.json', 'pglite', 'validators'].filter((f) => existsSync(join(base.dataDir, f)));
-    if (freshChains.length > 0 && earlier.length > 0) {
-      throw new DevnetStateError(missingChainStateMessage(base.dataDir, `DATA_DIR ${base.dataDir} holds an earlier devnet (${earlier.join(', ')})`, freshChains));
-    }
+    const freshChains = freshLocalChains(base);
 
     const profile = withDataDir({ ...loadTemporalProfile(), ...opts.temporalProfile }, base.dataDir);
     logger.info('starting Temporal dev server', { port: profile.port, ui_port: profile.uiPort });
