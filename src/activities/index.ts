@@ -12,8 +12,8 @@ import { createGovernanceActivities } from './governance.js';
 import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
+import { createMaintenanceActivities } from './maintenance.js';
 import { createPendingActivities } from './pending.js';
-import { createStoreActivities } from './store.js';
 import { createWebhookActivities } from './webhooks.js';
 
 export interface ActivityDeps {
@@ -45,7 +45,7 @@ export function createActivities(deps: ActivityDeps) {
       ? createIntentActivities({ db: deps.db, ledger: deps.ledger, access, validatorUrls: deps.validatorUrls ?? [], sendExecution: deps.sendExecution, logger: deps.logger })
       : undefined;
   return {
-    ...createStoreActivities(deps.db),
+    ...createMaintenanceActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
     ...createIdentityStoreActivities(deps.db),
     ...(ledger ?? missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', ['ensureAdi', 'ensureCredits', 'ensureDataAccount', 'ensureClientKey', 'readCreditBalance'])),

@@ -4,16 +4,15 @@
  * workflow. Deterministic orchestration only; the work is activities.
  */
 import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { IdentityStoreActivities } from '../activities/identity-store.js';
-import type { StoreActivities, PurgeResult } from '../activities/store.js';
+import type { MaintenanceActivities, PurgeResult } from '../activities/maintenance.js';
 import { StageKey } from './search-attributes.js';
 
-const { purgeExpired } = proxyActivities<StoreActivities>({
+const { purgeExpired } = proxyActivities<MaintenanceActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
-const { resumeStalledIdentities } = proxyActivities<IdentityStoreActivities>({
+const { resumeStalledIdentities } = proxyActivities<MaintenanceActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
