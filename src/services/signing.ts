@@ -6,13 +6,12 @@
 import { ApiError } from '../api/errors.js';
 import { isNotFound, isTransientLedgerError, LedgerError, LedgerInputError, verifyExternalSignature } from '../ledger/index.js';
 import { redactUrls } from '../net/redact.js';
+import { signatureFormatProblem } from '../protocol/signature.js';
 
 /** Format checks of a signature submission; the hex strings lower-cased. */
 export function parseSignatureBody(b: { signature: string; public_key: string }): { signature: string; publicKey: string } {
-  if (!/^[0-9a-fA-F]{128}$/.test(b.signature))
-    throw new ApiError(400, 'VALIDATION_ERROR', 'signature: must be 128 hex characters (64-byte Ed25519 signature)', { field: 'signature' });
-  if (!/^[0-9a-fA-F]{64}$/.test(b.public_key))
-    throw new ApiError(400, 'VALIDATION_ERROR', 'public_key: must be 64 hex characters (32-byte Ed25519 public key)', { field: 'public_key' });
+  const malformed = signatureFormatProblem(b.signature, b.public_key);
+  if (malformed) throw new ApiError(400, 'VALIDATION_ERROR', malformed.message, { field: malformed.field });
   return { signature: b.signature.toLowerCase(), publicKey: b.public_key.toLowerCase() };
 }
 

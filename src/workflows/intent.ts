@@ -31,6 +31,7 @@ import {
 } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
+import { signatureFormatProblem } from '../protocol/signature.js';
 import { innermostFailure } from './failure.js';
 import { CYCLE_LOCAL_STEPS, intentChainWorkflow } from './intent-chain.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';
@@ -91,8 +92,6 @@ const acts = proxyActivities<IntentActivities>({
 });
 const local = proxyLocalActivities<IntentActivities>({ startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: '2 hours', localRetryThreshold: '10 seconds', retry });
 
-const HEX = (n: number) => new RegExp(`^[0-9a-fA-F]{${n}}$`);
-
 function reject(type: SignatureRejection, message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true });
 }
@@ -138,8 +137,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       validator: ({ signature, publicKey }) => {
         if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no signature`);
         if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
-        if (typeof signature !== 'string' || !HEX(128).test(signature)) reject('InvalidInput', 'signature: must be 128 hex characters (64-byte Ed25519 signature)');
-        if (typeof publicKey !== 'string' || !HEX(64).test(publicKey)) reject('InvalidInput', 'public_key: must be 64 hex characters (32-byte Ed25519 public key)');
+        const malformed = signatureFormatProblem(signature, publicKey);
+        if (malformed) reject('InvalidInput', malformed.message);
         if (publicKey.toLowerCase() !== input.signerPublicKey.toLowerCase()) {
           reject('WrongSigner', `public_key: hash_to_sign is bound to the nominated key ${input.signerPublicKey}; sign with that key`);
         }
