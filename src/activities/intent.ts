@@ -1,5 +1,5 @@
 /**
- * Activities of the proof cycle (DESIGN.md §3): submit the client's signature to the ledger, follow the intent's
+ * Activities of the proof cycle: submit the client's signature to the ledger, follow the intent's
  * ledger transaction, and per chain: attestation quorum → createAnchor → executeComprehensiveProof →
  * executeGovernanceProofDirect per leg → observation quorum → proof_result on the ledger; then the proof.
  *

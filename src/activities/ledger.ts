@@ -1,5 +1,5 @@
 /**
- * Ledger activities of identity provisioning (DESIGN.md §3). Each one looks at the ledger first and does only
+ * Ledger activities of identity provisioning. Each one looks at the ledger first and does only
  * what is missing, so a retry or a worker crash never repeats an effect:
  *
  *   ensureAdi          CreateIdentity acc://<name>.<suffix> with book and page 1 keyed to the sponsor

@@ -1,6 +1,6 @@
 /**
- * Pending discovery (certen.md §8, research/ledger.md §3): find the ledger transactions waiting for signatures
- * that involve an organization's active identities, and keep the pending_actions inbox in step with the ledger.
+ * Pending discovery: find the ledger transactions waiting for signatures that involve an organization's active
+ * identities, and keep the pending_actions inbox in step with the ledger.
  *
  *   1. read the pending list of every account of every active identity (ADI, book, its pages, data account):
  *      the ledger lists a pending transaction on its principal;

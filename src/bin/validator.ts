@@ -4,7 +4,7 @@
  *   tsx src/bin/validator.ts --index 3 --proof-anchor 0x.. --account-factory 0x.. [--port 7403] [--host 127.0.0.1]
  *       [--key-file <path> | keys at <DATA_DIR>/validators/validator-<index>.json, created on first start]
  *       [--protocol-adi acc://pgw-protocol.acme]   (key page <adi>/book/2, results <adi>/execution-results)
- *       [--finality finalized|confirmations]   (default finalized: spec §1, expected state is proven against the
+ *       [--finality finalized|confirmations]   (default finalized: expected state is proven against the
  *                                               finalized block; `confirmations` waits for the chain's
  *                                               CHAINS[].confirmations instead, as the devnet's anvil chains do)
  *

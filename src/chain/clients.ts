@@ -22,6 +22,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { jsonRpc } from 'viem/nonce';
 import { httpFetch } from '../net/fetch.js';
+import { sleep } from '../net/sleep.js';
 
 export interface ChainClients {
   chain: Chain;
@@ -126,6 +127,6 @@ export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, o
       }
     }
     if (now - t0 > timeoutMs) throw new Error(`no receipt for ${hash} after ${timeoutMs} ms${lastError ? ` (last read error: ${(lastError as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, pollMs));
+    await sleep(pollMs);
   }
 }

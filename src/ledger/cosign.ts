@@ -1,5 +1,5 @@
 /**
- * Reading a pending transaction's multi-signature state from the ledger (research/ledger.md §3): which authorities
+ * Reading a pending transaction's multi-signature state from the ledger: which authorities
  * must approve, which of them have not voted yet, how many of a page's keys have signed, and the delegation path
  * a delegate book's key signs through. Used by governance, co-signing and pending discovery alike.
  */
@@ -17,7 +17,7 @@ export function bookOfPage(page: string): string {
 }
 
 /**
- * Authorities whose accept the transaction needs (research/ledger.md §3, as the ledger simulator decides it): the
+ * Authorities whose accept the transaction needs (as the ledger simulator decides it): the
  * principal's enabled authorities (a key page's are its book's; an account without authorities inherits its
  * parent's; a lite identity is its own authority and a lite token account's is its lite identity),
  * header.authorities, the new delegates of an UpdateKeyPage, the added authorities of an UpdateAccountAuth and the
@@ -146,7 +146,7 @@ export async function signatureOnLedger(
   if (bare(st.txHash) !== bare(p.txHash)) return undefined;
   const pk = p.publicKey.toLowerCase();
   const mine = st.signatures.filter((s) => String(s.publicKey ?? '').toLowerCase() === pk);
-  // a key signing again on the same signer and path replaces its entry (research/ledger.md §3, signature sets)
+  // a key signing again on the same signer and path replaces its entry in the signature set
   const latest = new Map<string, SignatureInfo>();
   for (const s of mine) latest.set(`${norm(s.signer)}|${s.delegators.map(norm).join(',')}`, s);
   const want = p.vote ?? 'accept';

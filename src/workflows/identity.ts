@@ -1,5 +1,5 @@
 /**
- * identityWorkflow (`identity-<id>`): provisions one identity (DESIGN.md §3).
+ * identityWorkflow (`identity-<id>`): provisions one identity.
  *
  *   creating_adi          sponsor creates acc://<name>.<suffix> with book and page 1
  *   ── then in parallel ──────────────────────────────────────────────────────────────

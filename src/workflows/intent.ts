@@ -1,5 +1,5 @@
 /**
- * intentWorkflow (`intent-<id>`): one transaction intent from prepare to proof (DESIGN.md §3, spec §1.7).
+ * intentWorkflow (`intent-<id>`): one transaction intent from prepare to proof.
  *
  *   signing_required   waits for the client's signature: the Update `submitSignature` (POST
  *                      /v1/transaction/{id}/signature). Its validator checks the Ed25519 signature over
