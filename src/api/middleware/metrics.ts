@@ -48,12 +48,12 @@ export class HttpMetrics {
       '# TYPE gateway_http_request_duration_seconds histogram',
     );
     for (const s of all) {
-      BUCKETS.forEach((b, i) => lines.push(`gateway_http_request_duration_seconds_bucket{${s.labels},le="${b}"} ${s.buckets[i]}`));
+      for (const [i, b] of BUCKETS.entries()) lines.push(`gateway_http_request_duration_seconds_bucket{${s.labels},le="${b}"} ${s.buckets[i]}`);
       lines.push(`gateway_http_request_duration_seconds_bucket{${s.labels},le="+Inf"} ${s.count}`);
       lines.push(`gateway_http_request_duration_seconds_sum{${s.labels}} ${s.sum}`);
       lines.push(`gateway_http_request_duration_seconds_count{${s.labels}} ${s.count}`);
     }
-    return lines.join('\n') + '\n';
+    return `${lines.join('\n')}\n`;
   }
 }
 
