@@ -183,7 +183,7 @@ export class ConfigError extends Error {
     readonly problems: { variable: string; message: string }[],
     heading = 'Invalid configuration',
   ) {
-    super(`${heading}:\n` + problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n'));
+    super(`${heading}:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`);
     this.name = 'ConfigError';
   }
 }

@@ -32,7 +32,7 @@ function redact(value: unknown, depth = 0): unknown {
 export function createLogger(
   level: LogLevel = 'info',
   bound: Record<string, unknown> = {},
-  write: (line: string) => void = (line) => process.stdout.write(line + '\n'),
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Logger {
   const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[l] < ORDER[level]) return;

@@ -58,7 +58,7 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
 
   const keyHashes = async (pageUrl: string): Promise<string[] | undefined> => {
     const page = await ledger.tryQueryAccount(pageUrl);
-    if (!page || page.type !== 'keyPage') return undefined;
+    if (page?.type !== 'keyPage') return undefined;
     return (page.raw.keys ?? []).map((k: { publicKeyHash?: string }) => String(k.publicKeyHash ?? '').toLowerCase());
   };
 

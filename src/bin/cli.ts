@@ -2,7 +2,7 @@
 import { runVerifyBundleCli } from '../proof/cli.js';
 import { runWebhookCli } from '../webhooks/cli.js';
 
-const io = { out: (l: string) => process.stdout.write(l + '\n'), err: (l: string) => process.stderr.write(l + '\n') };
+const io = { out: (l: string) => process.stdout.write(`${l}\n`), err: (l: string) => process.stderr.write(`${l}\n`) };
 const [group, ...rest] = process.argv.slice(2);
 const groups: Record<string, (argv: string[]) => number | Promise<number>> = {
   webhook: (argv) => runWebhookCli(argv, io),

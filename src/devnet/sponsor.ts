@@ -24,7 +24,7 @@ export function loadOrCreateSponsorKey(dataDir: string): string {
   }
   mkdirSync(dirname(file), { recursive: true });
   const hex = randomBytes(32).toString('hex');
-  writeFileSync(file, hex + '\n', { mode: 0o600 });
+  writeFileSync(file, `${hex}\n`, { mode: 0o600 });
   return hex;
 }
 

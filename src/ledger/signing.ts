@@ -203,8 +203,8 @@ export function verifySignature(sig: core.Signature, txHash: Uint8Array): Verify
   } catch (e) {
     return { ok: false, reason: (e as Error).message, code: 'badRequest' };
   }
-  if (!key.publicKey || key.publicKey.length !== 32) return { ok: false, reason: `publicKey: expected 32 bytes, got ${key.publicKey?.length ?? 0}`, code: 'badRequest' };
-  if (!key.signature || key.signature.length !== 64) return { ok: false, reason: `signature: expected 64 bytes, got ${key.signature?.length ?? 0}`, code: 'badRequest' };
+  if (key.publicKey?.length !== 32) return { ok: false, reason: `publicKey: expected 32 bytes, got ${key.publicKey?.length ?? 0}`, code: 'badRequest' };
+  if (key.signature?.length !== 64) return { ok: false, reason: `signature: expected 64 bytes, got ${key.signature?.length ?? 0}`, code: 'badRequest' };
   if (key.transactionHash && !Buffer.from(key.transactionHash).equals(Buffer.from(txHash))) {
     return { ok: false, reason: 'signature: transactionHash does not match the transaction', code: 'badRequest' };
   }

@@ -39,7 +39,7 @@ export type LedgerSubmission = Pick<
  * (the Go node omits it when false) or the status marked failed. Code and message from the refused one's status.
  */
 function throwIfRefused(list: any[], fallbackMessage: string): void {
-  const bad = list.find((s) => !s || s.success !== true || s.status?.failed === true);
+  const bad = list.find((s) => s?.success !== true || s.status?.failed === true);
   if (!bad) return;
   const code = String(bad.status?.error?.code ?? bad.status?.code ?? 'unknownError');
   throw new LedgerSubmitError(String(bad.message ?? bad.status?.error?.message ?? fallbackMessage), code, list);
@@ -52,11 +52,11 @@ function innerKey(sig: any): core.ED25519Signature {
 }
 
 
-export function ledgerSubmission(
-  { call, endpoint }: LedgerRpc,
-  reads: Pick<LedgerClient, 'queryAccount' | 'getTransaction'>,
-): LedgerSubmission {
-  const { queryAccount, getTransaction } = reads;
+/**
+ * A signer's state on the ledger (key page version, or 1 for a lite identity, and the key's lastUsedOn) and the
+ * signature timestamps this client issues for its keys.
+ */
+function signerTimestamps(queryAccount: LedgerClient['queryAccount']) {
   const issued = new Map<string, number>();
 
   async function signerState(signerUrl: string, publicKey: Uint8Array): Promise<{ version: number; lastUsedOn: number }> {
@@ -90,6 +90,16 @@ export function ledgerSubmission(
     const st = await signerState(signerUrl, pk);
     return issue(signerUrl, pk, st.lastUsedOn);
   }
+
+  return { signerState, issue, nextTimestamp };
+}
+
+export function ledgerSubmission(
+  { call, endpoint }: LedgerRpc,
+  reads: Pick<LedgerClient, 'queryAccount' | 'getTransaction'>,
+): LedgerSubmission {
+  const { getTransaction } = reads;
+  const { signerState, issue, nextTimestamp } = signerTimestamps(reads.queryAccount);
 
   async function submit(envelope: messaging.EnvelopeArgs | messaging.Envelope): Promise<SubmitResult> {
     const env = envelope instanceof messaging.Envelope ? envelope : new messaging.Envelope(envelope);

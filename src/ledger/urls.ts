@@ -1,5 +1,5 @@
 /** Accumulate URL helpers. Parsing is done by accumulate.js; this adds validation and typed errors. */
-import { URL as AccURL, Signer, ED25519Key } from 'accumulate.js';
+import { URL as AccURL, Signer, type ED25519Key } from 'accumulate.js';
 import { sha256 as accSha256 } from 'accumulate.js/common';
 import { LedgerInputError } from './errors.js';
 

@@ -30,7 +30,9 @@ function headerRecord(h: HttpRequestInit['headers']): Record<string, string> | u
   if (Array.isArray(h)) return Object.fromEntries(h);
   if (h instanceof Headers) {
     const out: Record<string, string> = {};
-    h.forEach((v, k) => (out[k] = v));
+    h.forEach((v, k) => {
+      out[k] = v;
+    });
     return out;
   }
   return h;

@@ -50,7 +50,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     return { status: 'failed', attempts, last: null };
   };
 
-  let plan;
+  let plan: Awaited<ReturnType<typeof startDelivery>>;
   try {
     plan = await startDelivery(input.deliveryId);
   } catch (err) {

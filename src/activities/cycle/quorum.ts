@@ -22,12 +22,9 @@ export function quorumSteps(ctx: CycleContext) {
       const r = access.reader(i.chain);
       const { client, root } = await ctx.quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
       const message = anchorMessage({ chainId: BigInt(c.entry.chainId), anchor: c.plan.anchor, anchorId: c.plan.anchorId, validatorSetRoot: root });
-      let q;
-      try {
-        q = await heartbeating(client.attest(attestRequestFor(c.ledgerTxId, i.chain, c.plan), { message }));
-      } catch (e) {
+      const q = await heartbeating(client.attest(attestRequestFor(c.ledgerTxId, i.chain, c.plan), { message })).catch((e: unknown) => {
         throw ctx.quorumFailure(e, client, 'AttestationRefused');
-      }
+      });
       const authority = q.responses.values().next().value!.authority;
       await updateIntentChain(db, i.intentId, i.chain, {
         step: 'attested',
@@ -48,18 +45,12 @@ export function quorumSteps(ctx: CycleContext) {
       if (!l.executionTx) throw cycleFailure('LegNotExecuted', `leg ${i.legId} has no execution`);
       const r = access.reader(i.chain);
       const { client, root } = await ctx.quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
-      let q;
-      try {
-        q = await heartbeating(
-          client.observe(observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx), {
-            chainId: BigInt(c.entry.chainId),
-            proofAnchor: c.plan.anchor,
-            validatorSetRoot: root,
-          }),
-        );
-      } catch (e) {
-        throw ctx.quorumFailure(e, client, 'ObservationRefused');
-      }
+      const request = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx);
+      const q = await heartbeating(client.observe(request, { chainId: BigInt(c.entry.chainId), proofAnchor: c.plan.anchor, validatorSetRoot: root })).catch(
+        (e: unknown) => {
+          throw ctx.quorumFailure(e, client, 'ObservationRefused');
+        },
+      );
       const first = q.responses.values().next().value!;
       await updateIntentChain(db, i.intentId, i.chain, {
         step: 'observed',

@@ -29,9 +29,8 @@ export function signatureSteps(ctx: CycleContext) {
       const { row, intent } = await ctx.loadIntent(i.intentId);
       if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
       const p = row.prepared;
-      let prepared;
-      try {
-        prepared = await ledger.prepareExternalSignature({
+      const prepared = await ledger
+        .prepareExternalSignature({
           principal: p.principal,
           body: tx.writeData(intent.parts),
           txOptions: { memo: p.memo, expireAt: new Date(p.expireAt) },
@@ -39,27 +38,25 @@ export function signatureSteps(ctx: CycleContext) {
           publicKey: p.publicKey,
           signerVersion: p.signerVersion,
           timestamp: p.timestamp,
+        })
+        .catch((e: unknown) => {
+          if (e instanceof LedgerInputError) throw cycleFailure('SignatureRejected', `the signer is no longer valid: ${e.message}`);
+          throw e;
         });
-      } catch (e) {
-        if (e instanceof LedgerInputError) throw cycleFailure('SignatureRejected', `the signer is no longer valid: ${e.message}`);
-        throw e;
-      }
       if (prepared.hashToSign !== p.hashToSign || prepared.txHash !== p.txHash) {
         throw cycleFailure('SigningDataChanged', 'the prepared transaction could not be rebuilt identically; prepare a new intent');
       }
-      let submitted;
-      try {
-        submitted = await ledger.submitExternalSignature(prepared, i.signature);
-      } catch (e) {
+      const submitted = await ledger.submitExternalSignature(prepared, i.signature).catch(async (e: unknown) => {
         if (e instanceof LedgerInputError || e instanceof LedgerSubmitError) {
           // An earlier attempt's submission may have reached the ledger and its answer been lost (a crash, a
           // timeout). On a page that needs more signatures the transaction then waits there with this key's
           // signature, and the ledger refuses the same signature again (its timestamp is used): that is submitted.
           const earlier = await ctx.heldByLedger(p).catch(() => undefined);
-          if (earlier) submitted = earlier;
-          else throw cycleFailure('SignatureRejected', `the ledger refused the signature: ${e.message}`);
-        } else throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
-      }
+          if (earlier) return earlier;
+          throw cycleFailure('SignatureRejected', `the ledger refused the signature: ${e.message}`);
+        }
+        throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
+      });
       // An attempt past its timeout has been given up on (the client may have heard 502 and the intent must stay
       // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
       if (deadline !== undefined && Date.now() > deadline) throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
@@ -96,7 +93,7 @@ export function signatureSteps(ctx: CycleContext) {
      * submitted it, or still be running past its timeout and mark it submitted later. Then it is submitted, not
      * expired, and the answer says so (the workflow goes on with the cycle).
      */
-    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<{ submitted?: { txId: string; txHash: string } } | void> {
+    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<{ submitted?: { txId: string; txHash: string } } | undefined> {
       const row = await getIntent(db, i.intentId);
       if (i.status === 'expired' && row) {
         let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
