@@ -17,7 +17,7 @@ export interface RunningServer {
   close(opts?: { graceMs?: number }): Promise<void>;
 }
 
-export function listen(app: Hono<any>, host: string, port: number): Promise<RunningServer> {
+export function listen(app: Pick<Hono, 'fetch'>, host: string, port: number): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     let server: ServerType;
     let closing: Promise<void> | undefined;

@@ -3,15 +3,15 @@
  * key page, chains), POST /v1/attest, /v1/observe and /v1/results. A refusal answers 422 {ok:false, code, reason},
  * a body that is not JSON 400, and unexpected failures 500 {ok:false, code:'INTERNAL', reason}.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { listen, type RunningServer } from '../net/server.js';
 import { blsReady } from '../chain/bls.js';
-import { VALIDATOR_API } from '../protocol/validator-wire.js';
+import { type AttestRequest, type ObserveRequest, VALIDATOR_API, type WriteResultRequest } from '../protocol/validator-wire.js';
 import { ValidatorRefusal, type ValidatorNode } from './node.js';
 
 export function createValidatorApp(node: ValidatorNode): Hono {
   const app = new Hono();
-  const run = (fn: (body: any) => Promise<unknown>) => async (c: any) => {
+  const run = (fn: (body: unknown) => Promise<unknown>) => async (c: Context) => {
     let body: unknown;
     try {
       body = await c.req.json();
@@ -27,9 +27,9 @@ export function createValidatorApp(node: ValidatorNode): Hono {
   };
   app.get(VALIDATOR_API.info, (c) => c.json(node.info()));
   app.get(VALIDATOR_API.health, (c) => c.json({ status: 'healthy', index: node.index }));
-  app.post(VALIDATOR_API.attest, run((b) => node.attest(b)));
-  app.post(VALIDATOR_API.observe, run((b) => node.observe(b)));
-  app.post(VALIDATOR_API.results, run((b) => node.writeResult(b)));
+  app.post(VALIDATOR_API.attest, run((b) => node.attest(b as AttestRequest)));
+  app.post(VALIDATOR_API.observe, run((b) => node.observe(b as ObserveRequest)));
+  app.post(VALIDATOR_API.results, run((b) => node.writeResult(b as WriteResultRequest)));
   return app;
 }
 

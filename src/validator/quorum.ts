@@ -141,7 +141,7 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await res.text();
-      let data: any;
+      let data: Record<string, unknown> | null;
       try {
         data = JSON.parse(text);
       } catch {
@@ -151,7 +151,7 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
         return { ok: false, outcome: { status: 'refused', code: String(data.code), reason: String(data.reason), elapsedMs: Math.round(performance.now() - t0) } };
       }
       if (!res.ok || data?.ok !== true) {
-        return { ok: false, outcome: { status: 'failed', code: data?.code ?? `HTTP_${res.status}`, reason: String(data?.reason ?? `HTTP ${res.status}`), elapsedMs: Math.round(performance.now() - t0) } };
+        return { ok: false, outcome: { status: 'failed', code: (data?.code as string | undefined) ?? `HTTP_${res.status}`, reason: String(data?.reason ?? `HTTP ${res.status}`), elapsedMs: Math.round(performance.now() - t0) } };
       }
       return { ok: true, data: data as T };
     } catch (e) {

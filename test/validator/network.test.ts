@@ -662,7 +662,7 @@ describe('validator network', () => {
     const third = await node.observe(req);
     expect(third.checks).toEqual({ callBinding: 'calldata', expectedEvents: 1, expectedState: 1 });
     // and the gateway counts the code among the refusals a later attempt can overcome
-    const src = await import('node:fs').then((fs) => fs.readFileSync(new URL('../../src/activities/intent.ts', import.meta.url), 'utf8'));
+    const src = await import('node:fs').then((fs) => fs.readFileSync(new URL('../../src/activities/cycle/context.ts', import.meta.url), 'utf8'));
     expect(src).toMatch(/TRANSIENT_REFUSALS = new Set\([^)]*'RPC_UNAVAILABLE'/);
   });
 

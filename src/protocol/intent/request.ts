@@ -8,7 +8,7 @@
  */
 import { parseEther, type Address } from 'viem';
 import { ADDRESS_RULE, checkedAddress, UINT } from './fields.js';
-import type { ContractCallInput, IntentInput, LegInput } from './model.js';
+import type { ContractCallInput, LegInput } from './model.js';
 
 export class IntentRequestError extends Error {
   constructor(
