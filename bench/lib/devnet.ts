@@ -12,8 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { parseEther, type Address, type Hex } from 'viem';
-import { createActivities } from '../../src/activities/index.js';
-import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import { createApp } from '../../src/api/app.js';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
 import { createChainClients, type ChainWriter } from '../../src/chain/clients.js';
@@ -33,7 +31,7 @@ import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index
 import { createLogger } from '../../src/log.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
 import { loadTemporalProfile } from '../../src/temporal/profile.js';
-import { createGatewayWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
+import { createConfiguredWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
 import { testTargetLeg } from '../../test/support/test-target.js';
 
 /** anvil's second and third development accounts: not the relayer (account 0) */
@@ -170,14 +168,7 @@ export async function startBenchDevnet(opts: {
       stops.push(() => child.stop());
       await waitUntilReady('worker', async () => readFileSync(logFile, 'utf8').includes('"worker running"'), { timeoutMs: 60_000, process: child });
     } else {
-      const { worker, connection } = await createGatewayWorker({
-        address: config.temporal.address,
-        namespace: config.temporal.namespace,
-        taskQueue: config.temporal.taskQueue,
-        activities: createActivities({ db: database.db, webhooks: config.webhooks, ...workerActivityDeps(config) }),
-        maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
-        shutdownGraceTime: '1s',
-      });
+      const { worker, connection } = await createConfiguredWorker(config, { db: database.db, shutdownGraceTime: '1s' });
       const running = worker.run();
       stops.push(async () => {
         worker.shutdown();

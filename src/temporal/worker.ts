@@ -16,7 +16,7 @@ import {
   type State as WorkerState,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { createActivities, type Activities } from '../activities/index.js';
+import { createActivities } from '../activities/index.js';
 import type { WebhookActivities } from '../activities/webhooks.js';
 import { workerActivityDeps } from '../activities/worker-deps.js';
 import { blsReady } from '../chain/bls.js';
@@ -165,19 +165,17 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
 
 /**
  * The gateway's worker as configured: every activity built over `db` from config (ledger, sponsor, chains, relayer,
- * validators, webhook settings), on the configured Temporal namespace and task queue. `wrap` replaces activities
- * (the crash tests kill the process after one of them).
+ * validators, webhook settings), on the configured Temporal namespace and task queue.
  */
 export function createConfiguredWorker(
   config: Config,
-  opts: { db: Db; logger?: Logger; shutdownGraceTime?: string; wrap?: (activities: Activities) => Activities },
+  opts: { db: Db; logger?: Logger; shutdownGraceTime?: string },
 ): Promise<{ worker: GatewayWorker; connection: NativeConnection }> {
-  const activities = createActivities({ db: opts.db, webhooks: config.webhooks, logger: opts.logger, ...workerActivityDeps(config) });
   return createGatewayWorker({
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: opts.wrap ? opts.wrap(activities) : activities,
+    activities: createActivities({ db: opts.db, webhooks: config.webhooks, logger: opts.logger, ...workerActivityDeps(config) }),
     maxConcurrentWebhookAttempts: config.webhooks.maxConcurrentAttempts,
     logger: opts.logger,
     shutdownGraceTime: opts.shutdownGraceTime,
