@@ -53,7 +53,12 @@ const chainList = z
 
 const commaList = z
   .string()
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(url));
 
 const envSchema = z.object({
@@ -61,7 +66,12 @@ const envSchema = z.object({
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(8080),
   PUBLIC_BASE_URL: url.optional(),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(15 * 60_000).default(10_000),
+  SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(15 * 60_000)
+    .default(10_000),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -81,12 +91,26 @@ const envSchema = z.object({
   VALIDATOR_URLS: commaList.default([]),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** ADI URLs are acc://<name>.<suffix> */
-  ADI_SUFFIX: z.string().regex(/^[a-z0-9-]+$/, 'lowercase letters, digits and dashes').default('acme'),
-  INTENT_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
+  ADI_SUFFIX: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, 'lowercase letters, digits and dashes')
+    .default('acme'),
+  INTENT_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3600),
   /** Ed25519 secret seed (64 hex) of the sponsor that creates and funds ADIs; the devnet generates one */
-  SPONSOR_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(),
+  SPONSOR_KEY: z
+    .string()
+    .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex')
+    .optional(),
   /** secp256k1 private key (0x + 64 hex) paying gas for deployments and proof transactions on every chain */
-  RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex digits').optional(),
+  RELAYER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hex digits')
+    .optional(),
   RATE_LIMIT_DEFAULT_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   RATE_LIMIT_IP_RPM: z.coerce.number().int().min(1).max(1_000_000).default(60),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
@@ -105,7 +129,10 @@ const envSchema = z.object({
     .transform((s) => s.split(',').map((x) => Number(x.trim())))
     .optional(),
   /** an endpoint failing continuously for this many seconds is disabled (default 5 days) */
-  WEBHOOK_DISABLE_AFTER: z.coerce.number().positive().default(5 * 24 * 3600),
+  WEBHOOK_DISABLE_AFTER: z.coerce
+    .number()
+    .positive()
+    .default(5 * 24 * 3600),
   /** per-attempt request timeout */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** how often the dispatcher looks for undelivered events when nobody nudges it */
@@ -191,9 +218,7 @@ export class ConfigError extends Error {
 /** Parse the environment (process.env by default). Throws ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings mean "unset", as in most .env tooling.
-  const cleaned = Object.fromEntries(
-    Object.keys(envSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
-  );
+  const cleaned = Object.fromEntries(Object.keys(envSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]));
   const parsed = envSchema.safeParse(cleaned);
   const problems = parsed.success
     ? []
@@ -292,13 +317,29 @@ export function workerDependencyProblems(
   const problems: { variable: string; message: string }[] = [];
   // A worker in its own process cannot share the API's embedded PGlite (each process would open its own copy and
   // see only its own rows); only the devnet, which runs the worker inside the API's process, may go without.
-  if (opts.ownProcess && !config.databaseUrl) problems.push({ variable: 'DATABASE_URL', message: "not set: a worker process needs the Postgres database the API uses (embedded PGlite cannot be shared between processes; only the devnet, API and worker in one process, runs without it)" });
-  if (!env.LEDGER_URL) problems.push({ variable: 'LEDGER_URL', message: `not set (the default ${config.ledgerUrl} is the devnet's ledger simulator): the Accumulate v3 endpoint identities and transactions use` });
-  if (!config.sponsorKey) problems.push({ variable: 'SPONSOR_KEY', message: 'not set: the ledger key that creates and funds identities (without it identities stay in creating)' });
-  if (!config.relayerPrivateKey) problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
+  if (opts.ownProcess && !config.databaseUrl)
+    problems.push({
+      variable: 'DATABASE_URL',
+      message:
+        'not set: a worker process needs the Postgres database the API uses (embedded PGlite cannot be shared between processes; only the devnet, API and worker in one process, runs without it)',
+    });
+  if (!env.LEDGER_URL)
+    problems.push({
+      variable: 'LEDGER_URL',
+      message: `not set (the default ${config.ledgerUrl} is the devnet's ledger simulator): the Accumulate v3 endpoint identities and transactions use`,
+    });
+  if (!config.sponsorKey)
+    problems.push({ variable: 'SPONSOR_KEY', message: 'not set: the ledger key that creates and funds identities (without it identities stay in creating)' });
+  if (!config.relayerPrivateKey)
+    problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
   if (config.validatorUrls.length === 0) problems.push({ variable: 'VALIDATOR_URLS', message: 'empty: the validator nodes that attest every transaction' });
   const bare = config.chains.filter((c) => !c.contracts).map((c) => c.name);
-  if (!env.CHAINS) problems.push({ variable: 'CHAINS', message: 'not set (the default is the devnet chains, whose contracts only npm start deploys): a JSON array of chains with contracts {proofAnchor, accountFactory}' });
+  if (!env.CHAINS)
+    problems.push({
+      variable: 'CHAINS',
+      message:
+        'not set (the default is the devnet chains, whose contracts only npm start deploys): a JSON array of chains with contracts {proofAnchor, accountFactory}',
+    });
   else if (bare.length) problems.push({ variable: 'CHAINS', message: `no contracts {proofAnchor, accountFactory} for ${bare.join(', ')}` });
   return problems;
 }

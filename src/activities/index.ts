@@ -37,18 +37,34 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
-  const cosign = deps.ledger ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) } : undefined;
+  const cosign = deps.ledger
+    ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) }
+    : undefined;
   const access = deps.chains ? createChainAccess({ chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   const chain = deps.chains && access ? createChainActivities({ db: deps.db, chains: deps.chains, access }) : undefined;
   const intent =
     deps.ledger && access
-      ? createIntentActivities({ db: deps.db, ledger: deps.ledger, access, validatorUrls: deps.validatorUrls ?? [], sendExecution: deps.sendExecution, logger: deps.logger })
+      ? createIntentActivities({
+          db: deps.db,
+          ledger: deps.ledger,
+          access,
+          validatorUrls: deps.validatorUrls ?? [],
+          sendExecution: deps.sendExecution,
+          logger: deps.logger,
+        })
       : undefined;
   return {
     ...createMaintenanceActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
     ...createIdentityStoreActivities(deps.db),
-    ...(ledger ?? missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', ['ensureAdi', 'ensureCredits', 'ensureDataAccount', 'ensureClientKey', 'readCreditBalance'])),
+    ...(ledger ??
+      missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', [
+        'ensureAdi',
+        'ensureCredits',
+        'ensureDataAccount',
+        'ensureClientKey',
+        'readCreditBalance',
+      ])),
     ...(cosign ??
       missing<ReturnType<typeof createGovernanceActivities> & ReturnType<typeof createPendingActivities>>('ledger', [
         'submitGovernanceSignature',

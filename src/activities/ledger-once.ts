@@ -9,7 +9,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { core, messaging } from 'accumulate.js';
 import type { Db } from '../db/client.js';
 import { clearLedgerTxRecord, getLedgerTxRecord, putLedgerTxRecord } from '../db/identities.js';
-import { LedgerError, LedgerSubmitError, attachSignature, isNotFound, keyFromSeed, normUrl, signHash, type HeldKey, type LedgerClient, type TxStatus } from '../ledger/index.js';
+import {
+  LedgerError,
+  LedgerSubmitError,
+  attachSignature,
+  isNotFound,
+  keyFromSeed,
+  normUrl,
+  signHash,
+  type HeldKey,
+  type LedgerClient,
+  type TxStatus,
+} from '../ledger/index.js';
 import { sleep } from '../net/sleep.js';
 import { beat } from './heartbeat.js';
 
@@ -102,7 +113,14 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
    * Submit `body` as `principal` signed by `key`, exactly once per (identity, step). Resolves with the delivered
    * transaction; throws a classified error when it failed.
    */
-  async function submitOnce(identityId: string, step: string, principal: string, body: core.TransactionBody, key: HeldKey, signer: StepSigner): Promise<TxStatus> {
+  async function submitOnce(
+    identityId: string,
+    step: string,
+    principal: string,
+    body: core.TransactionBody,
+    key: HeldKey,
+    signer: StepSigner,
+  ): Promise<TxStatus> {
     const rec = await getLedgerTxRecord(db, identityId, step);
     if (rec) {
       let st = await waitFinal(rec.txId, 3_000);
@@ -135,7 +153,9 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
     const txId = await withSignerLock(key.signerUrl, async () => {
       const prepared = await ledger.prepareExternalSignature({ principal, body, signerUrl: key.signerUrl, publicKey: held.address.publicKey });
       const sig = attachSignature(prepared.metadata, signHash(held, Buffer.from(prepared.hashToSign, 'hex')), Buffer.from(prepared.txHash, 'hex'));
-      const envelope = jsonSafe(new messaging.Envelope({ transaction: [new core.Transaction(prepared.transaction!.asObject())], signatures: [sig] }).asObject());
+      const envelope = jsonSafe(
+        new messaging.Envelope({ transaction: [new core.Transaction(prepared.transaction!.asObject())], signatures: [sig] }).asObject(),
+      );
       await putLedgerTxRecord(db, identityId, step, { txId: prepared.txId, envelope, submittedAt: new Date().toISOString() });
       try {
         await ledger.submit(envelope as messaging.EnvelopeArgs);

@@ -93,7 +93,10 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
       if (await ownsAdi(i)) return { submitted: false };
       const lite = await ledger.tryQueryAccount(sponsor.liteIdentity);
       if (!lite || (lite.creditBalance ?? 0) <= 0) {
-        throw ApplicationFailure.nonRetryable(`the sponsor is out of credits: ${sponsor.liteIdentity} ${lite ? 'has 0 credits' : 'does not exist (never funded)'}`, 'SponsorOutOfCredits');
+        throw ApplicationFailure.nonRetryable(
+          `the sponsor is out of credits: ${sponsor.liteIdentity} ${lite ? 'has 0 credits' : 'does not exist (never funded)'}`,
+          'SponsorOutOfCredits',
+        );
       }
       const body = tx.createIdentity({ url: i.adiUrl, keyBookUrl: i.bookUrl, publicKeyHash: sponsor.publicKeyHash });
       try {

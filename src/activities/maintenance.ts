@@ -29,10 +29,7 @@ export function createMaintenanceActivities(db: Db) {
       const keys = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).returning({ k: idempotencyKeys.key });
       // A window is at most a minute long; anything that started over two minutes ago is closed.
       const cutoff = new Date(now.getTime() - 120_000);
-      const windows = await db
-        .delete(rateLimitCounters)
-        .where(lt(rateLimitCounters.windowStart, cutoff))
-        .returning({ b: rateLimitCounters.bucket });
+      const windows = await db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, cutoff)).returning({ b: rateLimitCounters.bucket });
       return { idempotencyKeys: keys.length, rateLimitWindows: windows.length };
     },
 

@@ -17,23 +17,22 @@ import type { Db } from '../db/client.js';
 import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPendingAction } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
 import { identities } from '../db/schema.js';
-import {
-  delegateBooks,
-  isNotFound,
-  keyPageUrl,
-  normUrl,
-  requiredAuthorities,
-  signingProgress,
-  type LedgerClient,
-  type TxStatus,
-} from '../ledger/index.js';
+import { delegateBooks, isNotFound, keyPageUrl, normUrl, requiredAuthorities, signingProgress, type LedgerClient, type TxStatus } from '../ledger/index.js';
 import { beat } from './heartbeat.js';
 
 /** Identities whose accounts one scan reads at the same time. */
 const SCAN_CONCURRENCY = 8;
 
 /** Ledger transaction types shown in the governance category; everything else is `transactions`. */
-export const GOVERNANCE_TX_TYPES = new Set(['createIdentity', 'createKeyPage', 'createKeyBook', 'updateKeyPage', 'updateAccountAuth', 'updateKey', 'lockAccount']);
+export const GOVERNANCE_TX_TYPES = new Set([
+  'createIdentity',
+  'createKeyPage',
+  'createKeyBook',
+  'updateKeyPage',
+  'updateAccountAuth',
+  'updateKey',
+  'lockAccount',
+]);
 
 export interface PendingScanResult {
   orgId: string;

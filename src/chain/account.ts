@@ -11,10 +11,7 @@ import { scanLogs } from './logs.js';
 import { memo } from './memo.js';
 
 /** The account ABI plus the ProofAnchor errors that consume() bubbles up, so viem decodes them by name. */
-export const accountAbiWithAnchorErrors = [
-  ...abstractAccountAbi,
-  ...proofAnchorAbi.filter((x) => x.type === 'error'),
-] as const;
+export const accountAbiWithAnchorErrors = [...abstractAccountAbi, ...proofAnchorAbi.filter((x) => x.type === 'error')] as const;
 
 /** Offline: the AbstractAccount address of `adiUrl` (identical on every chain for the same factory). */
 export function predictAccountAddress(p: { accountFactory: Address; proofAnchor: Address; adiUrl: string }): Address {
@@ -157,8 +154,16 @@ export async function findExecutionTx(
     c,
     provenBlock,
     async (fromBlock, toBlock) =>
-      (await c.public.getContractEvents({ address: p.account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId: p.anchorId }, fromBlock, toBlock }))
-        .filter((l) => l.args.leafIndex === p.leafIndex),
+      (
+        await c.public.getContractEvents({
+          address: p.account,
+          abi: accountAbiWithAnchorErrors,
+          eventName: 'Executed',
+          args: { anchorId: p.anchorId },
+          fromBlock,
+          toBlock,
+        })
+      ).filter((l) => l.args.leafIndex === p.leafIndex),
     { maxRange: p.maxRange, firstMatch: true },
   );
   return log?.transactionHash ?? undefined;
@@ -167,6 +172,13 @@ export async function findExecutionTx(
 /** The transaction that deployed `account` (AccountFactory's AccountCreated log, in the block the deployed account recorded). */
 export async function findAccountDeploymentTx(c: ChainClients, accountFactory: Address, account: Address): Promise<Hex | undefined> {
   const block = await c.public.readContract({ address: account, abi: abstractAccountAbi, functionName: 'deployedBlock' });
-  const logs = await c.public.getContractEvents({ address: accountFactory, abi: accountFactoryAbi, eventName: 'AccountCreated', args: { account }, fromBlock: block, toBlock: block });
+  const logs = await c.public.getContractEvents({
+    address: accountFactory,
+    abi: accountFactoryAbi,
+    eventName: 'AccountCreated',
+    args: { account },
+    fromBlock: block,
+    toBlock: block,
+  });
   return logs[0]?.transactionHash ?? undefined;
 }

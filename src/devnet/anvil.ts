@@ -46,12 +46,17 @@ export async function startAnvil(opts: {
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port || (await freePort(host));
   const args = [
-    '--chain-id', String(opts.chainId),
-    '--host', host,
-    '--port', String(port),
-    '--hardfork', opts.hardfork ?? 'prague',
+    '--chain-id',
+    String(opts.chainId),
+    '--host',
+    host,
+    '--port',
+    String(port),
+    '--hardfork',
+    opts.hardfork ?? 'prague',
     ...((opts.blockTime ?? 0.2) > 0 ? ['--mixed-mining', '--block-time', String(opts.blockTime ?? 0.2)] : []),
-    '--slots-in-an-epoch', '1',
+    '--slots-in-an-epoch',
+    '1',
     ...(opts.stateFile ? ['--state', opts.stateFile, '--state-interval', String(opts.stateIntervalSeconds ?? 5)] : []),
     ...(opts.extraArgs ?? []),
   ];

@@ -166,10 +166,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
 
     // Identity provisioning: funded sponsor, system contracts on the local chains (already there when the validators
     // deployed them), relayer.
-    const identity = await setupIdentityDevnet(
-      { ...base, ledgerUrl, chains },
-      { logger, localChains: localChains.map((c) => c.name) },
-    );
+    const identity = await setupIdentityDevnet({ ...base, ledgerUrl, chains }, { logger, localChains: localChains.map((c) => c.name) });
 
     // The example contract for the README's transaction example (no-op when a restored chain has it).
     const exampleContract = localChains.length > 0 ? ensureExampleContract(localChains, ANVIL_DEV_KEY_0) : undefined;

@@ -31,18 +31,40 @@ export async function startLocalPostgres(): Promise<LocalPostgres | undefined> {
   if (!bin) return undefined;
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'gw-pg-'));
-  const run = (cmd: string, args: string[]) =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const : [cmd, args] as const;
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
+  const run = (cmd: string, args: string[]) => (asRoot ? (['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const) : ([cmd, args] as const));
+  if (asRoot)
+    chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
   const [c1, a1] = run(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   execFileSync(c1, a1, { stdio: 'ignore' });
   const port = await freePort();
-  const [c2, a2] = run(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']);
+  const [c2, a2] = run(join(bin, 'postgres'), [
+    '-D',
+    join(dir, 'data'),
+    '-k',
+    dir,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=300',
+  ]);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const ready = () => waitUntilReady('test postgres', async () => {
-    await adminQuery(url, 'select 1', 1_000);
-    return true;
-  }, { timeoutMs: 20_000 });
+  const ready = () =>
+    waitUntilReady(
+      'test postgres',
+      async () => {
+        await adminQuery(url, 'select 1', 1_000);
+        return true;
+      },
+      { timeoutMs: 20_000 },
+    );
   let child = spawn(c2, a2, { stdio: 'ignore', detached: true });
   await ready();
   const halt = async () => {

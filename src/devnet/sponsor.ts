@@ -68,10 +68,14 @@ export async function fundSponsor(ledger: LedgerClient, sponsor: Sponsor, opts: 
     const r = await ledger.signAndSubmit(sponsor.liteTokenAccount, tx.addCredits({ recipient: sponsor.liteIdentity, amount, oracle }), sponsor.asLite());
     const st = await ledger.waitForTransaction(r.txId, { timeoutMs });
     if (!st.delivered) throw new Error(`devnet sponsor: AddCredits ${st.status}: ${st.error?.message ?? ''}`);
-    haveCredits = await until('sponsor credits', async () => {
-      const c = await credits();
-      return c >= minCredits ? c : undefined;
-    }, timeoutMs);
+    haveCredits = await until(
+      'sponsor credits',
+      async () => {
+        const c = await credits();
+        return c >= minCredits ? c : undefined;
+      },
+      timeoutMs,
+    );
   }
   while ((await acme()) < minAcme) {
     const before = await acme();
@@ -82,7 +86,10 @@ export async function fundSponsor(ledger: LedgerClient, sponsor: Sponsor, opts: 
 }
 
 /** The devnet sponsor, created if needed and funded. */
-export async function ensureDevnetSponsor(ledger: LedgerClient, p: { dataDir: string; sponsorKey?: string } & FundOptions): Promise<{ sponsor: Sponsor; sponsorKey: string }> {
+export async function ensureDevnetSponsor(
+  ledger: LedgerClient,
+  p: { dataDir: string; sponsorKey?: string } & FundOptions,
+): Promise<{ sponsor: Sponsor; sponsorKey: string }> {
   const sponsorKey = p.sponsorKey ?? loadOrCreateSponsorKey(p.dataDir);
   const sponsor = createSponsor(sponsorKey);
   await fundSponsor(ledger, sponsor, p);

@@ -112,10 +112,7 @@ export async function startTemporalDevServer(
 }
 
 /** Last resort on machines with internet: the SDK downloads the CLI itself. */
-async function startWithSdkDownload(
-  profile: TemporalProfile,
-  opts: { headless?: boolean; logger: Logger },
-): Promise<TemporalServerHandle> {
+async function startWithSdkDownload(profile: TemporalProfile, opts: { headless?: boolean; logger: Logger }): Promise<TemporalServerHandle> {
   opts.logger.info('no local Temporal CLI; trying the SDK download (needs internet)');
   try {
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');

@@ -153,7 +153,11 @@ export async function setupProtocolLedger(p: {
     log(`creating protocol ADI ${adiUrl}`);
     if ((await credits(lite)) < 100_000) await buyCredits(lite, 20_000);
     await until('lite credits', async () => (await credits(lite)) > 0);
-    await settle(ledger, ledger.signAndSubmit(adiUrl, tx.createIdentity({ url: adiUrl, keyBookUrl: keyBook, publicKeyHash: sha256(pub) }), liteKey), 'create protocol ADI');
+    await settle(
+      ledger,
+      ledger.signAndSubmit(adiUrl, tx.createIdentity({ url: adiUrl, keyBookUrl: keyBook, publicKeyHash: sha256(pub) }), liteKey),
+      'create protocol ADI',
+    );
   }
   if ((await credits(operatorPage)) < 500_000) {
     await buyCredits(operatorPage, 20_000);
@@ -169,7 +173,11 @@ export async function setupProtocolLedger(p: {
     const have = new Set(page.keys.map((k) => k.publicKeyHash?.toLowerCase()));
     const missing = hashes.filter((h) => !have.has(h));
     if (missing.length) {
-      await settle(ledger, ledger.signAndSubmit(validatorPage, tx.updateKeyPage(missing.map((h) => ({ type: 'addKey' as const, publicKeyHash: h }))), opKey), 'add validator keys');
+      await settle(
+        ledger,
+        ledger.signAndSubmit(validatorPage, tx.updateKeyPage(missing.map((h) => ({ type: 'addKey' as const, publicKeyHash: h }))), opKey),
+        'add validator keys',
+      );
     }
   }
   if ((await credits(validatorPage)) < 1_000_000) {

@@ -97,7 +97,8 @@ export async function ensureAdi(c: LedgerClient, a: EnsureAdiArgs): Promise<{ ur
   if (!(await c.tryQueryAccount(url))) {
     const st = await c.signAndSubmit(url, tx.createIdentity({ url, keyBookUrl: book, publicKeyHash: a.publicKeyHash }), a.sponsor);
     const res = await c.waitForTransaction(st.txId, { timeoutMs });
-    if (!res.delivered && !(await c.tryQueryAccount(url))) throw new LedgerError(`createIdentity ${url} ${res.status}: ${res.error?.message ?? ''}`, res.status);
+    if (!res.delivered && !(await c.tryQueryAccount(url)))
+      throw new LedgerError(`createIdentity ${url} ${res.status}: ${res.error?.message ?? ''}`, res.status);
   }
   if (a.pageCredits) {
     const have = (await c.queryKeyPage(page)).creditBalance;

@@ -42,5 +42,12 @@ export function verifyReceipt(r: Receipt, opts: { expectStart?: string; expectAn
 /** Combine r1 (start -> X) with r2 (X -> anchor). Requires r1.anchor == r2.start. */
 export function combineReceipts(r1: Receipt, r2: Receipt): Receipt {
   if (r1.anchor.toLowerCase() !== r2.start.toLowerCase()) throw new Error('combineReceipts: r1.anchor != r2.start');
-  return { start: r1.start, end: r1.end, anchor: r2.anchor, entries: [...r1.entries, ...r2.entries], localBlock: r2.localBlock, localBlockTime: r2.localBlockTime };
+  return {
+    start: r1.start,
+    end: r1.end,
+    anchor: r2.anchor,
+    entries: [...r1.entries, ...r2.entries],
+    localBlock: r2.localBlock,
+    localBlockTime: r2.localBlockTime,
+  };
 }

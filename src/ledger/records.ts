@@ -48,7 +48,10 @@ function parseSignature(sig: any, id?: string): SignatureInfo | undefined {
 
 export function parseMessageRecord(r: any): TxStatus {
   const txn = r?.message?.transaction;
-  const hash = String(r?.id ?? '').match(/[0-9a-fA-F]{64}/)?.[0]?.toLowerCase() ?? '';
+  const hash =
+    String(r?.id ?? '')
+      .match(/[0-9a-fA-F]{64}/)?.[0]
+      ?.toLowerCase() ?? '';
   const status = String(r?.status ?? 'unknown');
   const statusNo = typeof r?.statusNo === 'number' ? r.statusNo : (STATUS as Record<string, number>)[status];
   const signatures: SignatureInfo[] = [];
@@ -89,6 +92,8 @@ export function parseMessageRecord(r: any): TxStatus {
 export function dataEntry(rec: any): DataEntryInfo {
   const txn = rec?.value?.message?.transaction;
   const parts: string[] = (txn?.body?.entry?.data ?? []).map((d: any) => String(d ?? ''));
-  const txHash = String(rec?.value?.id ?? '').match(/[0-9a-fA-F]{64}/)?.[0]?.toLowerCase();
+  const txHash = String(rec?.value?.id ?? '')
+    .match(/[0-9a-fA-F]{64}/)?.[0]
+    ?.toLowerCase();
   return { index: Number(rec?.index ?? 0), entryHash: String(rec?.entry ?? ''), txHash, data: parts };
 }

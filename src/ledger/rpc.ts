@@ -80,7 +80,7 @@ export function createLedgerRpc(opts: Pick<LedgerClientOptions, 'url' | 'fetch' 
     }
     if (msg?.error) {
       const e = msg.error;
-      const data = typeof e.data === 'string' ? safeJson(e.data) ?? e.data : e.data;
+      const data = typeof e.data === 'string' ? (safeJson(e.data) ?? e.data) : e.data;
       const code = typeof data === 'object' && data?.code ? String(data.code) : e.code <= -33000 ? 'unknownError' : 'rpcError';
       throw new LedgerRpcError(String(e.message ?? 'JSON-RPC error'), code, Number(e.code), data);
     }

@@ -122,7 +122,10 @@ export function unwrapSignature(sig: core.Signature): { key: core.ED25519Signatu
     s = s.signature;
   }
   if (!(s instanceof core.ED25519Signature)) {
-    throw new LedgerInputError(`signature: unsupported signature type ${s ? String((s as { type?: unknown }).type) : 'none'} (only ed25519 and delegated)`, 'signature');
+    throw new LedgerInputError(
+      `signature: unsupported signature type ${s ? String((s as { type?: unknown }).type) : 'none'} (only ed25519 and delegated)`,
+      'signature',
+    );
   }
   return { key: s, delegators };
 }
@@ -175,7 +178,11 @@ export function prepareSigning(txn: core.Transaction, metadata: core.ED25519Sign
 }
 
 /** Put a raw 64-byte signature and the tx hash into a copy of the metadata. */
-export function attachSignature(metadata: core.ED25519Signature | core.DelegatedSignature, signature: Uint8Array | string, txHash: Uint8Array): core.ED25519Signature | core.DelegatedSignature {
+export function attachSignature(
+  metadata: core.ED25519Signature | core.DelegatedSignature,
+  signature: Uint8Array | string,
+  txHash: Uint8Array,
+): core.ED25519Signature | core.DelegatedSignature {
   const raw = bytesArg(signature, 'signature', 64);
   const copy = metadata.copy();
   const { key } = unwrapSignature(copy);
@@ -224,7 +231,11 @@ export function verifySignature(sig: core.Signature, txHash: Uint8Array): Verify
 }
 
 /** Verify a raw external signature over hash_to_sign (what the gateway does before submitting). */
-export function verifyExternalSignature(args: { hashToSign: Uint8Array | string; signature: Uint8Array | string; publicKey: Uint8Array | string }): VerifyResult {
+export function verifyExternalSignature(args: {
+  hashToSign: Uint8Array | string;
+  signature: Uint8Array | string;
+  publicKey: Uint8Array | string;
+}): VerifyResult {
   const h = bytesArg(args.hashToSign, 'hashToSign', 32);
   const s = bytesArg(args.signature, 'signature', 64);
   const pk = bytesArg(args.publicKey, 'publicKey', 32);
@@ -233,7 +244,9 @@ export function verifyExternalSignature(args: { hashToSign: Uint8Array | string;
   return {
     ok: false,
     code: 'unauthenticated',
-    reason: overHex ? 'invalid signature: it signs the ASCII of the hex string; sign the raw 32 bytes of hash_to_sign' : 'invalid signature: Ed25519 verification failed',
+    reason: overHex
+      ? 'invalid signature: it signs the ASCII of the hex string; sign the raw 32 bytes of hash_to_sign'
+      : 'invalid signature: Ed25519 verification failed',
   };
 }
 

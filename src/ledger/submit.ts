@@ -51,7 +51,6 @@ function innerKey(sig: any): core.ED25519Signature {
   return s as core.ED25519Signature;
 }
 
-
 /**
  * A signer's state on the ledger (key page version, or 1 for a lite identity, and the key's lastUsedOn) and the
  * signature timestamps this client issues for its keys.
@@ -62,7 +61,8 @@ function signerTimestamps(queryAccount: LedgerClient['queryAccount']) {
   async function signerState(signerUrl: string, publicKey: Uint8Array): Promise<{ version: number; lastUsedOn: number }> {
     const a = await queryAccount(signerUrl);
     if (a.type === 'liteIdentity') {
-      if (liteIdentityUrl(publicKey).toLowerCase() !== normUrl(signerUrl)) throw new LedgerInputError(`publicKey: does not belong to lite identity ${signerUrl}`, 'publicKey');
+      if (liteIdentityUrl(publicKey).toLowerCase() !== normUrl(signerUrl))
+        throw new LedgerInputError(`publicKey: does not belong to lite identity ${signerUrl}`, 'publicKey');
       return { version: 1, lastUsedOn: Number(a.raw.lastUsedOn ?? 0) };
     }
     if (a.type !== 'keyPage') throw new LedgerInputError(`signerUrl: ${a.url} is a ${a.type}, not a key page or lite identity`, 'signerUrl');
@@ -94,10 +94,7 @@ function signerTimestamps(queryAccount: LedgerClient['queryAccount']) {
   return { signerState, issue, nextTimestamp };
 }
 
-export function ledgerSubmission(
-  { call, endpoint }: LedgerRpc,
-  reads: Pick<LedgerClient, 'queryAccount' | 'getTransaction'>,
-): LedgerSubmission {
+export function ledgerSubmission({ call, endpoint }: LedgerRpc, reads: Pick<LedgerClient, 'queryAccount' | 'getTransaction'>): LedgerSubmission {
   const { getTransaction } = reads;
   const { signerState, issue, nextTimestamp } = signerTimestamps(reads.queryAccount);
 
@@ -150,14 +147,36 @@ export function ledgerSubmission(
     const signerUrl = parseAccUrl(a.signerUrl, 'signerUrl').toString();
     const st = await signerState(signerUrl, pk);
     const vote = a.vote ?? 'accept';
-    const signer = { signerUrl, signerVersion: a.signerVersion ?? st.version, timestamp: a.timestamp ?? issue(signerUrl, pk, st.lastUsedOn), publicKey: pk, vote, delegators: a.delegators };
-    const metadata = signatureMetadata({ publicKey: pk, signer: signerUrl, signerVersion: signer.signerVersion, timestamp: signer.timestamp, vote, delegators: a.delegators });
+    const signer = {
+      signerUrl,
+      signerVersion: a.signerVersion ?? st.version,
+      timestamp: a.timestamp ?? issue(signerUrl, pk, st.lastUsedOn),
+      publicKey: pk,
+      vote,
+      delegators: a.delegators,
+    };
+    const metadata = signatureMetadata({
+      publicKey: pk,
+      signer: signerUrl,
+      signerVersion: signer.signerVersion,
+      timestamp: signer.timestamp,
+      vote,
+      delegators: a.delegators,
+    });
     if (a.pendingTx) {
       if (a.body || a.principal) throw new LedgerInputError('pendingTx: give either pendingTx or principal+body', 'pendingTx');
       const existing = await verifiedTransaction(a.pendingTx);
       const md = metadataHash(metadata);
       const hashToSignBytes = hashToSign(md, Uint8Array.from(Buffer.from(existing.txHash, 'hex')));
-      return preparedSignature({ metadata, metadataHash: md, hashToSign: hashToSignBytes, txHash: existing.txHash, txId: existing.txId, signer, initiator: false });
+      return preparedSignature({
+        metadata,
+        metadataHash: md,
+        hashToSign: hashToSignBytes,
+        txHash: existing.txHash,
+        txId: existing.txId,
+        signer,
+        initiator: false,
+      });
     }
     if (!a.principal || !a.body) throw new LedgerInputError('principal and body are required for a new transaction', 'body');
     if (vote !== 'accept') throw new LedgerInputError('vote: the initiator of a new transaction must accept', 'vote');
@@ -195,7 +214,12 @@ export function ledgerSubmission(
     return { ...r, txId: prepared.txId, txHash: prepared.txHash };
   }
 
-  async function signAndSubmit(principal: string, body: core.TransactionBody | core.TransactionBodyArgs, key: HeldKey, txOpts?: TxOptions): Promise<SubmitResult> {
+  async function signAndSubmit(
+    principal: string,
+    body: core.TransactionBody | core.TransactionBodyArgs,
+    key: HeldKey,
+    txOpts?: TxOptions,
+  ): Promise<SubmitResult> {
     const k = keyFromSeed(key.privateKey);
     const prepared = await prepareExternalSignature({
       principal,
@@ -211,7 +235,14 @@ export function ledgerSubmission(
 
   async function signPending(pendingTx: string, key: HeldKey, vote: Vote = 'accept'): Promise<SubmitResult> {
     const k = keyFromSeed(key.privateKey);
-    const prepared = await prepareExternalSignature({ pendingTx, signerUrl: key.signerUrl, publicKey: k.address.publicKey, signerVersion: key.signerVersion, delegators: key.delegators, vote });
+    const prepared = await prepareExternalSignature({
+      pendingTx,
+      signerUrl: key.signerUrl,
+      publicKey: k.address.publicKey,
+      signerVersion: key.signerVersion,
+      delegators: key.delegators,
+      vote,
+    });
     return submitExternalSignature(prepared, signHash(k, Buffer.from(prepared.hashToSign, 'hex')));
   }
 

@@ -68,7 +68,11 @@ export function updateKeyPage(ops: KeyPageOp[]): core.UpdateKeyPage {
       case 'removeKey':
         return { type: 'remove', entry: { keyHash: keyHash(op.publicKeyHash) } };
       case 'updateKey':
-        return { type: 'update', oldEntry: { keyHash: keyHash(op.oldPublicKeyHash, 'oldPublicKeyHash') }, newEntry: { keyHash: keyHash(op.newPublicKeyHash, 'newPublicKeyHash') } };
+        return {
+          type: 'update',
+          oldEntry: { keyHash: keyHash(op.oldPublicKeyHash, 'oldPublicKeyHash') },
+          newEntry: { keyHash: keyHash(op.newPublicKeyHash, 'newPublicKeyHash') },
+        };
       case 'addDelegate':
         return { type: 'add', entry: { delegate: url(op.delegate, 'delegate') } };
       case 'removeDelegate':
@@ -115,7 +119,11 @@ export function writeData(parts: (Uint8Array | string)[], opts: { scratch?: bool
   if (!parts.length) throw new LedgerInputError('data: at least one part is required', 'data');
   if (parts.length > 100) throw new LedgerInputError('data: at most 100 parts', 'data');
   const data = parts.map((p) => (typeof p === 'string' ? new TextEncoder().encode(p) : p));
-  return new core.WriteData({ entry: new core.DoubleHashDataEntry({ data }), scratch: opts.scratch || undefined, writeToState: opts.writeToState || undefined });
+  return new core.WriteData({
+    entry: new core.DoubleHashDataEntry({ data }),
+    scratch: opts.scratch || undefined,
+    writeToState: opts.writeToState || undefined,
+  });
 }
 
 /** Entry hash of a double-hash data entry (accumulate.js). */

@@ -6,7 +6,10 @@ import type { core, messaging } from 'accumulate.js';
 import type { Receipt } from './receipt.js';
 import type { TxOptions, Vote } from './signing.js';
 
-export type FetchLike = (input: string, init: { method: string; headers: Record<string, string>; body: string; signal?: AbortSignal }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
+export type FetchLike = (
+  input: string,
+  init: { method: string; headers: Record<string, string>; body: string; signal?: AbortSignal },
+) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
 
 export interface LedgerClientOptions {
   /** Node base URL (e.g. http://127.0.0.1:26660) or the full v3 endpoint ending in /v3 */
@@ -196,7 +199,10 @@ export interface LedgerClient {
    * `waitProduced`: after delivery also wait for the synthetic transactions it produced (credit/token deposits),
    * so e.g. the credits of an AddCredits are spendable when this returns.
    */
-  waitForTransaction(txId: string, opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean }): Promise<TxStatus>;
+  waitForTransaction(
+    txId: string,
+    opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean },
+  ): Promise<TxStatus>;
   listPending(account: string, opts?: { start?: number; count?: number }): Promise<PendingTx[]>;
   getReceipt(account: string, txHash: string): Promise<ReceiptInfo>;
   readDataEntries(account: string, opts?: { start?: number; count?: number }): Promise<DataEntryInfo[]>;

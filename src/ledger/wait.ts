@@ -7,7 +7,10 @@ import { LedgerError, LedgerTxFailedError, isNotFound } from './errors.js';
 import type { LedgerClient, TxStatus } from './types.js';
 
 export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], pollMs: number): Pick<LedgerClient, 'waitForTransaction'> {
-  async function waitForTransaction(txId: string, o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {}): Promise<TxStatus> {
+  async function waitForTransaction(
+    txId: string,
+    o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {},
+  ): Promise<TxStatus> {
     return waitUntilDeadline(txId, Date.now() + (o.timeoutMs ?? 30_000), o);
   }
 
@@ -19,13 +22,18 @@ export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], po
   const FAST_POLLS = 4;
   const pollDelay = (n: number) => Math.min(Math.max(pollMs, 500), pollMs * 1.5 ** Math.max(0, n + 1 - FAST_POLLS));
 
-  async function waitUntilDeadline(txId: string, deadline: number, o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean }): Promise<TxStatus> {
+  async function waitUntilDeadline(
+    txId: string,
+    deadline: number,
+    o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean },
+  ): Promise<TxStatus> {
     const until = o.until ?? 'final';
     for (let n = 0; ; n++) {
       try {
         const st = await getTransaction(txId);
         if (st.delivered || st.failed || (until === 'recorded' && st.pending)) {
-          if (st.failed && o.throwOnFailure) throw new LedgerTxFailedError(`transaction ${st.txId} ${st.status}: ${st.error?.message ?? ''}`, st.status, st.txId);
+          if (st.failed && o.throwOnFailure)
+            throw new LedgerTxFailedError(`transaction ${st.txId} ${st.status}: ${st.error?.message ?? ''}`, st.status, st.txId);
           if (o.waitProduced && st.delivered) {
             for (const p of st.produced) {
               // within the caller's deadline: the deposits are part of what it waits for

@@ -64,4 +64,3 @@ export function redactError<T>(err: T): T {
   }
   return err;
 }
-

@@ -34,7 +34,11 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  */
 export function installTemporalRuntime(logger: Logger, opts: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
   const levels: Record<TemporalLogLevel, 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+    TRACE: 'debug',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARN: 'warn',
+    ERROR: 'error',
   };
   const sdkLog = logger.child({ component: 'temporal-sdk' });
   try {

@@ -54,7 +54,12 @@ const POLLS_BEFORE_CONTINUE = 500;
 
 const submitActs = proxyActivities<GovernanceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['SignatureRefused', 'AlreadySigned', 'NotFound'] },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['SignatureRefused', 'AlreadySigned', 'NotFound'],
+  },
 });
 const acts = proxyActivities<GovernanceActivities>({
   startToCloseTimeout: '30 seconds',

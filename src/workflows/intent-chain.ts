@@ -24,7 +24,12 @@ export interface IntentChainInput {
   legIds: string[];
 }
 
-const retry = { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS] };
+const retry = {
+  initialInterval: '250 milliseconds',
+  backoffCoefficient: 2,
+  maximumInterval: '15 seconds',
+  nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS],
+};
 
 /** Quorum rounds and chain transactions: retried with backoff for as long as the intent can still be valid. */
 const acts = proxyActivities<IntentActivities>({

@@ -78,7 +78,12 @@ export interface IntentProgress {
 export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [SubmitSignatureArgs]>('submitSignature');
 export const intentProgressQuery = defineQuery<IntentProgress>('progress');
 
-const retry = { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS] };
+const retry = {
+  initialInterval: '250 milliseconds',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+  nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS],
+};
 
 /** The Update's ledger submission: a few quick attempts, then the client hears 502 and may retry the same signature. */
 const submitOptions = { startToCloseTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 3, maximumInterval: '1 second' } } as const;
@@ -90,7 +95,12 @@ const acts = proxyActivities<IntentActivities>({
   scheduleToCloseTimeout: '2 hours',
   retry,
 });
-const local = proxyLocalActivities<IntentActivities>({ startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: '2 hours', localRetryThreshold: '10 seconds', retry });
+const local = proxyLocalActivities<IntentActivities>({
+  startToCloseTimeout: '2 minutes',
+  scheduleToCloseTimeout: '2 hours',
+  localRetryThreshold: '10 seconds',
+  retry,
+});
 
 function reject(type: SignatureRejection, message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true });

@@ -25,6 +25,8 @@ export async function pendingScanWorkflow(input: { orgId: string }): Promise<Pen
 
 export async function pendingDiscoveryWorkflow(): Promise<{ organizations: number; scanned: number }> {
   const orgs = await acts.organizationsToScan();
-  const runs = await Promise.allSettled(orgs.map((orgId) => executeChild(pendingScanWorkflow, { workflowId: pendingScanWorkflowId(orgId), args: [{ orgId }] })));
+  const runs = await Promise.allSettled(
+    orgs.map((orgId) => executeChild(pendingScanWorkflow, { workflowId: pendingScanWorkflowId(orgId), args: [{ orgId }] })),
+  );
   return { organizations: orgs.length, scanned: runs.filter((r) => r.status === 'fulfilled').length };
 }

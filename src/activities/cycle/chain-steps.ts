@@ -58,14 +58,23 @@ export function chainSteps(ctx: CycleContext) {
         const account = c.plan.legs[0]!.account;
         const balance = await w.public.getBalance({ address: account });
         if (balance < need) {
-          throw cycleFailure('InsufficientFunds', `the account ${account} holds ${balance} wei but the legs on ${i.chain} send ${need} wei; nothing was anchored`);
+          throw cycleFailure(
+            'InsufficientFunds',
+            `the account ${account} holds ${balance} wei but the legs on ${i.chain} send ${need} wei; nothing was anchored`,
+          );
         }
       }
       const res = await heartbeating(
-        createAnchor(w, c.plan.anchor, { commitmentRoot: c.plan.commitmentRoot, operationId: c.plan.operationId, ledgerTxHash: c.plan.ledgerTxHash, leafCount: c.plan.leafCount }),
+        createAnchor(w, c.plan.anchor, {
+          commitmentRoot: c.plan.commitmentRoot,
+          operationId: c.plan.operationId,
+          ledgerTxHash: c.plan.ledgerTxHash,
+          leafCount: c.plan.leafCount,
+        }),
       );
       if (res.tx && res.tx.status !== 'success') throw new Error(`createAnchor reverted (tx ${res.tx.txHash})`);
-      const txHash = res.tx?.txHash ?? (await ctx.foundTx(`AnchorCreated log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'created')));
+      const txHash =
+        res.tx?.txHash ?? (await ctx.foundTx(`AnchorCreated log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'created')));
       await updateIntentChain(db, i.intentId, i.chain, { record: (rec) => void (rec.createAnchorTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
@@ -81,7 +90,8 @@ export function chainSteps(ctx: CycleContext) {
         executeComprehensiveProof(w, c.plan.anchor, { anchorId: c.plan.anchorId, signerBitmap: BigInt(att.signerBitmap), signature: att.aggregateSignature }),
       );
       if (res.tx && res.tx.status !== 'success') throw new Error(`executeComprehensiveProof reverted (tx ${res.tx.txHash})`);
-      const txHash = res.tx?.txHash ?? (await ctx.foundTx(`AnchorProven log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'proven')));
+      const txHash =
+        res.tx?.txHash ?? (await ctx.foundTx(`AnchorProven log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'proven')));
       await updateIntentChain(db, i.intentId, i.chain, { step: 'anchored', record: (rec) => void (rec.proveTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
@@ -113,7 +123,13 @@ export function chainSteps(ctx: CycleContext) {
         (await isLegExecuted(w, c.plan.anchor, proof))
           ? ctx.foundTx(
               `Executed log of anchor ${c.plan.anchorId} leaf ${proof.leafIndex} on ${leg.account}`,
-              findExecutionTx(w, { proofAnchor: c.plan.anchor, account: leg.account, anchorId: c.plan.anchorId, leafIndex: proof.leafIndex, maxRange: access.entry(i.chain).logRangeBlocks }),
+              findExecutionTx(w, {
+                proofAnchor: c.plan.anchor,
+                account: leg.account,
+                anchorId: c.plan.anchorId,
+                leafIndex: proof.leafIndex,
+                maxRange: access.entry(i.chain).logRangeBlocks,
+              }),
             )
           : undefined;
       const already = await found();
@@ -121,7 +137,10 @@ export function chainSteps(ctx: CycleContext) {
       if (leg.value > 0n) {
         const balance = await w.public.getBalance({ address: leg.account });
         if (balance < leg.value) {
-          throw cycleFailure('InsufficientFunds', `leg ${leg.legId}: the account ${leg.account} holds ${balance} wei but the leg sends ${leg.value} wei${stillValid}`);
+          throw cycleFailure(
+            'InsufficientFunds',
+            `leg ${leg.legId}: the account ${leg.account} holds ${balance} wei but the leg sends ${leg.value} wei${stillValid}`,
+          );
         }
       }
       let hash: Hex;
@@ -131,7 +150,8 @@ export function chainSteps(ctx: CycleContext) {
         // a concurrent or earlier attempt consumed the leaf between the check and the send
         const again = await found();
         if (again) return record(again, false);
-        if (revertErrorName(e) || revertData(e)) throw cycleFailure('ExecutionReverted', `leg ${leg.legId}: the account reverted the call (${explainRevert(e)})${stillValid}`);
+        if (revertErrorName(e) || revertData(e))
+          throw cycleFailure('ExecutionReverted', `leg ${leg.legId}: the account reverted the call (${explainRevert(e)})${stillValid}`);
         throw e instanceof BaseError ? new Error(e.shortMessage) : e;
       }
       beat({ txHash: hash });
@@ -143,8 +163,14 @@ export function chainSteps(ctx: CycleContext) {
         const sent = await w.public.getTransaction({ hash });
         const why = await w.public
           .call({ to: sent.to ?? undefined, data: sent.input, value: sent.value, account: sent.from, blockNumber: receipt.blockNumber - 1n })
-          .then(() => 'reverted', (e: unknown) => explainRevert(e));
-        throw cycleFailure('ExecutionReverted', `leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed${stillValid}`);
+          .then(
+            () => 'reverted',
+            (e: unknown) => explainRevert(e),
+          );
+        throw cycleFailure(
+          'ExecutionReverted',
+          `leg ${leg.legId}: execution transaction ${hash} reverted on chain (${why}); nothing was executed${stillValid}`,
+        );
       }
       return record(hash, true);
     },

@@ -10,7 +10,16 @@ import type { AnchorProofArg } from '../../chain/account.js';
 import { readValidatorSet } from '../../chain/anchor.js';
 import { waitForReceipt, type ChainClients, type ChainWriter } from '../../chain/clients.js';
 import type { Db } from '../../db/client.js';
-import { CYCLE_STAGES, ensureIntentChain, getIntent, getIntentChains, updateIntentChain, type CycleStage, type IntentDocument, type IntentRow } from '../../db/intents.js';
+import {
+  CYCLE_STAGES,
+  ensureIntentChain,
+  getIntent,
+  getIntentChains,
+  updateIntentChain,
+  type CycleStage,
+  type IntentDocument,
+  type IntentRow,
+} from '../../db/intents.js';
 import type { PreparedIntentTx } from '../../db/schema.js';
 import { signatureOnLedger, type LedgerClient } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';

@@ -4,7 +4,8 @@
  * keeping a partial proof of the legs that completed.
  */
 import { completeIntent, getIntentChains, markIntentFailed, storePartialProof, updateIntentChain, type CycleStage } from '../../db/intents.js';
-import { assembleBundle, serializeBundle } from '../../proof/bundle.js';
+import { assembleBundle } from '../../proof/assemble.js';
+import { serializeBundle } from '../../proof/bundle.js';
 import { custodyTrail } from '../../proof/custody-trail.js';
 import type { CycleRecord } from '../../protocol/cycle-record.js';
 import { heartbeating } from '../heartbeat.js';

@@ -59,7 +59,8 @@ export function signatureSteps(ctx: CycleContext) {
       });
       // An attempt past its timeout has been given up on (the client may have heard 502 and the intent must stay
       // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
-      if (deadline !== undefined && Date.now() > deadline) throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
+      if (deadline !== undefined && Date.now() > deadline)
+        throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
       await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
       return { txId: submitted.txId, txHash: submitted.txHash };
     },
@@ -68,7 +69,10 @@ export function signatureSteps(ctx: CycleContext) {
      * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
      * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...).
      */
-    async followIntentTransaction(i: { intentId: string; waitMs: number }): Promise<{ state: 'delivered' | 'pending' | 'failed'; reason?: string; signatures: number }> {
+    async followIntentTransaction(i: {
+      intentId: string;
+      waitMs: number;
+    }): Promise<{ state: 'delivered' | 'pending' | 'failed'; reason?: string; signatures: number }> {
       const row = await getIntent(db, i.intentId);
       if (!row) throw cycleFailure('IntentNotFound', `intent ${i.intentId} not found`);
       const txId = row.ledgerTxId;
@@ -81,7 +85,8 @@ export function signatureSteps(ctx: CycleContext) {
         });
         beat();
         if (st?.delivered) return { state: 'delivered', signatures: st.signatures.length };
-        if (st?.failed) return { state: 'failed', reason: `ledger transaction ${st.status}${st.error ? `: ${st.error.message}` : ''}`, signatures: st.signatures.length };
+        if (st?.failed)
+          return { state: 'failed', reason: `ledger transaction ${st.status}${st.error ? `: ${st.error.message}` : ''}`, signatures: st.signatures.length };
         if (Date.now() > deadline) return { state: 'pending', signatures: st?.signatures.length ?? 0 };
         await sleep(50);
       }
@@ -93,7 +98,11 @@ export function signatureSteps(ctx: CycleContext) {
      * submitted it, or still be running past its timeout and mark it submitted later. Then it is submitted, not
      * expired, and the answer says so (the workflow goes on with the cycle).
      */
-    async failIntent(i: { intentId: string; status: 'failed' | 'expired'; error: string }): Promise<{ submitted?: { txId: string; txHash: string } } | undefined> {
+    async failIntent(i: {
+      intentId: string;
+      status: 'failed' | 'expired';
+      error: string;
+    }): Promise<{ submitted?: { txId: string; txHash: string } } | undefined> {
       const row = await getIntent(db, i.intentId);
       if (i.status === 'expired' && row) {
         let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
