@@ -16,7 +16,8 @@ import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../..
 import type { ChainWriter } from '../../src/chain/clients.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
 import type { TxStatus } from '../../src/ledger/index.js';
-import { assembleBundle, bundleHash, bundleSchemaProblems, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
+import { assembleBundle } from '../../src/proof/assemble.js';
+import { bundleHash, bundleSchemaProblems, sealBundle, serializeBundle, type ProofBundle } from '../../src/proof/bundle.js';
 import { quorumRecord, type ChainCycleRecord, type CycleRecord } from '../../src/protocol/cycle-record.js';
 import { planIntentAnchor, type CanonicalIntent } from '../../src/protocol/intent/index.js';
 import { verifyBundle, type BundleVerification } from '../../src/proof/verify.js';
