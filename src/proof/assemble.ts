@@ -6,7 +6,15 @@
 import { getAddress, hexToBigInt, type Address, type Hex } from 'viem';
 import { readValidatorSet } from '../chain/anchor.js';
 import type { ChainClients } from '../chain/clients.js';
-import { createBlockTrieCache, fetchStorageProof, fetchVerifiedBlock, proveReceipt, proveTransaction, verifyStorageProof, type RawBlock } from '../chain/effects/evm-proofs.js';
+import {
+  createBlockTrieCache,
+  fetchStorageProof,
+  fetchVerifiedBlock,
+  proveReceipt,
+  proveTransaction,
+  verifyStorageProof,
+  type RawBlock,
+} from '../chain/effects/evm-proofs.js';
 import { rlpIndexKey, verifyMptProof } from '../chain/effects/mpt.js';
 import { canonicalJson, compareCodePoints } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
@@ -41,7 +49,6 @@ export interface BundleDeps {
   ledger: LedgerClient;
   chain(name: string): ChainClients;
 }
-
 
 const hex0x = (h: string): Hex => (h.startsWith('0x') ? h : `0x${h}`).toLowerCase() as Hex;
 /** An Accumulate URL of the bundle's own fields, in its one form (lowercase: the ledger may return another case). */
@@ -164,7 +171,8 @@ async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): P
 async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType<typeof parseIntentEntries>, ledgerTxHash: Hex): Promise<BundleChain> {
   const where = `chain ${c.chain}`;
   const clients = deps.chain(c.chain);
-  if (String(clients.chain.id) !== String(c.chainId)) throw new BundleError(`${where}: client is for chain id ${clients.chain.id}, the record says ${c.chainId}`);
+  if (String(clients.chain.id) !== String(c.chainId))
+    throw new BundleError(`${where}: client is for chain id ${clients.chain.id}, the record says ${c.chainId}`);
   const plan = planIntentAnchor(intent, { chainId: BigInt(c.chainId), proofAnchor: c.proofAnchor, ledgerTxHash });
   if (c.anchorId && c.anchorId.toLowerCase() !== plan.anchorId.toLowerCase()) {
     throw new BundleError(`${where}: recorded anchor id ${c.anchorId} is not the intent's anchor ${plan.anchorId}`);
@@ -289,7 +297,9 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
       },
     },
     chains,
-    failed_legs: [...(record.failedLegs ?? [])].sort((x, y) => compareCodePoints(x.legId, y.legId)).map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
+    failed_legs: [...(record.failedLegs ?? [])]
+      .sort((x, y) => compareCodePoints(x.legId, y.legId))
+      .map((l) => ({ leg_id: l.legId, chain: l.chain, reason: l.reason })),
   });
   // the verifier refuses a bundle not of this shape: a builder that drifted from it fails here, not there
   const problems = bundleSchemaProblems(bundle);

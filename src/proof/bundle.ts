@@ -47,7 +47,12 @@ export const BUNDLE_VERSION = 'pgw-proof-bundle/1';
  */
 
 const lowerHex = (bytes: number | undefined, what: string) =>
-  z.string().regex(bytes === undefined ? /^0x(?:[0-9a-f]{2})*$/ : new RegExp(`^0x[0-9a-f]{${bytes * 2}}$`), `must be ${what} (0x + lowercase hex)`) as unknown as z.ZodType<Hex>;
+  z
+    .string()
+    .regex(
+      bytes === undefined ? /^0x(?:[0-9a-f]{2})*$/ : new RegExp(`^0x[0-9a-f]{${bytes * 2}}$`),
+      `must be ${what} (0x + lowercase hex)`,
+    ) as unknown as z.ZodType<Hex>;
 /** 0x + lowercase hex of any byte length (also empty) */
 const bytesHex = lowerHex(undefined, 'bytes');
 /** 0x + lowercase hex of at least one byte: RLP items, trie nodes, raw transactions */
@@ -92,7 +97,11 @@ function sortedList<T extends z.ZodType>(item: T, key: (v: z.infer<T>) => string
       if (a === undefined || b === undefined) continue;
       const d = compareCodePoints(a, b);
       if (d < 0) continue;
-      ctx.addIssue({ code: 'custom', path: [i], message: d === 0 ? `repeats item ${i - 1} (${order}, each once)` : `is not in the builder's order (${order}): it comes before item ${i - 1}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: d === 0 ? `repeats item ${i - 1} (${order}, each once)` : `is not in the builder's order (${order}): it comes before item ${i - 1}`,
+      });
       return;
     }
   });
@@ -235,12 +244,17 @@ const chainSchema = z.strictObject({
   prove: provenEvmTxSchema,
   /** in ascending leaf index */
   legs: z.array(legSchema).superRefine((legs, ctx) => {
-    const leaf = (l: { leaf_index?: unknown } | undefined) => (typeof l?.leaf_index === 'string' && /^(0|[1-9][0-9]*)$/.test(l.leaf_index) ? BigInt(l.leaf_index) : undefined);
+    const leaf = (l: { leaf_index?: unknown } | undefined) =>
+      typeof l?.leaf_index === 'string' && /^(0|[1-9][0-9]*)$/.test(l.leaf_index) ? BigInt(l.leaf_index) : undefined;
     for (let i = 1; i < legs.length; i++) {
       const a = leaf(legs[i - 1]);
       const b = leaf(legs[i]);
       if (a === undefined || b === undefined || a < b) continue;
-      ctx.addIssue({ code: 'custom', path: [i], message: `is not in the builder's order (ascending leaf_index, each once): leaf ${legs[i]!.leaf_index} after leaf ${legs[i - 1]!.leaf_index}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: `is not in the builder's order (ascending leaf_index, each once): leaf ${legs[i]!.leaf_index} after leaf ${legs[i - 1]!.leaf_index}`,
+      });
       return;
     }
   }),
@@ -354,7 +368,8 @@ function sameJson(v: unknown, form: (v: unknown) => unknown, what: string, ctx: 
 /** "chains[0].legs[1].execution" */
 export function bundlePath(path: readonly PropertyKey[]): string {
   let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${out ? '.' : ''}${String(p)}` : `[${JSON.stringify(String(p))}]`;
+  for (const p of path)
+    out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p)) ? `${out ? '.' : ''}${String(p)}` : `[${JSON.stringify(String(p))}]`;
   return out || 'bundle';
 }
 
@@ -368,7 +383,10 @@ export function bundleSchemaProblems(bundle: unknown): string[] {
   return r.error.issues.map((i) => {
     const at = bundlePath(i.path);
     if (i.code === 'unrecognized_keys') return `${at}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => JSON.stringify(k)).join(', ')}`;
-    if (i.code === 'invalid_type') return i.input === undefined ? `${at}: missing (${i.expected} expected)` : `${at}: must be ${i.expected === 'array' ? 'an' : 'a'} ${i.expected}, got ${JSON.stringify(i.input)?.slice(0, 80)}`;
+    if (i.code === 'invalid_type')
+      return i.input === undefined
+        ? `${at}: missing (${i.expected} expected)`
+        : `${at}: must be ${i.expected === 'array' ? 'an' : 'a'} ${i.expected}, got ${JSON.stringify(i.input)?.slice(0, 80)}`;
     return `${at}: ${i.message}${i.input !== undefined && typeof i.input === 'string' ? `, got ${JSON.stringify(i.input.length > 80 ? `${i.input.slice(0, 77)}...` : i.input)}` : ''}`;
   });
 }

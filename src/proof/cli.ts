@@ -60,9 +60,13 @@ export async function runVerifyBundleCli(argv: string[], io: CliIo): Promise<num
     const failed = v.checks.filter((c) => !c.ok).length;
     const notes = [
       ...(v.complete ? [] : ['PARTIAL: some legs of the intent failed (see chains)']),
-      ...(v.anchored ? [] : ['UNANCHORED: a chain was checked against neither --trust nor --rpc, so its validator set is the bundle\'s own word']),
+      ...(v.anchored ? [] : ["UNANCHORED: a chain was checked against neither --trust nor --rpc, so its validator set is the bundle's own word"]),
     ];
-    io.out(v.valid ? `bundle valid${notes.map((n) => `, ${n}`).join('')} (${v.checks.length} checks)` : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`);
+    io.out(
+      v.valid
+        ? `bundle valid${notes.map((n) => `, ${n}`).join('')} (${v.checks.length} checks)`
+        : `bundle INVALID: ${failed} of ${v.checks.length} checks failed`,
+    );
   }
   return v.valid ? 0 : 1;
 }

@@ -29,8 +29,15 @@ export function custodyTrail(i: CustodyInput): CustodyEvent[] {
     add('attested', t('attested'), { chain: c.chain, anchor_id: r.anchorId, message: r.attestation?.message, signers: r.attestation?.signers });
     add('anchored', t('anchored'), { chain: c.chain, anchor_id: r.anchorId, create_anchor_tx: r.createAnchorTx, prove_tx: r.proveTx });
     add('executed', t('executed'), { chain: c.chain, executions: legs.map((l) => ({ leg_id: l.legId, tx_hash: l.executionTx })) });
-    add('observed', t('observed'), { chain: c.chain, results: legs.map((l) => ({ leg_id: l.legId, result_hash: l.observation?.resultHash, signers: l.observation?.signers })) });
-    add('recorded', t('recorded'), { chain: c.chain, bundle_hash: i.bundleHash, records: legs.map((l) => ({ leg_id: l.legId, result_id: l.result?.resultId, tx_id: l.result?.txId })) });
+    add('observed', t('observed'), {
+      chain: c.chain,
+      results: legs.map((l) => ({ leg_id: l.legId, result_hash: l.observation?.resultHash, signers: l.observation?.signers })),
+    });
+    add('recorded', t('recorded'), {
+      chain: c.chain,
+      bundle_hash: i.bundleHash,
+      records: legs.map((l) => ({ leg_id: l.legId, result_id: l.result?.resultId, tx_id: l.result?.txId })),
+    });
   }
   // stable time order (a multi-chain intent interleaves its chains' steps); created stays first
   const [first, ...rest] = steps;

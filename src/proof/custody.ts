@@ -47,7 +47,8 @@ export function custodyEventHash(e: Pick<CustodyEvent, 'seq' | 'type' | 'at' | '
 /** The next event after `prev` (undefined for the first). Throws on an unknown type or a non-ISO time. */
 export function custodyEvent(prev: CustodyEvent | undefined, e: { type: CustodyEventType; at: string; data: unknown }): CustodyEvent {
   if (!(CUSTODY_EVENT_TYPES as readonly string[]).includes(e.type)) throw new Error(`custody: unknown event type ${JSON.stringify(e.type)}`);
-  if (typeof e.at !== 'string' || !ISO.test(e.at) || Number.isNaN(Date.parse(e.at))) throw new Error(`custody: at must be an ISO 8601 time, got ${JSON.stringify(e.at)}`);
+  if (typeof e.at !== 'string' || !ISO.test(e.at) || Number.isNaN(Date.parse(e.at)))
+    throw new Error(`custody: at must be an ISO 8601 time, got ${JSON.stringify(e.at)}`);
   const seq = prev ? prev.seq + 1 : 0;
   const prev_hash = prev ? prev.hash : CUSTODY_GENESIS;
   const data_hash = custodyDataHash(e.data);

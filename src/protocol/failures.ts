@@ -36,7 +36,14 @@ export type IntentFailure = (typeof NON_RETRYABLE_INTENT_ERRORS)[number];
  * Failure types of identity provisioning's ledger steps that no retry can fix: the name is taken, the sponsor or the
  * page lacks credits or funds, the key page changed under us, the client's key is the sponsor's.
  */
-export const NON_RETRYABLE_LEDGER_ERRORS = ['NameTaken', 'SponsorOutOfCredits', 'SponsorOutOfFunds', 'PageOutOfCredits', 'KeyPageChanged', 'ClientKeyIsSponsor'] as const;
+export const NON_RETRYABLE_LEDGER_ERRORS = [
+  'NameTaken',
+  'SponsorOutOfCredits',
+  'SponsorOutOfFunds',
+  'PageOutOfCredits',
+  'KeyPageChanged',
+  'ClientKeyIsSponsor',
+] as const;
 
 /** Failure types of the chain steps that no retry can fix: a chain that is not (or not consistently) configured. */
 export const NON_RETRYABLE_CHAIN_ERRORS = ['ChainNotConfigured'] as const;

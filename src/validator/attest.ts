@@ -33,18 +33,23 @@ export function createAttestation(ctx: NodeContext): (req: AttestRequest) => Pro
 
   async function attest(req: AttestRequest): Promise<AttestResponse> {
     const t0 = performance.now();
-    if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || !req.anchor) refuse('BAD_REQUEST', 'intentTxId, chain and anchor are required');
+    if (!req || typeof req.intentTxId !== 'string' || typeof req.chain !== 'string' || !req.anchor)
+      refuse('BAD_REQUEST', 'intentTxId, chain and anchor are required');
     const c = chainCtx(req.chain);
     const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
     const t = now();
     if (loaded.intent.expiresAt <= t) refuse('EXPIRED', `intent expired at ${new Date(loaded.intent.expiresAt * 1000).toISOString()}`);
     if (loaded.intent.createdAt > t + CLOCK_SKEW_S) {
-      refuse('NOT_YET_VALID', `intent created_at ${new Date(loaded.intent.createdAt * 1000).toISOString()} is more than ${CLOCK_SKEW_S} s ahead of this validator's clock`);
+      refuse(
+        'NOT_YET_VALID',
+        `intent created_at ${new Date(loaded.intent.createdAt * 1000).toISOString()} is more than ${CLOCK_SKEW_S} s ahead of this validator's clock`,
+      );
     }
     const plan = planFor(loaded, c);
     const a = req.anchor;
     const cmp = (field: string, got: unknown, want: string) => {
-      if (String(got ?? '').toLowerCase() !== want.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchor.${field} ${String(got)} does not match the intent (recomputed ${want})`);
+      if (String(got ?? '').toLowerCase() !== want.toLowerCase())
+        refuse('ANCHOR_MISMATCH', `anchor.${field} ${String(got)} does not match the intent (recomputed ${want})`);
     };
     if (a.proofAnchor !== undefined) cmp('proofAnchor', a.proofAnchor, plan.anchor);
     cmp('operationId', a.operationId, plan.operationId);
@@ -68,7 +73,15 @@ export function createAttestation(ctx: NodeContext): (req: AttestRequest) => Pro
     const created = await scanLogs(
       c.clients,
       fromBlock,
-      (from, to) => c.clients.public.getContractEvents({ address: plan.anchor, abi: proofAnchorAbi, eventName: 'AnchorCreated', args: { operationId: plan.operationId }, fromBlock: from, toBlock: to }),
+      (from, to) =>
+        c.clients.public.getContractEvents({
+          address: plan.anchor,
+          abi: proofAnchorAbi,
+          eventName: 'AnchorCreated',
+          args: { operationId: plan.operationId },
+          fromBlock: from,
+          toBlock: to,
+        }),
       { maxRange: c.entry.logRangeBlocks },
     );
     for (const ev of created) {

@@ -52,7 +52,8 @@ export async function checkAuthority(ledger: LedgerClient, st: TxStatus, intent:
   // the book must govern the identity itself, not only the account: the identity's owner may have given an
   // account of it to another party's book, and that party must not spend from the identity's accounts on chain
   const idAuths = enabled(await identity);
-  if (!idAuths.includes(book)) refuse('AUTHORITY', `${intent.keyBook} is not an authority of the identity ${intent.adiUrl} (authorities: ${idAuths.join(', ') || 'none'})`);
+  if (!idAuths.includes(book))
+    refuse('AUTHORITY', `${intent.keyBook} is not an authority of the identity ${intent.adiUrl} (authorities: ${idAuths.join(', ') || 'none'})`);
   // an account created without authorities of its own is governed by its identity's
   const auths = own.authorities.length ? enabled(own) : idAuths;
   if (!auths.includes(book)) refuse('AUTHORITY', `data account ${principal} is not governed by ${intent.keyBook} (authorities: ${auths.join(', ') || 'none'})`);
@@ -72,7 +73,14 @@ export async function checkAuthority(ledger: LedgerClient, st: TxStatus, intent:
     }
     n += viaDelegates;
     if (n >= kp.acceptThreshold && kp.acceptThreshold >= 1) {
-      return { keyBook: intent.keyBook, keyPage: kp.url, keyPageVersion: kp.version, threshold: kp.acceptThreshold, signatures: n, ...(viaDelegates ? { delegated: viaDelegates } : {}) };
+      return {
+        keyBook: intent.keyBook,
+        keyPage: kp.url,
+        keyPageVersion: kp.version,
+        threshold: kp.acceptThreshold,
+        signatures: n,
+        ...(viaDelegates ? { delegated: viaDelegates } : {}),
+      };
     }
     seen.push(`${kp.url}: ${n} of ${kp.acceptThreshold}`);
   }

@@ -128,7 +128,14 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
   async function validatorSet(c: ChainCtx): Promise<ValidatorSetView> {
     if (!c.set || Date.now() - c.set.at > setCacheMs) {
       const s = await readValidatorSet(c.clients, c.entry.contracts!.proofAnchor);
-      c.set = { at: Date.now(), root: s.root, publicKeys: s.publicKeys.map((k) => k.toLowerCase() as Hex), powers: s.powers, thresholdNum: s.thresholdNum, thresholdDen: s.thresholdDen };
+      c.set = {
+        at: Date.now(),
+        root: s.root,
+        publicKeys: s.publicKeys.map((k) => k.toLowerCase() as Hex),
+        powers: s.powers,
+        thresholdNum: s.thresholdNum,
+        thresholdDen: s.thresholdDen,
+      };
     }
     if (!c.set.publicKeys.includes(myPk as Hex)) refuse('NOT_IN_SET', `validator ${index} is not in the validator set of ${c.entry.name}`);
     return c.set;
@@ -144,7 +151,8 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
       refuse('INTENT_NOT_FOUND', `intent transaction ${intentTxId}: ${(e as Error).message}`);
     }
     st = st!;
-    if (st.pending) refuse('INTENT_PENDING', `intent transaction is pending: the signer threshold has not been met (${st.signatures.length} signature(s) so far)`);
+    if (st.pending)
+      refuse('INTENT_PENDING', `intent transaction is pending: the signer threshold has not been met (${st.signatures.length} signature(s) so far)`);
     if (!st.delivered) refuse('INTENT_NOT_EXECUTED', `intent transaction did not execute (status ${st.status}${st.error ? `: ${st.error.message}` : ''})`);
     const txn = st.transaction;
     // the hash of the transaction as returned must be the id we asked for

@@ -27,9 +27,18 @@ export function createValidatorApp(node: ValidatorNode): Hono {
   };
   app.get(VALIDATOR_API.info, (c) => c.json(node.info()));
   app.get(VALIDATOR_API.health, (c) => c.json({ status: 'healthy', index: node.index }));
-  app.post(VALIDATOR_API.attest, run((b) => node.attest(b as AttestRequest)));
-  app.post(VALIDATOR_API.observe, run((b) => node.observe(b as ObserveRequest)));
-  app.post(VALIDATOR_API.results, run((b) => node.writeResult(b as WriteResultRequest)));
+  app.post(
+    VALIDATOR_API.attest,
+    run((b) => node.attest(b as AttestRequest)),
+  );
+  app.post(
+    VALIDATOR_API.observe,
+    run((b) => node.observe(b as ObserveRequest)),
+  );
+  app.post(
+    VALIDATOR_API.results,
+    run((b) => node.writeResult(b as WriteResultRequest)),
+  );
   return app;
 }
 

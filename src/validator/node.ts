@@ -15,7 +15,15 @@
  *
  * Each of the three is a factory over one shared node context (context.ts): attest.ts, observe.ts, result-write.ts.
  */
-import type { ValidatorInfo, AttestRequest, AttestResponse, ObserveRequest, ObserveResponse, WriteResultRequest, WriteResultResponse } from '../protocol/validator-wire.js';
+import type {
+  ValidatorInfo,
+  AttestRequest,
+  AttestResponse,
+  ObserveRequest,
+  ObserveResponse,
+  WriteResultRequest,
+  WriteResultResponse,
+} from '../protocol/validator-wire.js';
 import { createAttestation } from './attest.js';
 import { createNodeContext, type ValidatorNodeOptions } from './context.js';
 import { createObservation } from './observe.js';
@@ -43,15 +51,17 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   const writeResult = createResultWriter(ctx, observation);
   // identical requests arriving while one is being answered share its answer (a gateway retrying a slow round)
   const inflight = new Map<string, Promise<unknown>>();
-  const shared = <Q, R>(kind: string, fn: (req: Q) => Promise<R>) => (req: Q): Promise<R> => {
-    const key = `${kind}:${JSON.stringify(req)}`;
-    let p = inflight.get(key) as Promise<R> | undefined;
-    if (!p) {
-      p = fn(req).finally(() => inflight.delete(key));
-      inflight.set(key, p);
-    }
-    return p;
-  };
+  const shared =
+    <Q, R>(kind: string, fn: (req: Q) => Promise<R>) =>
+    (req: Q): Promise<R> => {
+      const key = `${kind}:${JSON.stringify(req)}`;
+      let p = inflight.get(key) as Promise<R> | undefined;
+      if (!p) {
+        p = fn(req).finally(() => inflight.delete(key));
+        inflight.set(key, p);
+      }
+      return p;
+    };
 
   return {
     index,

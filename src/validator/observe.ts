@@ -20,7 +20,13 @@ import { proofStep, refuse } from './refusal.js';
  * executeGovernanceProofDirect of exactly the leg's call and this leaf's proof (refused when it does not). 'event':
  * it ran through another contract, and only the account's Executed event ties it to the leaf.
  */
-function bindExecutedCall(rawTx: Hex, account: Address, leg: IntentLeg, plan: IntentAnchorPlan, leafIndex: number): { callBinding: 'calldata' | 'event'; to: Address | null | undefined } {
+function bindExecutedCall(
+  rawTx: Hex,
+  account: Address,
+  leg: IntentLeg,
+  plan: IntentAnchorPlan,
+  leafIndex: number,
+): { callBinding: 'calldata' | 'event'; to: Address | null | undefined } {
   let callBinding: 'calldata' | 'event' = 'event';
   const parsed = parseTransaction(rawTx);
   if (parsed.to && getAddress(parsed.to) === getAddress(account)) {
@@ -32,7 +38,12 @@ function bindExecutedCall(rawTx: Hex, account: Address, leg: IntentLeg, plan: In
       }
     })();
     if (d!.functionName !== 'executeGovernanceProofDirect') refuse('CALL_MISMATCH', `execution transaction calls ${d!.functionName}`);
-    const [target, value, data, proof] = d!.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; gasLimit: bigint }];
+    const [target, value, data, proof] = d!.args as unknown as [
+      Address,
+      bigint,
+      Hex,
+      { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; gasLimit: bigint },
+    ];
     if (getAddress(target) !== getAddress(leg.target) || value !== leg.value || data.toLowerCase() !== leg.data.toLowerCase()) {
       refuse('CALL_MISMATCH', `executed call (${target}, ${value}, ${data.slice(0, 74)}) is not the committed one of leg ${leg.legId}`);
     }
@@ -55,7 +66,15 @@ function bindExecutedCall(rawTx: Hex, account: Address, leg: IntentLeg, plan: In
 /** The leg's expected events among the proven logs, and its expected state by storage proofs at the block. */
 async function checkExpectedEffects(
   pub: ChainClients['public'],
-  p: { leg: IntentLeg; logs: readonly ResultLog[]; callBinding: 'calldata' | 'event'; to: Address | null | undefined; account: Address; blockNumber: bigint; stateRoot: Hex },
+  p: {
+    leg: IntentLeg;
+    logs: readonly ResultLog[];
+    callBinding: 'calldata' | 'event';
+    to: Address | null | undefined;
+    account: Address;
+    blockNumber: bigint;
+    stateRoot: Hex;
+  },
 ): Promise<void> {
   const { leg, logs, callBinding, to, account, blockNumber, stateRoot } = p;
   if (callBinding === 'event' && leg.expectedEvents.length) {
@@ -67,13 +86,19 @@ async function checkExpectedEffects(
     );
   }
   for (const ev of leg.expectedEvents) {
-    if (!expectedEventEmitted(logs, ev)) refuse('EVENT_NOT_EMITTED', `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`);
+    if (!expectedEventEmitted(logs, ev))
+      refuse(
+        'EVENT_NOT_EMITTED',
+        `expected event not emitted: ${ev.topic0} from ${ev.contract}${ev.topics ? ` with topics ${JSON.stringify(ev.topics)}` : ''}`,
+      );
   }
   if (leg.expectedState.length) {
     const byAccount = new Map<Address, typeof leg.expectedState>();
     for (const s of leg.expectedState) byAccount.set(s.account, [...(byAccount.get(s.account) ?? []), s]);
     for (const [acct, items] of byAccount) {
-      const values = await proofStep(`state proof for ${acct}`, () => proveStorage(pub, { account: acct, slots: items.map((s) => s.slot), blockNumber, stateRoot }));
+      const values = await proofStep(`state proof for ${acct}`, () =>
+        proveStorage(pub, { account: acct, slots: items.map((s) => s.slot), blockNumber, stateRoot }),
+      );
       items.forEach((s, i) => {
         if (values[i]!.toLowerCase() !== s.value.toLowerCase()) {
           refuse('STATE_MISMATCH', `state slot ${s.slot} of ${acct} is ${values[i]} after execution, expected ${s.value}`);
@@ -120,7 +145,8 @@ export function createObservation(ctx: NodeContext): Observation {
     const c = chainCtx(req.chain);
     const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
     const plan = planFor(loaded, c);
-    if (String(req.anchorId).toLowerCase() !== plan.anchorId.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchorId ${req.anchorId} is not the intent's anchor ${plan.anchorId}`);
+    if (String(req.anchorId).toLowerCase() !== plan.anchorId.toLowerCase())
+      refuse('ANCHOR_MISMATCH', `anchorId ${req.anchorId} is not the intent's anchor ${plan.anchorId}`);
     const leafIndex = Number(req.leafIndex);
     const leg = plan.legs[leafIndex];
     if (!Number.isSafeInteger(leafIndex) || !leg) refuse('NO_LEGS', `anchor has no leaf ${req.leafIndex}`);
@@ -145,7 +171,8 @@ export function createObservation(ctx: NodeContext): Observation {
       return confirmations >= c.entry.confirmations ? true : undefined;
     });
     const block = await proofStep('block header', () => fetchVerifiedBlock(pub, { number: blockNumber }));
-    if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) refuse('REORG', `block ${blockNumber} is now ${block.hash}, receipt says ${receipt.blockHash}`);
+    if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase())
+      refuse('REORG', `block ${blockNumber} is now ${block.hash}, receipt says ${receipt.blockHash}`);
     const account = loaded.intent.account;
     const { raw: rawTx, txIndex } = await proofStep('transaction inclusion', () => proveTransaction(pub, block, txHash, blockTries));
     const proven = await proofStep('receipt inclusion', () => proveReceipt(pub, block, txIndex, blockTries));
@@ -154,7 +181,8 @@ export function createObservation(ctx: NodeContext): Observation {
     const { callBinding, to } = bindExecutedCall(rawTx, account, leg!, plan, leafIndex);
     const logs = proven.logs;
     const executed = findExecutedEvent(logs, { account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg!.executionCommitment });
-    if (!executed) refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
+    if (!executed)
+      refuse('CALL_MISMATCH', `no Executed(${plan.anchorId}, ${leafIndex}, ${leg!.executionCommitment}) event from ${account} in the proven receipt`);
     await checkExpectedEffects(pub, { leg: leg!, logs, callBinding, to, account, blockNumber, stateRoot: block.stateRoot });
 
     const result: ExecutionResult = {
@@ -172,7 +200,14 @@ export function createObservation(ctx: NodeContext): Observation {
       executionCommitment: leg!.executionCommitment,
     };
     const rh = resultHash(result);
-    const message = resultMessage({ chainId, anchor: plan.anchor, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), resultHash: rh, validatorSetRoot: set.root });
+    const message = resultMessage({
+      chainId,
+      anchor: plan.anchor,
+      anchorId: plan.anchorId,
+      leafIndex: BigInt(leafIndex),
+      resultHash: rh,
+      validatorSetRoot: set.root,
+    });
     const signature = signOnce(message);
     const res: ObserveResponse = {
       ok: true,

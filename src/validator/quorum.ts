@@ -20,7 +20,14 @@ import type { Address, Hex } from 'viem';
 import { g2FromEip2537 } from '../chain/bls.js';
 import { resultMessage } from '../chain/formulas.js';
 import { resetTolerantFetch } from '../net/fetch.js';
-import { VALIDATOR_API, type AttestRequest, type AttestResponse, type ObserveRequest, type ObserveResponse, type WriteResultResponse } from '../protocol/validator-wire.js';
+import {
+  VALIDATOR_API,
+  type AttestRequest,
+  type AttestResponse,
+  type ObserveRequest,
+  type ObserveResponse,
+  type WriteResultResponse,
+} from '../protocol/validator-wire.js';
 import { postToValidator } from './quorum/post.js';
 import { runRound } from './quorum/round.js';
 import { createQuorumSet, type QuorumAggregate, type QuorumResult, type QuorumValidator, type ValidatorOutcome } from './quorum/types.js';
@@ -70,15 +77,22 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
   // decode (and subgroup-check) every key once, up front: a bad registered key fails here, not mid-round
   for (const v of validators) g2FromEip2537(v.publicKey);
   const post = <T>(v: QuorumValidator, path: string, body: unknown, timeoutMs: number) => postToValidator<T>(doFetch, v, path, body, timeoutMs);
-  const round = <R extends { signature: Hex }>(path: string, body: unknown, timeoutMs: number, settle: 'all' | 'quorum', messageOf: (r: R) => Hex | { error: string }) =>
-    runRound<R>(set, post, path, body, timeoutMs, settle, messageOf);
+  const round = <R extends { signature: Hex }>(
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    settle: 'all' | 'quorum',
+    messageOf: (r: R) => Hex | { error: string },
+  ) => runRound<R>(set, post, path, body, timeoutMs, settle, messageOf);
 
   return {
     validators,
     attest(req, expect, o) {
       const want = expect.message.toLowerCase();
       return round<AttestResponse>(VALIDATOR_API.attest, req, opts.attestTimeoutMs ?? 10_000, o?.settle ?? opts.settle ?? 'all', (r) =>
-        typeof r.message === 'string' && r.message.toLowerCase() === want ? want as Hex : { error: `signed message ${String(r.message)} is not the expected ${want}` },
+        typeof r.message === 'string' && r.message.toLowerCase() === want
+          ? (want as Hex)
+          : { error: `signed message ${String(r.message)} is not the expected ${want}` },
       );
     },
     async observe(req, expect, o) {
@@ -92,7 +106,8 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
           resultHash: r.resultHash,
           validatorSetRoot: expect.validatorSetRoot,
         });
-        if (typeof r.message === 'string' && r.message.toLowerCase() !== m.toLowerCase()) return { error: 'signed message is not the result message of its result hash' };
+        if (typeof r.message === 'string' && r.message.toLowerCase() !== m.toLowerCase())
+          return { error: 'signed message is not the result message of its result hash' };
         return m.toLowerCase() as Hex;
       });
       const first = res.responses.values().next().value as ObserveResponse;

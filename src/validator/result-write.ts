@@ -30,7 +30,12 @@ import { createResultsIndex } from './results-index.js';
 const QUORUM_FIELDS = new Set<string>(['aggregate_signature', 'validator_bitfield', 'validator_count', 'signed_power', 'written_by']);
 
 /** The quorum a bitmap names, if it meets the threshold and the aggregate verifies over `message`. */
-function quorumOf(set: ValidatorSetView, bitmapText: string, aggregateSignature: Hex, message: Hex): { bitmap: bigint; count: number; power: bigint } | undefined {
+function quorumOf(
+  set: ValidatorSetView,
+  bitmapText: string,
+  aggregateSignature: Hex,
+  message: Hex,
+): { bitmap: bigint; count: number; power: bigint } | undefined {
   let bitmap: bigint;
   try {
     bitmap = BigInt(bitmapText);
@@ -131,14 +136,26 @@ export function createResultWriter(ctx: NodeContext, observation: Observation): 
     } catch {
       refuse('BAD_REQUEST', 'signerBitmap must be an integer');
     }
-    if (!meetsThreshold(set, requested!)) refuse('NO_QUORUM', `signer bitmap ${requested!} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen}`);
+    if (!meetsThreshold(set, requested!))
+      refuse('NO_QUORUM', `signer bitmap ${requested!} does not meet the threshold ${set.thresholdNum}/${set.thresholdDen}`);
     if (typeof req.aggregateSignature !== 'string') refuse('BAD_REQUEST', 'aggregateSignature is required');
     const quorum = quorumOf(set, requested!.toString(), req.aggregateSignature, obs.message);
     if (!quorum) refuse('BAD_AGGREGATE', "aggregate signature does not verify over this validator's own result message");
     const loaded = await loadIntent(req.intentTxId);
     const plan = planFor(loaded, c);
-    if (plan.anchorId.toLowerCase() !== obs.anchorId.toLowerCase()) refuse('ANCHOR_MISMATCH', `anchorId ${obs.anchorId} is not the intent's anchor ${plan.anchorId}`);
-    const record = proofResultRecord({ resultId, obs, loaded, plan, chain: c.entry, set, quorum: quorum!, aggregateSignature: req.aggregateSignature, writtenBy: index });
+    if (plan.anchorId.toLowerCase() !== obs.anchorId.toLowerCase())
+      refuse('ANCHOR_MISMATCH', `anchorId ${obs.anchorId} is not the intent's anchor ${plan.anchorId}`);
+    const record = proofResultRecord({
+      resultId,
+      obs,
+      loaded,
+      plan,
+      chain: c.entry,
+      set,
+      quorum: quorum!,
+      aggregateSignature: req.aggregateSignature,
+      writtenBy: index,
+    });
     // Already written: by this node (its store names the entry), or by another as a record of this very result with a
     // quorum of its own. An entry that is neither (junk, or a record of something else under this id) does not count.
     const mine = store.writtenResult(resultId);
@@ -151,7 +168,16 @@ export function createResultWriter(ctx: NodeContext, observation: Observation): 
     const existing = await results.find(resultId, (r, entryHash) => (mine?.entryHash ? bare(entryHash) === bare(mine.entryHash) : ofThisResult(r)));
     if (mine && !existing) throw new Error(`result ${resultId}, written by this validator in ${mine.txId}, is not in ${resultsAccount} yet`);
     if (existing) {
-      return { ok: true, kind: 'result-write', written: false, resultId, resultsAccount: opts.protocol.resultsAccount, txId: existing.txId, entryHash: existing.entryHash, record: existing.record };
+      return {
+        ok: true,
+        kind: 'result-write',
+        written: false,
+        resultId,
+        resultsAccount: opts.protocol.resultsAccount,
+        txId: existing.txId,
+        entryHash: existing.entryHash,
+        record: existing.record,
+      };
     }
     const parts = encodeProofResult(record);
     const sub = await ledger.signAndSubmit(opts.protocol.resultsAccount, ledgerTx.writeData(parts), held, { memo: PROOF_RESULT_MEMO });

@@ -31,7 +31,11 @@ export function createResultsIndex(ledger: LedgerClient, resultsAccount: string)
             const r = parseProofResult(e.data, true);
             if (!r) continue;
             const hits = resultIndex.get(r.result_id.toLowerCase()) ?? [];
-            hits.push({ index: resultsScanned + i, txId: e.txHash ? `acc://${e.txHash}@${resultsAccount.replace(/^acc:\/\//, '')}` : '', entryHash: e.entryHash });
+            hits.push({
+              index: resultsScanned + i,
+              txId: e.txHash ? `acc://${e.txHash}@${resultsAccount.replace(/^acc:\/\//, '')}` : '',
+              entryHash: e.entryHash,
+            });
             resultIndex.set(r.result_id.toLowerCase(), hits);
           }
           resultsScanned += page.length;
@@ -50,7 +54,8 @@ export function createResultsIndex(ledger: LedgerClient, resultsAccount: string)
     for (const hit of resultIndex.get(resultId.toLowerCase()) ?? []) {
       const [e] = await ledger.readDataEntries(resultsAccount, { start: hit.index, count: 1 });
       const record = e ? parseProofResult(e.data, true) : undefined;
-      if (!record || record.result_id.toLowerCase() !== resultId.toLowerCase()) throw new Error(`results entry ${hit.index} no longer holds result ${resultId}`);
+      if (!record || record.result_id.toLowerCase() !== resultId.toLowerCase())
+        throw new Error(`results entry ${hit.index} no longer holds result ${resultId}`);
       if (accept(record, hit.entryHash)) return { txId: hit.txId, entryHash: hit.entryHash, record };
     }
     return undefined;

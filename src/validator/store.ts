@@ -13,7 +13,20 @@
  *     start, since silently forgetting an attestation could let the node sign a conflicting anchor;
  *   - a version 1 file (one JSON object, rewritten whole on every record) is converted in place on first start.
  */
-import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 interface Written {
@@ -178,7 +191,8 @@ function parseRecord(line: string): LogRecord | undefined {
   }
   const str = (x: unknown) => typeof x === 'string';
   if (Array.isArray(rec?.a) && rec.a.length === 3 && str(rec.a[0]) && str(rec.a[1]) && typeof rec.a[2] === 'number') return rec as LogRecord;
-  if (Array.isArray(rec?.r) && rec.r.length === 4 && str(rec.r[0]) && str(rec.r[1]) && (rec.r[2] === null || str(rec.r[2])) && typeof rec.r[3] === 'number') return rec as LogRecord;
+  if (Array.isArray(rec?.r) && rec.r.length === 4 && str(rec.r[0]) && str(rec.r[1]) && (rec.r[2] === null || str(rec.r[2])) && typeof rec.r[3] === 'number')
+    return rec as LogRecord;
   return undefined;
 }
 

@@ -59,7 +59,11 @@ const writerOf = (name: string): ChainWriter => {
  * Runs the whole cycle of `intent` by hand on every chain it has legs on; returns the filled CycleRecord. `who` is
  * the identity (default `id`), `write` puts the intent on the ledger (default: writeIntent, signed by its key).
  */
-async function runCycle(intent: CanonicalIntent, who: Identity = id, write: () => Promise<TxStatus> = () => writeIntent(d, who, intent.parts)): Promise<CycleRecord> {
+async function runCycle(
+  intent: CanonicalIntent,
+  who: Identity = id,
+  write: () => Promise<TxStatus> = () => writeIntent(d, who, intent.parts),
+): Promise<CycleRecord> {
   const st = await write();
   expect(st.delivered).toBe(true);
   const proofAnchor = d.vn.contracts.proofAnchor;
@@ -71,8 +75,17 @@ async function runCycle(intent: CanonicalIntent, who: Identity = id, write: () =
     const setRoot = (await readValidatorSet(ch.w, proofAnchor)).root;
     const message = anchorMessage({ chainId, anchor: proofAnchor, anchorId: plan.anchorId, validatorSetRoot: setRoot });
     const pre = await d.quorum.attest(attestRequestFor(st.txId, ch.name, plan), { message });
-    const ca = await createAnchor(ch.w, proofAnchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
-    const pr = await executeComprehensiveProof(ch.w, proofAnchor, { anchorId: plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+    const ca = await createAnchor(ch.w, proofAnchor, {
+      commitmentRoot: plan.commitmentRoot,
+      operationId: plan.operationId,
+      ledgerTxHash: plan.ledgerTxHash,
+      leafCount: plan.leafCount,
+    });
+    const pr = await executeComprehensiveProof(ch.w, proofAnchor, {
+      anchorId: plan.anchorId,
+      signerBitmap: pre.signerBitmap,
+      signature: pre.aggregateSignature,
+    });
     const rec: ChainCycleRecord = {
       chain: ch.name,
       chainId: String(ch.chainId),
@@ -188,7 +201,9 @@ describe('proof bundle', () => {
     const t1 = performance.now();
     const v = await verifyBundle(single);
     const verifyMs = performance.now() - t1;
-    console.log(`single-leg bundle: ${serializeBundle(single).length} bytes; assemble ${assembleMs.toFixed(0)} ms; verify ${verifyMs.toFixed(0)} ms; ${v.checks.length} checks`);
+    console.log(
+      `single-leg bundle: ${serializeBundle(single).length} bytes; assemble ${assembleMs.toFixed(0)} ms; verify ${verifyMs.toFixed(0)} ms; ${v.checks.length} checks`,
+    );
     expect(failed(v)).toEqual([]);
     expect(v.valid).toBe(true);
     // the builder's real output is of the schema the verifier holds it to
@@ -225,17 +240,30 @@ describe('proof bundle', () => {
     await expect(assembleBundle(deps(), { ...r, ledgerTxId: undefined })).rejects.toThrow(/ledgerTxId is missing/);
     await expect(assembleBundle(deps(), { ...r, intentId: 'another' })).rejects.toThrow(/holds intent .* not another/);
     await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, createAnchorTx: undefined }] })).rejects.toThrow(/createAnchorTx is missing/);
-    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, executionTx: undefined }] }] })).rejects.toThrow(/executionTx is missing/);
-    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, leafIndex: 1 }] }] })).rejects.toThrow(/leaf 1 of the anchor is absent/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, executionTx: undefined }] }] })).rejects.toThrow(
+      /executionTx is missing/,
+    );
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, legs: [{ ...r.chains[0]!.legs[0]!, leafIndex: 1 }] }] })).rejects.toThrow(
+      /leaf 1 of the anchor is absent/,
+    );
     await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, anchorId: `0x${'ab'.repeat(32)}` }] })).rejects.toThrow(/not the intent's anchor/);
-    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, chain: CHAIN_B.name }] })).rejects.toThrow(/chain id 80002, the record says 11155111/);
+    await expect(assembleBundle(deps(), { ...r, chains: [{ ...r.chains[0]!, chain: CHAIN_B.name }] })).rejects.toThrow(
+      /chain id 80002, the record says 11155111/,
+    );
   });
 
   it('two-leg intent on one chain (call + native transfer) plus a leg on the second chain: one bundle, valid; byte flips invalid', async () => {
     const bob = '0x000000000000000000000000000000000000b0b0';
     const intent = intentFor(id, [
       recordLeg(d, id, arg('bundle-multi')),
-      { legId: 'pay', chain: CHAIN.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: '0x000000000000000000000000000000000000bEEF', amount: '12345' },
+      {
+        legId: 'pay',
+        chain: CHAIN.name,
+        chainId: CHAIN.chainId,
+        fromAddress: id.account,
+        toAddress: '0x000000000000000000000000000000000000bEEF',
+        amount: '12345',
+      },
       { legId: 'amoy-pay', chain: CHAIN_B.name, chainId: CHAIN_B.chainId, fromAddress: id.account, toAddress: bob, amount: '777' },
     ]);
     const record = await runCycle(intent);
@@ -299,7 +327,11 @@ describe('proof bundle', () => {
     // (assembled later, its ledger receipts anchor to a later block: the rest is the same bundle)
     expect(reordered.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)])).toEqual(b.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)]));
     reordered.ledger.receipt = b.ledger.receipt;
-    reordered.chains.forEach((c, i) => c.legs.forEach((l, j) => (l.result.receipt = b.chains[i]!.legs[j]!.result.receipt)));
+    reordered.chains.forEach((c, i) => {
+      c.legs.forEach((l, j) => {
+        l.result.receipt = b.chains[i]!.legs[j]!.result.receipt;
+      });
+    });
     expect(sealBundle(reordered).bundle_hash).toBe(b.bundle_hash);
     const twoFailed = clone(b);
     twoFailed.chains.pop();
@@ -312,9 +344,33 @@ describe('proof bundle', () => {
     expect(failed(tf)).toEqual([]);
     expect(tf).toMatchObject({ valid: true, complete: false });
     const order: [string, () => ProofBundle, string][] = [
-      ['the two chains swapped', () => ((x) => (x.chains.reverse(), x))(clone(b)), `chains[1]: is not in the builder's order (ascending chain names)`],
-      ['the two legs of a chain swapped', () => ((x) => (x.chains[0]!.legs.reverse(), x))(clone(b)), `chains[0].legs[1]: is not in the builder's order (ascending leaf_index, each once)`],
-      ['the failed legs swapped', () => ((x) => (x.failed_legs.reverse(), x))(clone(twoFailed)), `failed_legs[1]: is not in the builder's order (ascending leg_id)`],
+      [
+        'the two chains swapped',
+        () => {
+          const x = clone(b);
+          x.chains.reverse();
+          return x;
+        },
+        `chains[1]: is not in the builder's order (ascending chain names)`,
+      ],
+      [
+        'the two legs of a chain swapped',
+        () => {
+          const x = clone(b);
+          x.chains[0]!.legs.reverse();
+          return x;
+        },
+        `chains[0].legs[1]: is not in the builder's order (ascending leaf_index, each once)`,
+      ],
+      [
+        'the failed legs swapped',
+        () => {
+          const x = clone(twoFailed);
+          x.failed_legs.reverse();
+          return x;
+        },
+        `failed_legs[1]: is not in the builder's order (ascending leg_id)`,
+      ],
     ];
     for (const [what, make, detail] of order) {
       const sealed = sealBundle(make());
@@ -412,7 +468,11 @@ describe('proof bundle', () => {
     const c0 = single.chains[0]!;
     const L = `chain[${CHAIN.name}].leg[${c0.legs[0]!.leg_id}]`;
     const cases: [string, (b: ProofBundle) => void, string][] = [
-      ['calldata byte of the execution tx', (b) => (b.chains[0]!.legs[0]!.execution.raw = flipHex(b.chains[0]!.legs[0]!.execution.raw, b.chains[0]!.legs[0]!.execution.raw.length - 12)), `${L}.execution_inclusion`],
+      [
+        'calldata byte of the execution tx',
+        (b) => (b.chains[0]!.legs[0]!.execution.raw = flipHex(b.chains[0]!.legs[0]!.execution.raw, b.chains[0]!.legs[0]!.execution.raw.length - 12)),
+        `${L}.execution_inclusion`,
+      ],
       [
         'ledger signature byte',
         (b) => {
@@ -421,7 +481,11 @@ describe('proof bundle', () => {
         },
         'ledger.signatures',
       ],
-      ['receipt proof node byte', (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = flipHex(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!, 80)), `${L}.execution_inclusion`],
+      [
+        'receipt proof node byte',
+        (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = flipHex(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!, 80)),
+        `${L}.execution_inclusion`,
+      ],
       [
         'proof_result record field',
         (b) => {
@@ -437,25 +501,59 @@ describe('proof bundle', () => {
       ['proof_result confirmation_blocks deeper than observed', (b) => setPart(b, 'confirmation_blocks', '1000'), `${L}.proof_result`],
       ['proof_result extra line', (b) => b.chains[0]!.legs[0]!.result.parts.push('note=forged'), `${L}.proof_result`],
       ['proof_result a line repeated', (b) => b.chains[0]!.legs[0]!.result.parts.push(b.chains[0]!.legs[0]!.result.parts[3]!), `${L}.proof_result`],
-      ['attestation aggregate byte', (b) => (b.chains[0]!.attestation.aggregate_signature = flipHex(b.chains[0]!.attestation.aggregate_signature, 200)), `chain[${CHAIN.name}].attestation`],
-      ['observation aggregate byte', (b) => (b.chains[0]!.legs[0]!.observation.aggregate_signature = flipHex(b.chains[0]!.legs[0]!.observation.aggregate_signature, 200)), `${L}.result_signature`],
-      ['signer dropped from the bitmap', (b) => ((b.chains[0]!.attestation.signer_bitmap = '63'), (b.chains[0]!.attestation.signers = ['0', '1', '2', '3', '4', '5'])), `chain[${CHAIN.name}].attestation`],
+      [
+        'attestation aggregate byte',
+        (b) => (b.chains[0]!.attestation.aggregate_signature = flipHex(b.chains[0]!.attestation.aggregate_signature, 200)),
+        `chain[${CHAIN.name}].attestation`,
+      ],
+      [
+        'observation aggregate byte',
+        (b) => (b.chains[0]!.legs[0]!.observation.aggregate_signature = flipHex(b.chains[0]!.legs[0]!.observation.aggregate_signature, 200)),
+        `${L}.result_signature`,
+      ],
+      [
+        'signer dropped from the bitmap',
+        (b) => {
+          b.chains[0]!.attestation.signer_bitmap = '63';
+          b.chains[0]!.attestation.signers = ['0', '1', '2', '3', '4', '5'];
+        },
+        `chain[${CHAIN.name}].attestation`,
+      ],
       ['validator key', (b) => (b.chains[0]!.validator_set.public_keys[3] = b.chains[0]!.validator_set.public_keys[4]!), `chain[${CHAIN.name}].validator_set`],
       ['threshold raised above the signatures', (b) => (b.ledger.authority.threshold = '2'), 'ledger.authority'],
       ['stated signatures above what the bundle holds', (b) => (b.ledger.authority.signatures = '2'), 'ledger.authority'],
       ['a delegated vote stated with no delegate signature', (b) => (b.ledger.authority.delegated = '1'), 'ledger.authority'],
       ['observation checks: expected events miscounted', (b) => (b.chains[0]!.legs[0]!.observation.checks.expected_events = '7'), `${L}.observation_checks`],
       ['observation checks: binding claimed by event', (b) => (b.chains[0]!.legs[0]!.observation.checks.call_binding = 'event'), `${L}.observation_checks`],
-      ['key page read before the signatures\' version', (b) => (b.ledger.key_page.version = String(BigInt(b.ledger.authority.key_page_version) - 1n)), 'ledger.key_page'],
+      [
+        "key page read before the signatures' version",
+        (b) => (b.ledger.key_page.version = String(BigInt(b.ledger.authority.key_page_version) - 1n)),
+        'ledger.key_page',
+      ],
       ['signer key not on the page', (b) => (b.ledger.key_page.key_hashes = [`0x${'aa'.repeat(32)}`]), 'ledger.key_page'],
       ['page threshold differs', (b) => (b.ledger.key_page.accept_threshold = '3'), 'ledger.key_page'],
-      ['receipt entry of the intent tx', (b) => (b.ledger.receipt.entries[0] ? (b.ledger.receipt.entries[0].hash = flipHex(b.ledger.receipt.entries[0].hash, 3)) : (b.ledger.receipt.anchor = flipHex(b.ledger.receipt.anchor, 3))), 'ledger.receipt'],
+      [
+        'receipt entry of the intent tx',
+        (b) =>
+          b.ledger.receipt.entries[0]
+            ? (b.ledger.receipt.entries[0].hash = flipHex(b.ledger.receipt.entries[0].hash, 3))
+            : (b.ledger.receipt.anchor = flipHex(b.ledger.receipt.anchor, 3)),
+        'ledger.receipt',
+      ],
       ['intent part', (b) => (b.intent.parts[3] = b.intent.parts[3]!.replace('"nonce":"', '"nonce":"x')), 'intent.parts'],
       ['merkle proof of the leg', (b) => b.chains[0]!.legs[0]!.merkle_proof.push(`0x${'00'.repeat(32)}`), `chain[${CHAIN.name}].anchor`],
-      ['block header field', (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed = String(BigInt(b.chains[0]!.legs[0]!.execution.block.gasUsed) + 1n)), `${L}.execution_inclusion`],
+      [
+        'block header field',
+        (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed = String(BigInt(b.chains[0]!.legs[0]!.execution.block.gasUsed) + 1n)),
+        `${L}.execution_inclusion`,
+      ],
       ['record result parts vs its ledger tx', (b) => b.chains[0]!.legs[0]!.result.parts.push('extra=1'), `${L}.result_ledger_entry`],
       ['proven state value', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.value = arg('something-else')), `${L}.expected_state`],
-      ['state proof node byte', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0] = flipHex(b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0]!, 90)), `${L}.expected_state`],
+      [
+        'state proof node byte',
+        (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0] = flipHex(b.chains[0]!.legs[0]!.effects.state[0]!.account_proof[0]!, 90)),
+        `${L}.expected_state`,
+      ],
       ['state proof dropped', (b) => (b.chains[0]!.legs[0]!.effects.state = []), `${L}.expected_state`],
       ['createAnchor tx swapped for the prove tx', (b) => (b.chains[0]!.create_anchor = b.chains[0]!.prove), `chain[${CHAIN.name}].create_anchor`],
     ];
@@ -481,17 +579,37 @@ describe('proof bundle', () => {
       ['a state proof slot', (b) => add(b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]), 'chains[0].legs[0].effects.state[0].slots[0]: unknown key "note"'],
       ['observation checks', (b) => add(b.chains[0]!.legs[0]!.observation.checks), 'chains[0].legs[0].observation.checks: unknown key "note"'],
       ['a ledger signature (accumulate.js drops the key, it is not signed)', (b) => add(b.ledger.signatures[0]), 'ledger.signatures[0]: unknown key "note"'],
-      ['the ledger transaction header (not hashed)', (b) => add((b.ledger.transaction as { header: unknown }).header), 'ledger.transaction.header: unknown key "note"'],
+      [
+        'the ledger transaction header (not hashed)',
+        (b) => add((b.ledger.transaction as { header: unknown }).header),
+        'ledger.transaction.header: unknown key "note"',
+      ],
       ['the result transaction', (b) => add(b.chains[0]!.legs[0]!.result.transaction), 'chains[0].legs[0].result.transaction: unknown key "note"'],
       ['the ledger receipt', (b) => add(b.ledger.receipt), 'ledger.receipt: unknown key "note"'],
       ['the result receipt', (b) => add(b.chains[0]!.legs[0]!.result.receipt), 'chains[0].legs[0].result.receipt: unknown key "note"'],
       ['the validator set', (b) => add(b.chains[0]!.validator_set), 'chains[0].validator_set: unknown key "note"'],
       ['the key page', (b) => add(b.ledger.key_page), 'ledger.key_page: unknown key "note"'],
-      ['uppercase execution tx hash', (b) => (b.chains[0]!.legs[0]!.execution.tx_hash = upper(b.chains[0]!.legs[0]!.execution.tx_hash)), 'chains[0].legs[0].execution.tx_hash: must be a 32-byte hash (0x + lowercase hex)'],
-      ['uppercase receipt proof node', (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = upper(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!)), 'chains[0].legs[0].execution.receipt_proof[0]: must be non-empty bytes (0x + lowercase hex)'],
+      [
+        'uppercase execution tx hash',
+        (b) => (b.chains[0]!.legs[0]!.execution.tx_hash = upper(b.chains[0]!.legs[0]!.execution.tx_hash)),
+        'chains[0].legs[0].execution.tx_hash: must be a 32-byte hash (0x + lowercase hex)',
+      ],
+      [
+        'uppercase receipt proof node',
+        (b) => (b.chains[0]!.legs[0]!.execution.receipt_proof[0] = upper(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!)),
+        'chains[0].legs[0].execution.receipt_proof[0]: must be non-empty bytes (0x + lowercase hex)',
+      ],
       ['uppercase intent operation id', (b) => (b.intent.operation_id = upper(b.intent.operation_id)), 'intent.operation_id: must be a 32-byte hash'],
-      ['uppercase attestation signature', (b) => (b.chains[0]!.attestation.aggregate_signature = upper(b.chains[0]!.attestation.aggregate_signature)), 'chains[0].attestation.aggregate_signature: must be a 128-byte G1 signature'],
-      ['0X prefix on a validator key', (b) => (b.chains[0]!.validator_set.public_keys[0] = `0X${b.chains[0]!.validator_set.public_keys[0]!.slice(2)}` as Hex), 'chains[0].validator_set.public_keys[0]: must be a 256-byte G2 public key'],
+      [
+        'uppercase attestation signature',
+        (b) => (b.chains[0]!.attestation.aggregate_signature = upper(b.chains[0]!.attestation.aggregate_signature)),
+        'chains[0].attestation.aggregate_signature: must be a 128-byte G1 signature',
+      ],
+      [
+        '0X prefix on a validator key',
+        (b) => (b.chains[0]!.validator_set.public_keys[0] = `0X${b.chains[0]!.validator_set.public_keys[0]!.slice(2)}` as Hex),
+        'chains[0].validator_set.public_keys[0]: must be a 256-byte G2 public key',
+      ],
       [
         'uppercase ledger signature bytes',
         (b) => {
@@ -500,24 +618,84 @@ describe('proof bundle', () => {
         },
         'ledger.signatures[0].signature: is "',
       ],
-      ['ProofAnchor address not in its checksum form', (b) => (b.chains[0]!.proof_anchor = b.chains[0]!.proof_anchor.toLowerCase() as Hex), 'chains[0].proof_anchor: must be written as its EIP-55 checksum'],
-      ['a number where the builder writes a decimal string', (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = 1), 'chains[0].anchor.leaf_count: must be a string, got 1'],
+      [
+        'ProofAnchor address not in its checksum form',
+        (b) => (b.chains[0]!.proof_anchor = b.chains[0]!.proof_anchor.toLowerCase() as Hex),
+        'chains[0].proof_anchor: must be written as its EIP-55 checksum',
+      ],
+      [
+        'a number where the builder writes a decimal string',
+        (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = 1),
+        'chains[0].anchor.leaf_count: must be a string, got 1',
+      ],
       // Accumulate URLs are case-insensitive: the bundle's own ones are written lowercase, one form
-      ['upper-cased data account', (b) => (b.intent.data_account = b.intent.data_account.toUpperCase().replace('ACC://', 'acc://')), 'intent.data_account: must be written in lowercase'],
-      ['upper-cased intent tx id', (b) => (b.ledger.tx_id = b.ledger.tx_id.replace(/@.*/, (x) => x.toUpperCase())), 'ledger.tx_id: must be written in lowercase'],
-      ['upper-cased intent receipt account', (b) => (b.ledger.receipt.account = b.ledger.receipt.account.replace('/data', '/DATA')), 'ledger.receipt.account: must be written in lowercase'],
-      ['upper-cased key book', (b) => (b.ledger.authority.key_book = b.ledger.authority.key_book.replace('/book', '/Book')), 'ledger.authority.key_book: must be written in lowercase'],
-      ['upper-cased key page', (b) => (b.ledger.authority.key_page = b.ledger.authority.key_page.replace('/book', '/Book')), 'ledger.authority.key_page: must be written in lowercase'],
-      ['upper-cased key page url', (b) => (b.ledger.key_page.url = b.ledger.key_page.url.replace('/book', '/BOOK')), 'ledger.key_page.url: must be written in lowercase'],
-      ['upper-cased results account', (b) => (b.chains[0]!.legs[0]!.result.results_account = b.chains[0]!.legs[0]!.result.results_account.toUpperCase().replace('ACC://', 'acc://')), 'chains[0].legs[0].result.results_account: must be written in lowercase'],
-      ['upper-cased result tx id', (b) => (b.chains[0]!.legs[0]!.result.tx_id = b.chains[0]!.legs[0]!.result.tx_id.replace(/@.*/, (x) => x.toUpperCase())), 'chains[0].legs[0].result.tx_id: must be written in lowercase'],
-      ['upper-cased result receipt account', (b) => (b.chains[0]!.legs[0]!.result.receipt.account = b.chains[0]!.legs[0]!.result.receipt.account.toUpperCase().replace('ACC://', 'acc://')), 'chains[0].legs[0].result.receipt.account: must be written in lowercase'],
+      [
+        'upper-cased data account',
+        (b) => (b.intent.data_account = b.intent.data_account.toUpperCase().replace('ACC://', 'acc://')),
+        'intent.data_account: must be written in lowercase',
+      ],
+      [
+        'upper-cased intent tx id',
+        (b) => (b.ledger.tx_id = b.ledger.tx_id.replace(/@.*/, (x) => x.toUpperCase())),
+        'ledger.tx_id: must be written in lowercase',
+      ],
+      [
+        'upper-cased intent receipt account',
+        (b) => (b.ledger.receipt.account = b.ledger.receipt.account.replace('/data', '/DATA')),
+        'ledger.receipt.account: must be written in lowercase',
+      ],
+      [
+        'upper-cased key book',
+        (b) => (b.ledger.authority.key_book = b.ledger.authority.key_book.replace('/book', '/Book')),
+        'ledger.authority.key_book: must be written in lowercase',
+      ],
+      [
+        'upper-cased key page',
+        (b) => (b.ledger.authority.key_page = b.ledger.authority.key_page.replace('/book', '/Book')),
+        'ledger.authority.key_page: must be written in lowercase',
+      ],
+      [
+        'upper-cased key page url',
+        (b) => (b.ledger.key_page.url = b.ledger.key_page.url.replace('/book', '/BOOK')),
+        'ledger.key_page.url: must be written in lowercase',
+      ],
+      [
+        'upper-cased results account',
+        (b) => (b.chains[0]!.legs[0]!.result.results_account = b.chains[0]!.legs[0]!.result.results_account.toUpperCase().replace('ACC://', 'acc://')),
+        'chains[0].legs[0].result.results_account: must be written in lowercase',
+      ],
+      [
+        'upper-cased result tx id',
+        (b) => (b.chains[0]!.legs[0]!.result.tx_id = b.chains[0]!.legs[0]!.result.tx_id.replace(/@.*/, (x) => x.toUpperCase())),
+        'chains[0].legs[0].result.tx_id: must be written in lowercase',
+      ],
+      [
+        'upper-cased result receipt account',
+        (b) => (b.chains[0]!.legs[0]!.result.receipt.account = b.chains[0]!.legs[0]!.result.receipt.account.toUpperCase().replace('ACC://', 'acc://')),
+        'chains[0].legs[0].result.receipt.account: must be written in lowercase',
+      ],
       // the key page's lists: ascending, each once
       ['a key hash listed twice', (b) => b.ledger.key_page.key_hashes.push(b.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
-      ['a key hash added before the page\'s', (b) => b.ledger.key_page.key_hashes.push(`0x${'00'.repeat(32)}`), 'ledger.key_page.key_hashes[1]: is not in the builder\'s order (ascending key hashes)'],
-      ['delegates out of order', (b) => (b.ledger.key_page.delegates = ['acc://b-delegate.acme/book', 'acc://a-delegate.acme/book']), 'ledger.key_page.delegates[1]: is not in the builder\'s order (ascending delegate URLs)'],
-      ['a delegate listed twice', (b) => (b.ledger.key_page.delegates = ['acc://a-delegate.acme/book', 'acc://a-delegate.acme/book']), 'ledger.key_page.delegates[1]: repeats item 0'],
-      ['an upper-cased delegate', (b) => (b.ledger.key_page.delegates = ['acc://A-delegate.acme/book']), 'ledger.key_page.delegates[0]: must be written in lowercase'],
+      [
+        "a key hash added before the page's",
+        (b) => b.ledger.key_page.key_hashes.push(`0x${'00'.repeat(32)}`),
+        "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)",
+      ],
+      [
+        'delegates out of order',
+        (b) => (b.ledger.key_page.delegates = ['acc://b-delegate.acme/book', 'acc://a-delegate.acme/book']),
+        "ledger.key_page.delegates[1]: is not in the builder's order (ascending delegate URLs)",
+      ],
+      [
+        'a delegate listed twice',
+        (b) => (b.ledger.key_page.delegates = ['acc://a-delegate.acme/book', 'acc://a-delegate.acme/book']),
+        'ledger.key_page.delegates[1]: repeats item 0',
+      ],
+      [
+        'an upper-cased delegate',
+        (b) => (b.ledger.key_page.delegates = ['acc://A-delegate.acme/book']),
+        'ledger.key_page.delegates[0]: must be written in lowercase',
+      ],
     ];
     for (const [what, mutate, detail] of cases) {
       const b = clone(single);
@@ -530,8 +708,16 @@ describe('proof bundle', () => {
     const node = c0.legs[0]!.execution.receipt_proof[0]!;
     const extra: [string, (b: ProofBundle) => void, string][] = [
       ['extra node after the transactions-trie path', (b) => b.chains[0]!.legs[0]!.execution.tx_proof.push(node), `${L}.execution_inclusion`],
-      ['extra node before the receipts-trie path', (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.unshift(b.chains[0]!.legs[0]!.execution.tx_proof[0]!), `${L}.execution_inclusion`],
-      ['a receipts-trie node repeated', (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.push(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!), `${L}.execution_inclusion`],
+      [
+        'extra node before the receipts-trie path',
+        (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.unshift(b.chains[0]!.legs[0]!.execution.tx_proof[0]!),
+        `${L}.execution_inclusion`,
+      ],
+      [
+        'a receipts-trie node repeated',
+        (b) => b.chains[0]!.legs[0]!.execution.receipt_proof.push(b.chains[0]!.legs[0]!.execution.receipt_proof[0]!),
+        `${L}.execution_inclusion`,
+      ],
       ['extra node in the createAnchor receipts proof', (b) => b.chains[0]!.create_anchor.receipt_proof.push(node), `chain[${CHAIN.name}].create_anchor`],
       ['extra node in an account proof', (b) => b.chains[0]!.legs[0]!.effects.state[0]!.account_proof.push(node), `${L}.expected_state`],
       ['extra node in a storage proof', (b) => b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.proof.push(node), `${L}.expected_state`],
@@ -548,10 +734,12 @@ describe('proof bundle', () => {
     twice.chains[0]!.legs[0]!.effects.state.push(structuredClone(twice.chains[0]!.legs[0]!.effects.state[0]!));
     const tv = await verifyBundle(serializeBundle(sealBundle(twice)));
     expect(failed(tv)).toEqual([`${L}.expected_state`]);
-    expect(tv.checks.find((x) => x.name === `${L}.expected_state`)!.detail).toContain('effects.state is not the expected state laid out as the builder writes it');
+    expect(tv.checks.find((x) => x.name === `${L}.expected_state`)!.detail).toContain(
+      'effects.state is not the expected state laid out as the builder writes it',
+    );
   });
 
-  it('2-of-2 key page: both ledger signatures in the builder\'s order, valid; any other order of them or of the key hashes, re-sealed, is refused by encoding.schema', async () => {
+  it("2-of-2 key page: both ledger signatures in the builder's order, valid; any other order of them or of the key hashes, re-sealed, is refused by encoding.schema", async () => {
     const ms = await createIdentity(d, { extraKeys: 1, threshold: 2 });
     const intent = intentFor(ms, [recordLeg(d, ms, arg('bundle-multisig'))]);
     const record = await runCycle(intent, ms, async () => {
@@ -569,9 +757,21 @@ describe('proof bundle', () => {
     expect(failed(v)).toEqual([]);
     expect(v.valid).toBe(true);
     const cases: [string, (x: ProofBundle) => void, string][] = [
-      ['the two ledger signatures swapped', (x) => x.ledger.signatures.reverse(), "ledger.signatures[1]: is not in the builder's order (ascending canonical JSON of the signatures)"],
-      ['the two key hashes swapped', (x) => x.ledger.key_page.key_hashes.reverse(), "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)"],
-      ['a key hash listed twice', (x) => x.ledger.key_page.key_hashes.splice(1, 0, x.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
+      [
+        'the two ledger signatures swapped',
+        (x) => x.ledger.signatures.reverse(),
+        "ledger.signatures[1]: is not in the builder's order (ascending canonical JSON of the signatures)",
+      ],
+      [
+        'the two key hashes swapped',
+        (x) => x.ledger.key_page.key_hashes.reverse(),
+        "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)",
+      ],
+      [
+        'a key hash listed twice',
+        (x) => x.ledger.key_page.key_hashes.splice(1, 0, x.ledger.key_page.key_hashes[0]!),
+        'ledger.key_page.key_hashes[1]: repeats item 0',
+      ],
     ];
     for (const [what, mutate, detail] of cases) expectRefusedBySchema(await resealed(b, mutate), what, detail);
   });
@@ -607,5 +807,4 @@ describe('proof bundle', () => {
     expect(ko.out).toMatch(/^FAIL bundle\.hash: /m);
     expect(ko.out).toMatch(/bundle INVALID/);
   });
-
 });

@@ -13,7 +13,8 @@ function chain(): CustodyEvent[] {
     { type: 'retrieved', data: { by: 'key_1', at_request: 'req-1' } },
   ] as const;
   const out: CustodyEvent[] = [];
-  steps.forEach((s, i) => out.push(custodyEvent(out[i - 1], { type: s.type, at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), data: s.data })));
+  for (const [i, s] of steps.entries())
+    out.push(custodyEvent(out[i - 1], { type: s.type, at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), data: s.data }));
   return out;
 }
 

@@ -20,8 +20,15 @@ describe('verifyBundle input handling', () => {
 
   it('an empty or skeletal bundle fails every section instead of throwing', async () => {
     const names = await failed('{}');
-    expect(names).toEqual(expect.arrayContaining(['bundle.hash', 'bundle.version', 'intent.parts', 'ledger.transaction', 'ledger.signatures', 'ledger.receipt', 'chains']));
-    const sealed = sealBundle({ version: 'pgw-proof-bundle/1', intent: { parts: ['{}'] }, ledger: {}, chains: [{ chain: 'x', legs: [{}] }] } as unknown as ProofBundle);
+    expect(names).toEqual(
+      expect.arrayContaining(['bundle.hash', 'bundle.version', 'intent.parts', 'ledger.transaction', 'ledger.signatures', 'ledger.receipt', 'chains']),
+    );
+    const sealed = sealBundle({
+      version: 'pgw-proof-bundle/1',
+      intent: { parts: ['{}'] },
+      ledger: {},
+      chains: [{ chain: 'x', legs: [{}] }],
+    } as unknown as ProofBundle);
     const n2 = await failed(sealed);
     expect(n2).not.toContain('bundle.hash');
     expect(n2).toEqual(expect.arrayContaining(['intent.parts', 'chain[x].anchor', 'chain[x].validator_set', 'chain[x].leg[undefined].execution_inclusion']));

@@ -16,7 +16,7 @@ import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { createLedgerClient, tx, type LedgerClient, type TxStatus } from '../../src/ledger/index.js';
-import { INTENT_MEMO, buildIntent, intentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan, type IntentInput } from '../../src/protocol/intent/index.js';
+import { INTENT_MEMO, buildIntent, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan, type IntentInput } from '../../src/protocol/intent/index.js';
 import { attestRequestFor, observeRequestFor } from '../../src/protocol/validator-wire.js';
 import { createQuorumClient, type QuorumClient } from '../../src/validator/quorum.js';
 import { ANVIL_KEYS } from '../chain/fixture.js';
@@ -162,8 +162,17 @@ export function anchorMsg(d: TestDevnet, plan: IntentAnchorPlan): Hex {
 
 /** createAnchor + executeComprehensiveProof with the aggregate + executeGovernanceProofDirect for leg `leg`. */
 export async function anchorAndExecute(d: TestDevnet, id: Identity, plan: IntentAnchorPlan, agg: { aggregateSignature: Hex; signerBitmap: bigint }, leg = 0) {
-  await createAnchor(d.w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
-  const proven = await executeComprehensiveProof(d.w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: agg.signerBitmap, signature: agg.aggregateSignature });
+  await createAnchor(d.w, plan.anchor, {
+    commitmentRoot: plan.commitmentRoot,
+    operationId: plan.operationId,
+    ledgerTxHash: plan.ledgerTxHash,
+    leafCount: plan.leafCount,
+  });
+  const proven = await executeComprehensiveProof(d.w, plan.anchor, {
+    anchorId: plan.anchorId,
+    signerBitmap: agg.signerBitmap,
+    signature: agg.aggregateSignature,
+  });
   const l = plan.legs[leg]!;
   const exec = await executeGovernanceProofDirect(d.w, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, leg) });
   return { proven, exec };

@@ -18,7 +18,11 @@ beforeAll(async () => {
   anvil = await startAnvil({ chainId: 80002, blockTime: 0, extraArgs: ['--no-mining'] });
   const transport = http(anvil.rpcUrl);
   const pub = createPublicClient({ transport });
-  const wallet = createWalletClient({ account: privateKeyToAccount(KEY), transport, chain: { id: 80002, name: 'amoy-test', nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } } });
+  const wallet = createWalletClient({
+    account: privateKeyToAccount(KEY),
+    transport,
+    chain: { id: 80002, name: 'amoy-test', nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } },
+  });
   txs = [];
   for (let i = 0; i < 3; i++) txs.push(await wallet.sendTransaction({ to: `0x${'be'.repeat(19)}0${i + 1}`, value: 1000n + BigInt(i), nonce: i }));
   await pub.request({ method: 'evm_mine', params: [] } as never);
@@ -43,7 +47,16 @@ function borLike(upstream: string): Pick<PublicClient, 'request'> {
         const sync = borStateSyncTxHash(b);
         return [
           ...res,
-          { ...res[0], transactionHash: sync, transactionIndex: numberToHex(res.length), cumulativeGasUsed: res.at(-1).cumulativeGasUsed, gasUsed: '0x0', status: '0x1', type: '0x0', logs: [{ address: '0x0000000000000000000000000000000000001001', topics: [keccak256(stringToHex('StateCommitted(uint256,bool)'))], data: '0x' }] },
+          {
+            ...res[0],
+            transactionHash: sync,
+            transactionIndex: numberToHex(res.length),
+            cumulativeGasUsed: res.at(-1).cumulativeGasUsed,
+            gasUsed: '0x0',
+            status: '0x1',
+            type: '0x0',
+            logs: [{ address: '0x0000000000000000000000000000000000001001', topics: [keccak256(stringToHex('StateCommitted(uint256,bool)'))], data: '0x' }],
+          },
         ];
       }
       return res;
@@ -69,7 +82,7 @@ describe('effect proofs', () => {
     }
   });
 
-  it("on a Polygon PoS block the synthetic state-sync transaction and receipt are left out of the tries (the roots exclude them)", async () => {
+  it('on a Polygon PoS block the synthetic state-sync transaction and receipt are left out of the tries (the roots exclude them)', async () => {
     const rpc = borLike(anvil.rpcUrl);
     const b = await fetchVerifiedBlock(rpc, { number: block });
     expect(b.transactions).toHaveLength(3);

@@ -23,7 +23,21 @@ const r: ExecutionResult = {
 describe('result hash formulas', () => {
   it('resultHash = keccak256 of the 13 static ABI words', () => {
     const w = (x: bigint | number) => numberToHex(x, { size: 32 });
-    const words: Hex[] = [RESULT_DOMAIN.result, w(r.chainId), r.txHash, w(r.blockNumber), r.blockHash, r.transactionsRoot, r.receiptsRoot, r.stateRoot, w(r.status), w(r.txIndex), w(r.gasUsed), r.eventsHash, r.executionCommitment];
+    const words: Hex[] = [
+      RESULT_DOMAIN.result,
+      w(r.chainId),
+      r.txHash,
+      w(r.blockNumber),
+      r.blockHash,
+      r.transactionsRoot,
+      r.receiptsRoot,
+      r.stateRoot,
+      w(r.status),
+      w(r.txIndex),
+      w(r.gasUsed),
+      r.eventsHash,
+      r.executionCommitment,
+    ];
     expect(resultHash(r)).toBe(keccak256(concatHex(words)));
     expect(RESULT_DOMAIN.result).toBe(stringToHex('pgw:result:v1', { size: 32 }));
     expect(resultHash({ ...r, status: 0 })).not.toBe(resultHash(r));
@@ -62,11 +76,23 @@ describe('result hash formulas', () => {
     });
     const parts = encodeProofResult(rec);
     expect(parts[0]).toBe('entry_type=pgw:proof_result:v2');
-    const back = parseProofResult(parts.map((p) => Buffer.from(p).toString('hex')), true)!;
+    const back = parseProofResult(
+      parts.map((p) => Buffer.from(p).toString('hex')),
+      true,
+    )!;
     expect(back).toEqual(rec);
     const { resultHash: rh, message } = recomputeProofResult(back);
     expect(rh).toBe(resultHash(r));
-    expect(message).toBe(resultMessage({ chainId: r.chainId, anchor: rec.anchor_contract as Hex, anchorId: rec.anchor_id as Hex, leafIndex: 1n, resultHash: rh, validatorSetRoot: rec.validator_set_root as Hex }));
+    expect(message).toBe(
+      resultMessage({
+        chainId: r.chainId,
+        anchor: rec.anchor_contract as Hex,
+        anchorId: rec.anchor_id as Hex,
+        leafIndex: 1n,
+        resultHash: rh,
+        validatorSetRoot: rec.validator_set_root as Hex,
+      }),
+    );
     expect(parseProofResult(['entry_type=other'])).toBeUndefined();
     expect(() => encodeProofResult({ ...rec, intent_id: 'a\nb' })).toThrow(/intent_id/);
   });

@@ -2,7 +2,16 @@
 import { describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseAbi, stringToHex, type Address, type Hex } from 'viem';
 import { anchorId, canonicalJson, executionCommitment, operationId } from '../../src/chain/formulas.js';
-import { IntentError, buildIntent, encodeCall, intentEntries, legsForChain, parseIntentEntries, planIntentAnchor, type IntentInput } from '../../src/protocol/intent/index.js';
+import {
+  IntentError,
+  buildIntent,
+  encodeCall,
+  intentEntries,
+  legsForChain,
+  parseIntentEntries,
+  planIntentAnchor,
+  type IntentInput,
+} from '../../src/protocol/intent/index.js';
 
 const ACCOUNT = '0x1111111111111111111111111111111111111111' as Address;
 const TARGET = '0x2222222222222222222222222222222222222222' as Address;
@@ -56,7 +65,7 @@ describe('canonical intent', () => {
   it('builds four canonical parts; operation id = formulas.operationId over the stored blobs', () => {
     const i = buildIntent(input());
     expect(intentEntries(i)).toHaveLength(4);
-    i.parts.forEach((p) => expect(canonicalJson(JSON.parse(p))).toBe(p));
+    for (const p of i.parts) expect(canonicalJson(JSON.parse(p))).toBe(p);
     expect(i.operationId).toBe(operationId(i.parts.map((p) => JSON.parse(p))));
     expect(i.blobs.intentData).toMatchObject({ kind: 'PGW_INTENT', version: '1', adi_url: 'acc://alice.acme' });
     expect(i.blobs.replayData).toEqual({ nonce: 'pgw_1_00', created_at: 1_800_000_000, expires_at: 1_800_005_700 });
@@ -114,8 +123,14 @@ describe('canonical intent', () => {
     const legs = input().legs;
     expectIntentError(() => buildIntent(input({ legs: [] })), /legs: at least one/);
     expectIntentError(() => buildIntent(input({ legs: [{ ...legs[1]!, amount: '-1' }] })), /legs\[0\]\.amount/);
-    expectIntentError(() => buildIntent(input({ legs: [{ ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, functionSignature: '' } }] })), /legs\[0\]\.contractCall\.functionSignature/);
-    expectIntentError(() => buildIntent(input({ legs: [{ ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, args: [] } }] })), /legs\[0\]\.contractCall\.args: expected 1 arguments/);
+    expectIntentError(
+      () => buildIntent(input({ legs: [{ ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, functionSignature: '' } }] })),
+      /legs\[0\]\.contractCall\.functionSignature/,
+    );
+    expectIntentError(
+      () => buildIntent(input({ legs: [{ ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, args: [] } }] })),
+      /legs\[0\]\.contractCall\.args: expected 1 arguments/,
+    );
     expectIntentError(() => buildIntent(input({ legs: [legs[0]!, { ...legs[1]!, fromAddress: BOB }] })), /legs\[1\]\.fromAddress/);
     expectIntentError(() => buildIntent(input({ legs: [legs[1]!, { ...legs[1]!, chain: 'polygon-amoy' }] })), /duplicate leg id/);
     expectIntentError(() => buildIntent(input({ intentId: 'a<b' })), /intentId/);
@@ -136,7 +151,14 @@ describe('canonical intent', () => {
     expect(data).toBe(encodeFunctionData({ abi: parseAbi(['function transfer(address,uint256)']), functionName: 'transfer', args: [BOB, 10n ** 21n] }));
     expect(args).toEqual([BOB, '1000000000000000000000']);
     const t = encodeCall('f((uint8 a, bool b)[],int256,string)', [[{ a: 1, b: true }, [2, false]], '-5', 'hi']);
-    expect(t.args).toEqual([[['1', true], ['2', false]], '-5', 'hi']);
+    expect(t.args).toEqual([
+      [
+        ['1', true],
+        ['2', false],
+      ],
+      '-5',
+      'hi',
+    ]);
     expect(() => encodeCall('f(uint256)', ['-1'])).toThrow(IntentError);
     expect(() => encodeCall('f(bytes32)', ['0x12'])).toThrow(/32 bytes/);
     expect(() => encodeCall('not a signature', [])).toThrow(IntentError);
@@ -154,7 +176,10 @@ describe('canonical intent', () => {
     at('f(uint8,uint256)', (1n << 256n).toString(), /c\.args\[1\]: out of range for uint256/);
     expect(encodeCall('f(int8,uint256)', [-128, ((1n << 256n) - 1n).toString()]).args).toEqual(['-128', ((1n << 256n) - 1n).toString()]);
     const t0 = performance.now();
-    expectIntentError(() => buildIntent(input({ legs: [{ ...input().legs[1]!, amount: '9'.repeat(1_000_000) }] })), /legs\[0\]\.amount: does not fit in uint256/);
+    expectIntentError(
+      () => buildIntent(input({ legs: [{ ...input().legs[1]!, amount: '9'.repeat(1_000_000) }] })),
+      /legs\[0\]\.amount: does not fit in uint256/,
+    );
     expect(performance.now() - t0).toBeLessThan(100);
   });
 
@@ -170,8 +195,14 @@ describe('canonical intent', () => {
 
   it('refuses at build time an intent whose legs would not fit one ledger entry part (so it could never be parsed back)', () => {
     const legs = input().legs;
-    const big = { ...legs[0]!, contractCall: { ...legs[0]!.contractCall!, functionSignature: 'f(string)', args: ['a'.repeat(70_000)], expectedEvents: [], expectedState: [] } };
-    expectIntentError(() => buildIntent(input({ legs: [legs[1]!, big] })), /legs\[1\]\.contractCall\.args: the legs take \d+ bytes in the intent, more than the 65536/);
+    const big = {
+      ...legs[0]!,
+      contractCall: { ...legs[0]!.contractCall!, functionSignature: 'f(string)', args: ['a'.repeat(70_000)], expectedEvents: [], expectedState: [] },
+    };
+    expectIntentError(
+      () => buildIntent(input({ legs: [legs[1]!, big] })),
+      /legs\[1\]\.contractCall\.args: the legs take \d+ bytes in the intent, more than the 65536/,
+    );
     const fits = { ...big, contractCall: { ...big.contractCall, args: ['a'.repeat(20_000)] } };
     const i = buildIntent(input({ legs: [legs[1]!, fits] }));
     expect(parseIntentEntries(i.parts).operationId).toBe(i.operationId);
@@ -185,7 +216,14 @@ describe('canonical intent', () => {
     expect(plan.leafCount).toBe(2n);
     expect(plan.commitments).toEqual([i.legs[0]!.executionCommitment, i.legs[2]!.executionCommitment]);
     expect(plan.anchorId).toBe(
-      anchorId({ chainId: 11155111n, anchor: ANCHOR, commitmentRoot: plan.commitmentRoot, operationId: i.operationId, ledgerTxHash: `0x${ledgerTxHash}` as Hex, leafCount: 2n }),
+      anchorId({
+        chainId: 11155111n,
+        anchor: ANCHOR,
+        commitmentRoot: plan.commitmentRoot,
+        operationId: i.operationId,
+        ledgerTxHash: `0x${ledgerTxHash}` as Hex,
+        leafCount: 2n,
+      }),
     );
     expect(() => planIntentAnchor(i, { chainId: 1n, proofAnchor: ANCHOR, ledgerTxHash })).toThrow(/no leg on chain 1/);
   });

@@ -12,7 +12,7 @@ import { blsAggregatePublicKeys, blsKeygen, blsSign, blsVerify } from '../../src
 import { INTENT_MEMO } from '../../src/protocol/intent/index.js';
 import { tx } from '../../src/ledger/index.js';
 import { parseProofResult, PROOF_RESULT_FIELDS, recomputeProofResult, type ProofResultRecord } from '../../src/protocol/result-record.js';
-import { createQuorumClient, QuorumUnreachableError, type QuorumResult } from '../../src/validator/quorum.js';
+import { createQuorumClient, QuorumUnreachableError } from '../../src/validator/quorum.js';
 import type { AttestResponse } from '../../src/protocol/validator-wire.js';
 import { held } from '../ledger-conformance/harness.js';
 import {
@@ -77,7 +77,9 @@ describe('validator network', () => {
     expect(r0.authority).toMatchObject({ keyPage: id.page, keyPageVersion: 1, threshold: 1, signatures: 1 });
     expect(r0.legs).toEqual([intent.legs[0]!.legId, 'pay']);
     const ms = [...pre.responses.values()].map((r) => r.elapsedMs);
-    console.log(`attest: quorum round ${quorumMs.toFixed(0)} ms; per-validator handling ${ms.join(', ')} ms; answered after ${pre.outcomes.map((o) => o.elapsedMs).join(', ')} ms`);
+    console.log(
+      `attest: quorum round ${quorumMs.toFixed(0)} ms; per-validator handling ${ms.join(', ')} ms; answered after ${pre.outcomes.map((o) => o.elapsedMs).join(', ')} ms`,
+    );
 
     const { proven, exec } = await anchorAndExecute(d, id, plan, pre, 0);
     expect(proven.tx?.status).toBe('success');
@@ -108,7 +110,15 @@ describe('validator network', () => {
     const records = entries.map((e) => parseProofResult(e.data, true)).filter((r) => r && r.result_id === w1.resultId);
     expect(records.length).toBe(1);
     const rec = records[0]!;
-    expect(rec).toMatchObject({ entry_type: 'pgw:proof_result:v2', version: '2.0', intent_id: intent.intentId, tx_hash: exec.txHash, success: 'true', confirmation_blocks: String(CHAIN.confirmations), threshold_met: 'true' });
+    expect(rec).toMatchObject({
+      entry_type: 'pgw:proof_result:v2',
+      version: '2.0',
+      intent_id: intent.intentId,
+      tx_hash: exec.txHash,
+      success: 'true',
+      confirmation_blocks: String(CHAIN.confirmations),
+      threshold_met: 'true',
+    });
     const again = recomputeProofResult(rec);
     expect(again.resultHash).toBe(rec.result_hash);
     expect(again.resultHash).toBe(post.resultHash);
@@ -127,7 +137,11 @@ describe('validator network', () => {
     const { executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
     const exec1 = await executeGovernanceProofDirect(d.w, id.account, { target: l1.target, value: l1.value, data: l1.data, proof: proofForLeg(plan, 1) });
     expect(await d.w.public.getBalance({ address: recipient })).toBe(before + 12345n);
-    const post1 = await d.quorum.observe(observeRequest(st, plan, 1, exec1.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot });
+    const post1 = await d.quorum.observe(observeRequest(st, plan, 1, exec1.txHash), {
+      chainId: BigInt(CHAIN.chainId),
+      proofAnchor: plan.anchor,
+      validatorSetRoot: d.setRoot,
+    });
     expect(post1.signers.length).toBe(7);
     // leaf 1's result, written by its designated signer, is found by a node that read the results account before
     // it existed (its index is extended with the new entries only), and is not written twice
@@ -135,13 +149,19 @@ describe('validator network', () => {
     const w4 = await d.quorum.writeResult(oreq1, post1);
     expect(w4.written).toBe(true);
     const scannedBefore = [w1.writtenBy, other].find((i) => i !== w4.writtenBy)!;
-    const w5 = await d.vn.nodes[scannedBefore]!.writeResult({ ...oreq1, aggregateSignature: post1.aggregateSignature, signerBitmap: post1.signerBitmap.toString() });
+    const w5 = await d.vn.nodes[scannedBefore]!.writeResult({
+      ...oreq1,
+      aggregateSignature: post1.aggregateSignature,
+      signerBitmap: post1.signerBitmap.toString(),
+    });
     expect(w5).toMatchObject({ written: false, resultId: w4.resultId, txId: w4.txId, entryHash: w4.entryHash });
     expect(w5.record.written_by).toBe(String(w4.writtenBy));
     const all = (await d.ledger.readDataEntries(d.vn.protocol.resultsAccount)).map((e) => parseProofResult(e.data, true));
     expect(all.filter((r) => r?.result_id === w4.resultId)).toHaveLength(1);
     // observing leaf 1 with leaf 0's execution is refused
-    const wrong = await unreachable(d.quorum.observe(observeRequest(st, plan, 1, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }));
+    const wrong = await unreachable(
+      d.quorum.observe(observeRequest(st, plan, 1, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }),
+    );
     expect(wrong.outcomes.every((o) => o.status === 'refused' && o.code === 'CALL_MISMATCH')).toBe(true);
   });
 
@@ -225,7 +245,14 @@ describe('validator network', () => {
 
   it('tampered intent: one byte of a stored leg changed after the commitment was made is refused with the leg and field', async () => {
     const intent = intentFor(id, [
-      { legId: 'pay-1', chain: CHAIN.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: '0x000000000000000000000000000000000000dEaD', amount: '1000' },
+      {
+        legId: 'pay-1',
+        chain: CHAIN.name,
+        chainId: CHAIN.chainId,
+        fromAddress: id.account,
+        toAddress: '0x000000000000000000000000000000000000dEaD',
+        amount: '1000',
+      },
     ]);
     const parts = [...intent.parts];
     expect(parts[1]).toContain('"amount_wei":"1000"');
@@ -258,7 +285,7 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'EXPIRED' && /expired at/.test(o.reason ?? ''))).toBe(true);
   });
 
-  it('an intent created more than CLOCK_SKEW_S ahead of the validators\' clocks is refused (NOT_YET_VALID, retried by the gateway)', async () => {
+  it("an intent created more than CLOCK_SKEW_S ahead of the validators' clocks is refused (NOT_YET_VALID, retried by the gateway)", async () => {
     const now = Math.floor(Date.now() / 1000);
     const intent = intentFor(id, [recordLeg(d, id, arg('future'))], { createdAt: now + 3600, expiresAt: now + 7200 });
     const st = await writeIntent(d, id, intent.parts);
@@ -291,14 +318,17 @@ describe('validator network', () => {
     await d.ledger.waitForTransaction(r.txId, { until: 'recorded' });
     expect((await settle(d.ledger, d.ledger.signPending(r.txId, held(del.key, del.page)))).delivered).toBe(true);
     const intent = intentFor(owner, [recordLeg(d, owner, arg('delegated'))]);
-    const st = await executed(d.ledger, d.ledger.signAndSubmit(owner.data, tx.writeData(intent.parts), held(del.key, del.page, { delegators: [owner.page] }), { memo: INTENT_MEMO }));
+    const st = await executed(
+      d.ledger,
+      d.ledger.signAndSubmit(owner.data, tx.writeData(intent.parts), held(del.key, del.page, { delegators: [owner.page] }), { memo: INTENT_MEMO }),
+    );
     const plan = planOf(d, intent, st);
     const pre = await d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) });
     expect(pre.signers.length).toBe(7);
     expect(pre.responses.get(0)!.authority).toMatchObject({ keyPage: owner.page, threshold: 1, signatures: 1, delegated: 1 });
   });
 
-  it('an intent not written with the intent memo, or to another identity\'s account, is refused', async () => {
+  it("an intent not written with the intent memo, or to another identity's account, is refused", async () => {
     const intent = intentFor(id, [recordLeg(d, id, arg('no-memo'))]);
     const r = await d.ledger.signAndSubmit(id.data, tx.writeData(intent.parts), held(id.key, id.page));
     const st = await d.ledger.waitForTransaction(r.txId);
@@ -325,7 +355,14 @@ describe('validator network', () => {
     const mallory = newKey();
     const dept = `${victim.url}/dept`;
     const page = `${dept}/book/1`;
-    await executed(d.ledger, d.ledger.signAndSubmit(victim.url, tx.createIdentity({ url: dept, keyBookUrl: `${dept}/book`, publicKeyHash: mallory.publicKeyHash }), held(victim.key, victim.page)));
+    await executed(
+      d.ledger,
+      d.ledger.signAndSubmit(
+        victim.url,
+        tx.createIdentity({ url: dept, keyBookUrl: `${dept}/book`, publicKeyHash: mallory.publicKeyHash }),
+        held(victim.key, victim.page),
+      ),
+    );
     const { amount, oracle } = await d.ledger.acmeForCredits(2_000);
     await executed(d.ledger, d.ledger.signAndSubmit(d.sponsor.lta, tx.addCredits({ recipient: page, amount, oracle }), held(d.sponsor.key, d.sponsor.lite)));
     await waitFor('page credits', async () => ((await d.ledger.queryKeyPage(page)).creditBalance > 0 ? true : undefined));
@@ -405,7 +442,12 @@ describe('validator network', () => {
     const st4 = await writeIntent(d, id, a3.intent.parts);
     const plan4 = planOf(d, a3.intent, st4);
     const { createAnchor } = await import('../../src/chain/anchor.js');
-    await createAnchor(d.w, plan4.anchor, { commitmentRoot: plan4.commitmentRoot, operationId: plan4.operationId, ledgerTxHash: plan4.ledgerTxHash, leafCount: plan4.leafCount });
+    await createAnchor(d.w, plan4.anchor, {
+      commitmentRoot: plan4.commitmentRoot,
+      operationId: plan4.operationId,
+      ledgerTxHash: plan4.ledgerTxHash,
+      leafCount: plan4.leafCount,
+    });
     const ok = await amnesiac.attest(a3.req);
     expect(ok.anchorId).toBe(a3.plan.anchorId);
   });
@@ -415,7 +457,11 @@ describe('validator network', () => {
     const pre = await d.quorum.attest(a.req, { message: a.message });
     const { exec } = await anchorAndExecute(d, id, a.plan, pre);
     expect(exec.status).toBe('success');
-    return d.quorum.observe(observeRequest(a.st, a.plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    return d.quorum.observe(observeRequest(a.st, a.plan, 0, exec.txHash), {
+      chainId: BigInt(CHAIN.chainId),
+      proofAnchor: a.plan.anchor,
+      validatorSetRoot: d.setRoot,
+    });
   }
 
   async function freshAttestWith(label: string, legOver: Parameters<typeof recordLeg>[3]) {
@@ -432,7 +478,10 @@ describe('validator network', () => {
 
   it('an expected event from another contract, or with other topics, fails observation', async () => {
     const e = await unreachable(
-      executeAndObserve({ expectedEvents: [{ contract: d.target, event: 'Called(address,uint256,bytes32)', topics: [toHex(1n, { size: 32 })] }] }, 'wrong-topic'),
+      executeAndObserve(
+        { expectedEvents: [{ contract: d.target, event: 'Called(address,uint256,bytes32)', topics: [toHex(1n, { size: 32 })] }] },
+        'wrong-topic',
+      ),
     );
     expect(e.outcomes.every((o) => o.code === 'EVENT_NOT_EMITTED')).toBe(true);
   });
@@ -440,18 +489,38 @@ describe('validator network', () => {
   it('a reverted execution fails observation (status 0 from the proven receipt)', async () => {
     const { executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
     const intent = intentFor(id, [
-      { legId: 'fails', chain: CHAIN.name, chainId: CHAIN.chainId, fromAddress: id.account, toAddress: d.target, amount: '0', contractCall: { target: d.target, functionSignature: 'fail()', args: [] } },
+      {
+        legId: 'fails',
+        chain: CHAIN.name,
+        chainId: CHAIN.chainId,
+        fromAddress: id.account,
+        toAddress: d.target,
+        amount: '0',
+        contractCall: { target: d.target, functionSignature: 'fail()', args: [] },
+      },
     ]);
     const st = await writeIntent(d, id, intent.parts);
     const plan = planOf(d, intent, st);
     const pre = await d.quorum.attest(attestRequest(st, plan), { message: anchorMsg(d, plan) });
     const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
-    await createAnchor(d.w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+    await createAnchor(d.w, plan.anchor, {
+      commitmentRoot: plan.commitmentRoot,
+      operationId: plan.operationId,
+      ledgerTxHash: plan.ledgerTxHash,
+      leafCount: plan.leafCount,
+    });
     await executeComprehensiveProof(d.w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
     const l = plan.legs[0]!;
-    const exec = await executeGovernanceProofDirect(d.w, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) }, { gas: 300_000n });
+    const exec = await executeGovernanceProofDirect(
+      d.w,
+      id.account,
+      { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) },
+      { gas: 300_000n },
+    );
     expect(exec.status).toBe('reverted');
-    const e = await unreachable(d.quorum.observe(observeRequest(st, plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }));
+    const e = await unreachable(
+      d.quorum.observe(observeRequest(st, plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: plan.anchor, validatorSetRoot: d.setRoot }),
+    );
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'EXECUTION_FAILED' && /reverted/.test(o.reason ?? ''))).toBe(true);
   });
 
@@ -462,7 +531,7 @@ describe('validator network', () => {
     expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'STATE_MISMATCH' && /state slot/.test(o.reason ?? ''))).toBe(true);
   });
 
-  it('multi-chain intent: one anchor per chain over that chain\'s legs; a leg whose chain name and id disagree is refused', async () => {
+  it("multi-chain intent: one anchor per chain over that chain's legs; a leg whose chain name and id disagree is refused", async () => {
     const { createAccount, executeGovernanceProofDirect, proofForLeg } = await import('../../src/chain/account.js');
     const { createAnchor, executeComprehensiveProof } = await import('../../src/chain/anchor.js');
     const { anchorMessage } = await import('../../src/chain/formulas.js');
@@ -484,15 +553,29 @@ describe('validator network', () => {
     expect(planB.anchorId).not.toBe(planA.anchorId);
     const setRootB = (await (await import('../../src/chain/anchor.js')).readValidatorSet(d.wB, planB.anchor)).root;
     const reqB = { ...attestRequest(st, planB), chain: CHAIN_B.name };
-    const pre = await d.quorum.attest(reqB, { message: anchorMessage({ chainId: BigInt(CHAIN_B.chainId), anchor: planB.anchor, anchorId: planB.anchorId, validatorSetRoot: setRootB }) });
+    const pre = await d.quorum.attest(reqB, {
+      message: anchorMessage({ chainId: BigInt(CHAIN_B.chainId), anchor: planB.anchor, anchorId: planB.anchorId, validatorSetRoot: setRootB }),
+    });
     expect(pre.signers.length).toBe(7);
-    await createAnchor(d.wB, planB.anchor, { commitmentRoot: planB.commitmentRoot, operationId: planB.operationId, ledgerTxHash: planB.ledgerTxHash, leafCount: planB.leafCount });
-    const proven = await executeComprehensiveProof(d.wB, planB.anchor, { anchorId: planB.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
+    await createAnchor(d.wB, planB.anchor, {
+      commitmentRoot: planB.commitmentRoot,
+      operationId: planB.operationId,
+      ledgerTxHash: planB.ledgerTxHash,
+      leafCount: planB.leafCount,
+    });
+    const proven = await executeComprehensiveProof(d.wB, planB.anchor, {
+      anchorId: planB.anchorId,
+      signerBitmap: pre.signerBitmap,
+      signature: pre.aggregateSignature,
+    });
     expect(proven.tx?.status).toBe('success');
     const l = planB.legs[0]!;
     const exec = await executeGovernanceProofDirect(d.wB, id.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(planB, 0) });
     expect(await d.wB.public.getBalance({ address: bob })).toBe(777n);
-    const post = await d.quorum.observe({ ...observeRequest(st, planB, 0, exec.txHash), chain: CHAIN_B.name }, { chainId: BigInt(CHAIN_B.chainId), proofAnchor: planB.anchor, validatorSetRoot: setRootB });
+    const post = await d.quorum.observe(
+      { ...observeRequest(st, planB, 0, exec.txHash), chain: CHAIN_B.name },
+      { chainId: BigInt(CHAIN_B.chainId), proofAnchor: planB.anchor, validatorSetRoot: setRootB },
+    );
     expect(post.signers.length).toBe(7);
     // the chain-A anchor request for chain B's anchor is refused (the anchor id is chain-bound)
     const cross = await unreachable(d.quorum.attest({ ...attestRequest(st, planB) }, { message: anchorMsg(d, planB) }));
@@ -523,7 +606,9 @@ describe('validator network', () => {
       await d.vn.startValidator(designated);
     }
     // a forged aggregate is refused by the writer
-    const forged = await d.vn.nodes[0]!.writeResult({ ...oreq, aggregateSignature: pre.aggregateSignature, signerBitmap: post.signerBitmap.toString() }).catch((e) => e);
+    const forged = await d.vn.nodes[0]!.writeResult({ ...oreq, aggregateSignature: pre.aggregateSignature, signerBitmap: post.signerBitmap.toString() }).catch(
+      (e) => e,
+    );
     expect(forged.code).toBe('BAD_AGGREGATE');
   });
 
@@ -546,8 +631,15 @@ describe('validator network', () => {
     const { resultIdOf } = await import('../../src/protocol/result-record.js');
     const resultId = resultIdOf(a.plan.anchorId, 0);
     const k6 = loadOrCreateValidatorKeys(join(d.dataDir, 'validators'), 6);
-    const junk = Object.fromEntries(PROOF_RESULT_FIELDS.map((f) => [f, f === 'entry_type' ? 'pgw:proof_result:v2' : f === 'result_id' ? resultId : '0'])) as ProofResultRecord;
-    const wrote = await d.ledger.signAndSubmit(d.vn.protocol.resultsAccount, tx.writeData(encodeProofResult(junk)), { privateKey: k6.ed25519.seed.slice(2), signerUrl: d.vn.protocol.validatorPage }, { memo: PROOF_RESULT_MEMO });
+    const junk = Object.fromEntries(
+      PROOF_RESULT_FIELDS.map((f) => [f, f === 'entry_type' ? 'pgw:proof_result:v2' : f === 'result_id' ? resultId : '0']),
+    ) as ProofResultRecord;
+    const wrote = await d.ledger.signAndSubmit(
+      d.vn.protocol.resultsAccount,
+      tx.writeData(encodeProofResult(junk)),
+      { privateKey: k6.ed25519.seed.slice(2), signerUrl: d.vn.protocol.validatorPage },
+      { memo: PROOF_RESULT_MEMO },
+    );
     expect((await d.ledger.waitForTransaction(wrote.txId)).delivered).toBe(true);
     const w = await d.quorum.writeResult(oreq, post);
     expect(w.written).toBe(true);
@@ -618,7 +710,7 @@ describe('validator network', () => {
       }),
     );
     const elapsed = performance.now() - t0;
-    observed.forEach((o, i) => expect(o.result.txHash).toBe(legs[i]!.txHash));
+    for (const [i, o] of observed.entries()) expect(o.result.txHash).toBe(legs[i]!.txHash);
     // each of the 4 polling on its own would ask about 4 times per interval
     expect(blockNumbers).toBeGreaterThan(0);
     expect(blockNumbers).toBeLessThanOrEqual(Math.ceil(elapsed / pollIntervalMs) + 3);
@@ -647,7 +739,9 @@ describe('validator network', () => {
       protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
     });
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
-    const a = await freshAttestWith('rpc-unavailable', { expectedState: [{ account: d.target, slot: `0x${'0'.repeat(64)}`, value: toHex(BigInt(calls) + 1n, { size: 32 }) }] });
+    const a = await freshAttestWith('rpc-unavailable', {
+      expectedState: [{ account: d.target, slot: `0x${'0'.repeat(64)}`, value: toHex(BigInt(calls) + 1n, { size: 32 }) }],
+    });
     const pre = await d.quorum.attest(a.req, { message: a.message });
     const { exec } = await anchorAndExecute(d, id, a.plan, pre);
     const req = observeRequest(a.st, a.plan, 0, exec.txHash);
@@ -677,19 +771,46 @@ describe('validator network', () => {
     const viaRelay = async (label: string, over: Parameters<typeof recordLeg>[3]) => {
       const a = await freshAttestWith(label, over);
       const pre = await d.quorum.attest(a.req, { message: a.message });
-      await createAnchor(d.w, a.plan.anchor, { commitmentRoot: a.plan.commitmentRoot, operationId: a.plan.operationId, ledgerTxHash: a.plan.ledgerTxHash, leafCount: a.plan.leafCount });
+      await createAnchor(d.w, a.plan.anchor, {
+        commitmentRoot: a.plan.commitmentRoot,
+        operationId: a.plan.operationId,
+        ledgerTxHash: a.plan.ledgerTxHash,
+        leafCount: a.plan.leafCount,
+      });
       await executeComprehensiveProof(d.w, a.plan.anchor, { anchorId: a.plan.anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
       const l = a.plan.legs[0]!;
       const proof = proofForLeg(a.plan, 0);
-      const exec = encodeFunctionData({ abi: abstractAccountAbi, functionName: 'executeGovernanceProofDirect', args: [l.target, l.value, l.data, { ...proof, merkleProof: [...proof.merkleProof] }] });
-      const own = encodeFunctionData({ abi: [{ type: 'function', name: 'record', inputs: [{ type: 'bytes32' }], outputs: [], stateMutability: 'payable' }], functionName: 'record', args: [arg(`${label}-relay`)] });
-      const hash = await d.w.wallet.writeContract({ address: relay, abi: relayAbi, functionName: 'run', args: [[d.target, id.account], [own, exec]] } as never);
+      const exec = encodeFunctionData({
+        abi: abstractAccountAbi,
+        functionName: 'executeGovernanceProofDirect',
+        args: [l.target, l.value, l.data, { ...proof, merkleProof: [...proof.merkleProof] }],
+      });
+      const own = encodeFunctionData({
+        abi: [{ type: 'function', name: 'record', inputs: [{ type: 'bytes32' }], outputs: [], stateMutability: 'payable' }],
+        functionName: 'record',
+        args: [arg(`${label}-relay`)],
+      });
+      const hash = await d.w.wallet.writeContract({
+        address: relay,
+        abi: relayAbi,
+        functionName: 'run',
+        args: [
+          [d.target, id.account],
+          [own, exec],
+        ],
+      } as never);
       expect((await d.w.public.waitForTransactionReceipt({ hash })).status).toBe('success');
-      return d.quorum.observe(observeRequest(a.st, a.plan, 0, hash), { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+      return d.quorum.observe(observeRequest(a.st, a.plan, 0, hash), {
+        chainId: BigInt(CHAIN.chainId),
+        proofAnchor: a.plan.anchor,
+        validatorSetRoot: d.setRoot,
+      });
     };
     // the relay's own Called event would satisfy this expectation: no validator may attest it
     const e = await unreachable(viaRelay('relayed-event', { expectedEvents: [{ contract: d.target, event: CALLED_EVENT }], expectedState: [] }));
-    expect(e.outcomes.every((o) => o.status === 'refused' && o.code === 'INDIRECT_EXECUTION' && new RegExp(`through contract ${relay}`, 'i').test(o.reason ?? ''))).toBe(true);
+    expect(
+      e.outcomes.every((o) => o.status === 'refused' && o.code === 'INDIRECT_EXECUTION' && new RegExp(`through contract ${relay}`, 'i').test(o.reason ?? '')),
+    ).toBe(true);
     // without expected events the Executed event from the account binds the call: attested
     const ok = await viaRelay('relayed-plain', { expectedEvents: [], expectedState: [] });
     expect(ok.signers.length).toBe(7);
@@ -702,7 +823,11 @@ describe('validator network', () => {
     const pre = await d.quorum.attest(a.req, { message: a.message });
     const { exec } = await anchorAndExecute(d, id, a.plan, pre);
     expect(exec.status).toBe('success');
-    const post = await d.quorum.observe(observeRequest(a.st, a.plan, 0, exec.txHash), { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
+    const post = await d.quorum.observe(observeRequest(a.st, a.plan, 0, exec.txHash), {
+      chainId: BigInt(CHAIN.chainId),
+      proofAnchor: a.plan.anchor,
+      validatorSetRoot: d.setRoot,
+    });
     expect(post.signers.length).toBe(7);
     expect(post.responses.get(0)!.checks.callBinding).toBe('calldata');
   });
@@ -736,5 +861,3 @@ describe('validator network', () => {
     expect(entries.map((x) => parseProofResult(x.data, true)).filter((r) => r?.result_id === resultId)).toHaveLength(0);
   });
 });
-
-export type { QuorumResult };

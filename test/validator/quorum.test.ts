@@ -45,7 +45,10 @@ afterAll(() => {
 });
 
 const req = { intentTxId: 'acc://x', chain: 'c', anchor: {} } as never;
-const set = (m: Partial<Record<number, Mode>>) => modes.forEach((_, i) => (modes[i] = m[i] ?? 'honest'));
+const set = (m: Partial<Record<number, Mode>>) =>
+  modes.forEach((_, i) => {
+    modes[i] = m[i] ?? 'honest';
+  });
 
 describe('quorum client', () => {
   it('all honest: 7 signers, an aggregate that verifies against the aggregate key', async () => {

@@ -149,11 +149,30 @@ describe('validator store', () => {
       const f = fail;
       fail = undefined;
       // released: the store's callback runs (the real sync first, on the libuv pool), however long that takes
-      held.push(() => new Promise<void>((ran) => (f ? (done(f), ran()) : fdatasync(fd, (err) => (done(err), ran())))));
+      held.push(
+        () =>
+          new Promise<void>((ran) => {
+            if (f) {
+              done(f);
+              ran();
+            } else {
+              fdatasync(fd, (err) => {
+                done(err);
+                ran();
+              });
+            }
+          }),
+      );
     };
     const settled = <T>(p: Promise<T>) => {
       const st = { done: false, error: undefined as unknown };
-      p.then(() => (st.done = true), (e) => ((st.done = true), (st.error = e)));
+      p.then(
+        () => (st.done = true),
+        (e) => {
+          st.done = true;
+          st.error = e;
+        },
+      );
       return st;
     };
     const tick = () => new Promise((r) => setTimeout(r, 5));

@@ -3,7 +3,21 @@
  * of a transaction proven by the receipts trie against receiptsRoot, the transaction by the transactions
  * trie against transactionsRoot, and storage values by eth_getProof against stateRoot.
  */
-import { concatHex, fromRlp, getAddress, hexToBigInt, hexToBytes, keccak256, numberToHex, pad, stringToHex, toRlp, type Address, type Hex, type PublicClient } from 'viem';
+import {
+  concatHex,
+  fromRlp,
+  getAddress,
+  hexToBigInt,
+  hexToBytes,
+  keccak256,
+  numberToHex,
+  pad,
+  stringToHex,
+  toRlp,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { buildTrie, EMPTY_TRIE_ROOT, rlpIndexKey, rlpInt, verifyMptProof, type Trie } from './mpt.js';
 import type { ResultLog } from '../formulas.js';
 
@@ -92,9 +106,11 @@ export function headerHash(b: RawBlock): Hex {
 
 /** Reads a block by number or hash and checks that its header hashes to its hash. */
 export async function fetchVerifiedBlock(rpc: Rpc, at: { number: bigint } | { hash: Hex }): Promise<RawBlock> {
-  const b = ('number' in at
-    ? await rpc.request({ method: 'eth_getBlockByNumber', params: [numberToHex(at.number), false] } as never)
-    : await rpc.request({ method: 'eth_getBlockByHash', params: [at.hash, false] } as never)) as RawBlock | null;
+  const b = (
+    'number' in at
+      ? await rpc.request({ method: 'eth_getBlockByNumber', params: [numberToHex(at.number), false] } as never)
+      : await rpc.request({ method: 'eth_getBlockByHash', params: [at.hash, false] } as never)
+  ) as RawBlock | null;
   if (!b) throw new EffectDataUnavailable(`block ${'number' in at ? at.number : at.hash} not found`);
   const h = headerHash(b);
   if (h.toLowerCase() !== b.hash.toLowerCase()) throw new EffectProofError(`block header does not hash to ${b.hash} (got ${h})`);
@@ -226,7 +242,12 @@ export async function proveReceipt(rpc: Rpc, block: RawBlock, txIndex: number, c
  * Binds `txHash` to its index in `block`: builds the transactions trie from the raw (EIP-2718) encodings of
  * all the block's transactions, requires root == transactionsRoot and keccak256(raw) == txHash at the index.
  */
-export async function proveTransaction(rpc: Rpc, block: RawBlock, txHash: Hex, cache: BlockTrieCache = NO_CACHE): Promise<{ txIndex: number; raw: Hex; proof: Hex[] }> {
+export async function proveTransaction(
+  rpc: Rpc,
+  block: RawBlock,
+  txHash: Hex,
+  cache: BlockTrieCache = NO_CACHE,
+): Promise<{ txIndex: number; raw: Hex; proof: Hex[] }> {
   const idx = block.transactions.findIndex((h) => h.toLowerCase() === txHash.toLowerCase());
   if (idx < 0) throw new EffectProofError(`transaction ${txHash} is not in block ${block.hash}`);
   const trie = await cache.trie('transactions', block, async () => {
@@ -310,9 +331,6 @@ export function verifyStorageProof(stateRoot: Hex, p: StorageProof, opts: { exac
  * Storage values of `account` at `blockNumber`, each proven by eth_getProof against `stateRoot`
  * (account proof -> storageRoot -> storage proof). Absent slots are 0. Returns 32-byte hex values.
  */
-export async function proveStorage(
-  rpc: Rpc,
-  p: { account: Address; slots: readonly Hex[]; blockNumber: bigint; stateRoot: Hex },
-): Promise<Hex[]> {
+export async function proveStorage(rpc: Rpc, p: { account: Address; slots: readonly Hex[]; blockNumber: bigint; stateRoot: Hex }): Promise<Hex[]> {
   return verifyStorageProof(p.stateRoot, await fetchStorageProof(rpc, p));
 }

@@ -59,7 +59,10 @@ type Entry = { nibbles: number[]; value: Hex };
  * trie) keeps each node built once: proofs walk the nodes the root was built from instead of rebuilding them.
  */
 function build(entries: Entry[], depth: number, memo: Map<string, Built>): Built {
-  const name = entries[0]!.nibbles.slice(0, depth).map((n) => n.toString(16)).join('');
+  const name = entries[0]!.nibbles
+    .slice(0, depth)
+    .map((n) => n.toString(16))
+    .join('');
   const known = memo.get(name);
   if (known) return known;
   const built = buildNode(entries, depth, memo);
@@ -163,7 +166,9 @@ export function verifyMptProof(root: Hex, key: Uint8Array, proof: readonly Hex[]
   if (used.length !== proof.length || used.some((n, j) => n !== proof[j])) {
     const j = used.findIndex((n, k) => n !== proof[k]);
     const at = j < 0 ? used.length : j;
-    throw new MptProofError(`proof is not exactly the path: node ${at} of ${proof.length} is ${at < used.length ? 'not the path node at that depth' : 'not on the path'}`);
+    throw new MptProofError(
+      `proof is not exactly the path: node ${at} of ${proof.length} is ${at < used.length ? 'not the path node at that depth' : 'not on the path'}`,
+    );
   }
   return value;
 }

@@ -44,7 +44,8 @@ export function verifyChains(ctx: VerifyContext, trust: TrustedAnchors | undefin
       const c = Array.isArray(b.chains) ? b.chains.find((x) => x?.chain === name) : undefined;
       ensure(c, `the bundle has no chain ${name}`);
       ensure(same(c.proof_anchor, t.proofAnchor), `ProofAnchor ${c.proof_anchor} is not the trusted ${t.proofAnchor}`);
-      if (t.validatorSetRoot) ensure(same(c.validator_set.root, t.validatorSetRoot), `validator set ${c.validator_set.root} is not the trusted ${t.validatorSetRoot}`);
+      if (t.validatorSetRoot)
+        ensure(same(c.validator_set.root, t.validatorSetRoot), `validator set ${c.validator_set.root} is not the trusted ${t.validatorSetRoot}`);
       return `ProofAnchor ${c.proof_anchor}${t.validatorSetRoot ? ` and validator set ${c.validator_set.root}` : ''} as trusted`;
     });
   }
@@ -119,7 +120,10 @@ function verifyChain(ctx: VerifyContext, c: BundleChain) {
     ensure(d.functionName === 'executeComprehensiveProof', `transaction calls ${d.functionName}, not executeComprehensiveProof`);
     const [id, bitmap, sig] = d.args as unknown as [Hex, bigint, Hex];
     eq(id, plan.anchorId, 'executeComprehensiveProof anchorId');
-    ensure(bitmap === uint(c.attestation.signer_bitmap, 'signer_bitmap'), `executeComprehensiveProof bitmap ${bitmap} != attestation ${c.attestation.signer_bitmap}`);
+    ensure(
+      bitmap === uint(c.attestation.signer_bitmap, 'signer_bitmap'),
+      `executeComprehensiveProof bitmap ${bitmap} != attestation ${c.attestation.signer_bitmap}`,
+    );
     eq(sig, c.attestation.aggregate_signature, 'executeComprehensiveProof signature');
     return `${c.prove.tx_hash} in block ${f.blockNumber} carries the attestation aggregate, status 1`;
   });

@@ -48,7 +48,11 @@ export function createChecker(): Checker {
       checks.push({ name, ok: true, detail: fn() });
       return true;
     } catch (e) {
-      checks.push({ name, ok: false, detail: e instanceof CheckFailed ? e.message : `${(e as Error)?.name ?? 'Error'}: ${(e as Error)?.message ?? String(e)}` });
+      checks.push({
+        name,
+        ok: false,
+        detail: e instanceof CheckFailed ? e.message : `${(e as Error)?.name ?? 'Error'}: ${(e as Error)?.message ?? String(e)}`,
+      });
       return false;
     }
   };

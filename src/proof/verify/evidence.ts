@@ -78,7 +78,10 @@ export function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what
   eq(h, txHash, `${what}: transaction hash`);
   const t = txJson as { header?: { principal?: string; memo?: unknown }; body?: { type?: string; entry?: { type?: string; data?: unknown[] } } };
   const principal = String(t.header?.principal ?? '');
-  ensure(lc(txId) === `acc://${txHash.slice(2).toLowerCase()}@${lc(principal).replace(/^acc:\/\//, '')}`, `${what}: tx id ${txId} is not ${txHash}@${principal}`);
+  ensure(
+    lc(txId) === `acc://${txHash.slice(2).toLowerCase()}@${lc(principal).replace(/^acc:\/\//, '')}`,
+    `${what}: tx id ${txId} is not ${txHash}@${principal}`,
+  );
   ensure(t.body?.type === 'writeData', `${what}: transaction is a ${String(t.body?.type)}, not writeData`);
   ensure(t.body.entry?.type === 'doubleHash', `${what}: data entry is ${String(t.body.entry?.type)}, not doubleHash`);
   const data = t.body.entry.data;

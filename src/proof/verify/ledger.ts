@@ -80,7 +80,10 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     ensure(stated >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
     ensure(stated <= BigInt(counted), `stated signatures ${a.signatures} exceed the ${counted} the bundle's signatures can count`);
     const statedDelegated = uint(a.delegated, 'authority.delegated');
-    ensure(statedDelegated <= BigInt(books) && statedDelegated <= stated, `stated delegated votes ${a.delegated} exceed the ${books} delegate book(s) that signed`);
+    ensure(
+      statedDelegated <= BigInt(books) && statedDelegated <= stated,
+      `stated delegated votes ${a.delegated} exceed the ${books} delegate book(s) that signed`,
+    );
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
   });
   check('ledger.key_page', () => {
@@ -94,18 +97,27 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     // A page's version only grows: one read before the signatures' version is not the page they were counted on.
     ensure(now >= version, `key page read at version ${now}, before the version ${version} the signatures were counted at`);
     if (now !== version) return `page is at version ${now}, the signatures were counted at version ${version}: membership not checked offline`;
-    ensure(uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'), `page threshold ${p.accept_threshold} != stated ${a.threshold}`);
+    ensure(
+      uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'),
+      `page threshold ${p.accept_threshold} != stated ${a.threshold}`,
+    );
     const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
     let direct = 0;
     let delegated = 0;
     for (const k of validKeys.filter((x) => accept(x.vote))) {
       if (!k.delegators.length && same(k.signer, a.key_page)) {
         const h = bytesToHex(publicKeyHash(hexToBytes(k.publicKey as Hex)));
-        ensure(p.key_hashes.some((x) => same(x, h)), `signer key ${k.publicKey} (hash ${h}) is not a key of ${p.url} v${now}`);
+        ensure(
+          p.key_hashes.some((x) => same(x, h)),
+          `signer key ${k.publicKey} (hash ${h}) is not a key of ${p.url} v${now}`,
+        );
         direct++;
       } else if (k.delegators.length === 1 && same(k.delegators[0], a.key_page)) {
         const book = lc(k.signer).replace(/\/\d+$/, '');
-        ensure(p.delegates.some((x) => lc(x) === book), `delegate book ${book} is not listed on ${p.url} v${now}`);
+        ensure(
+          p.delegates.some((x) => lc(x) === book),
+          `delegate book ${book} is not listed on ${p.url} v${now}`,
+        );
         delegated++;
       }
     }

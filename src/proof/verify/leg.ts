@@ -53,7 +53,21 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     ensure(BigInt(tx.chainId ?? -1) === chainId, `execution is for chain id ${tx.chainId}`);
     const d = decodeFunctionData({ abi: abstractAccountAbi, data: tx.data ?? '0x' });
     ensure(d.functionName === 'executeGovernanceProofDirect', `execution calls ${d.functionName}, not executeGovernanceProofDirect`);
-    const [target, value, data, proof] = d.args as unknown as [Address, bigint, Hex, { commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; leafIndex: bigint; deadline: bigint; gasLimit: bigint; merkleProof: readonly Hex[] }];
+    const [target, value, data, proof] = d.args as unknown as [
+      Address,
+      bigint,
+      Hex,
+      {
+        commitmentRoot: Hex;
+        operationId: Hex;
+        ledgerTxHash: Hex;
+        leafCount: bigint;
+        leafIndex: bigint;
+        deadline: bigint;
+        gasLimit: bigint;
+        merkleProof: readonly Hex[];
+      },
+    ];
     ensure(getAddress(target) === getAddress(leg.target), `target ${target} is not the committed ${leg.target}`);
     ensure(value === leg.value, `value ${value} is not the committed ${leg.value}`);
     ensure(lc(data) === lc(leg.data), `calldata ${data.slice(0, 74)}… is not the committed calldata of leg ${leg.legId}`);
@@ -61,18 +75,35 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     eq(proof.commitmentRoot, want.commitmentRoot, 'proof.commitmentRoot');
     eq(proof.operationId, want.operationId, 'proof.operationId');
     eq(proof.ledgerTxHash, want.ledgerTxHash, 'proof.ledgerTxHash');
-    ensure(proof.leafCount === want.leafCount && proof.leafIndex === want.leafIndex, `proof is for leaf ${proof.leafIndex}/${proof.leafCount}, not ${want.leafIndex}/${want.leafCount}`);
+    ensure(
+      proof.leafCount === want.leafCount && proof.leafIndex === want.leafIndex,
+      `proof is for leaf ${proof.leafIndex}/${proof.leafCount}, not ${want.leafIndex}/${want.leafCount}`,
+    );
     ensure(proof.deadline === want.deadline, `proof.deadline ${proof.deadline} is not the intent's expires_at ${want.deadline}`);
     ensure(proof.gasLimit === want.gasLimit, `proof.gasLimit ${proof.gasLimit} is not the leg's gas limit ${want.gasLimit}`);
-    ensure(proof.merkleProof.length === want.merkleProof.length && proof.merkleProof.every((h, i) => same(h, want.merkleProof[i])), 'proof.merkleProof is not the anchor proof of the leaf');
-    ensure(proof.merkleProof.every((h, i) => same(h, l.merkle_proof[i])) && proof.merkleProof.length === l.merkle_proof.length, 'bundle merkle_proof differs from the one executed');
+    ensure(
+      proof.merkleProof.length === want.merkleProof.length && proof.merkleProof.every((h, i) => same(h, want.merkleProof[i])),
+      'proof.merkleProof is not the anchor proof of the leaf',
+    );
+    ensure(
+      proof.merkleProof.every((h, i) => same(h, l.merkle_proof[i])) && proof.merkleProof.length === l.merkle_proof.length,
+      'bundle merkle_proof differs from the one executed',
+    );
     return `executeGovernanceProofDirect(${target}, ${value}, ${data.length / 2 - 1} bytes) on ${intent.account} = committed leg ${leg.legId}`;
   });
   check(`${Q}.effects`, () => {
     const plan = planOf();
     ensure(plan && intent && facts, 'not checked: the anchor or the execution inclusion failed');
     const leg = plan.legs[leafIndex]!;
-    ensure(findExecutedEvent(facts.logs, { account: intent.account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg.executionCommitment }), `no Executed(${plan.anchorId}, ${leafIndex}, ${leg.executionCommitment}) event from ${intent.account} in the proven receipt`);
+    ensure(
+      findExecutedEvent(facts.logs, {
+        account: intent.account,
+        anchorId: plan.anchorId,
+        leafIndex: BigInt(leafIndex),
+        executionCommitment: leg.executionCommitment,
+      }),
+      `no Executed(${plan.anchorId}, ${leafIndex}, ${leg.executionCommitment}) event from ${intent.account} in the proven receipt`,
+    );
     for (const ev of leg.expectedEvents) ensure(expectedEventEmitted(facts.logs, ev), `expected event ${ev.topic0} from ${ev.contract} not in the proven logs`);
     return `Executed event and ${leg.expectedEvents.length} expected event(s) in ${facts.logs.length} proven log(s); gas used ${facts.gasUsed}`;
   });
@@ -85,7 +116,10 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     ensure(leg, `no leaf ${l.leaf_index}`);
     const got = l.observation?.checks;
     const want = { call_binding: 'calldata', expected_events: String(leg.expectedEvents.length), expected_state: String(leg.expectedState.length) };
-    ensure(got && canonicalJson(got) === canonicalJson(want), `observation checks ${canonicalJson(got ?? null)} are not what the leg gives ${canonicalJson(want)}`);
+    ensure(
+      got && canonicalJson(got) === canonicalJson(want),
+      `observation checks ${canonicalJson(got ?? null)} are not what the leg gives ${canonicalJson(want)}`,
+    );
     return `call bound by calldata; ${want.expected_events} expected event(s), ${want.expected_state} expected state item(s)`;
   });
   check(`${Q}.expected_state`, () => {
@@ -98,14 +132,21 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     for (const e of leg.expectedState) layout.set(getAddress(e.account), [...(layout.get(getAddress(e.account)) ?? []), lc(e.slot)]);
     const want = [...layout].map(([a, slots]) => `${a}[${slots.join(',')}]`).join(' ');
     const got = l.effects.state.map((a) => `${a.account}[${Array.isArray(a.slots) ? a.slots.map((x) => x.slot).join(',') : ''}]`).join(' ');
-    ensure(got === want, `effects.state is not the expected state laid out as the builder writes it (per account in order of first mention, its slots in order): ${got || '(none)'} != ${want || '(none)'}`);
+    ensure(
+      got === want,
+      `effects.state is not the expected state laid out as the builder writes it (per account in order of first mention, its slots in order): ${got || '(none)'} != ${want || '(none)'}`,
+    );
     const proven = new Map<string, Hex>();
     for (const a of l.effects.state) {
-      const values = verifyStorageProof(l.execution.block.stateRoot, {
-        account: getAddress(a.account),
-        accountProof: a.account_proof,
-        slots: a.slots.map((x) => ({ slot: x.slot, proof: x.proof })),
-      }, EXACT);
+      const values = verifyStorageProof(
+        l.execution.block.stateRoot,
+        {
+          account: getAddress(a.account),
+          accountProof: a.account_proof,
+          slots: a.slots.map((x) => ({ slot: x.slot, proof: x.proof })),
+        },
+        EXACT,
+      );
       a.slots.forEach((x, i) => {
         eq(values[i], x.value, `state ${a.account} slot ${x.slot}: proven value`);
         proven.set(`${lc(getAddress(a.account))}|${lc(x.slot)}`, values[i]!);
@@ -155,7 +196,10 @@ function proofResultCheck(s: {
   ensure(record, 'result parts are not a proof_result v2 record');
   // exactly the record's encoding: no extra, repeated or reordered line
   const encoded = encodeProofResult(record);
-  ensure(encoded.length === r.parts.length && encoded.every((p, j) => p === r.parts[j]), 'result parts are not exactly the encoding of the record they parse to');
+  ensure(
+    encoded.length === r.parts.length && encoded.every((p, j) => p === r.parts[j]),
+    'result parts are not exactly the encoding of the record they parse to',
+  );
   const re = recomputeProofResult(record);
   eq(re.resultHash, record.result_hash, 'record result_hash (recomputed)');
   eq(re.resultHash, l.observation.result_hash, 'observation result hash');

@@ -24,7 +24,9 @@ export async function verifyOnLedger(ctx: VerifyContext, ledgerUrl: string): Pro
   await asyncCheck('ledger_rpc.intent', () => delivered(L.tx_id, L.tx_hash, b.intent.data_account, 'intent transaction'));
   for (const c of Array.isArray(b.chains) ? b.chains : []) {
     for (const l of Array.isArray(c?.legs) ? c.legs : []) {
-      await asyncCheck(`ledger_rpc.result[${c.chain}.${l.leg_id}]`, () => delivered(l.result.tx_id, l.result.tx_hash, l.result.results_account, 'proof_result transaction'));
+      await asyncCheck(`ledger_rpc.result[${c.chain}.${l.leg_id}]`, () =>
+        delivered(l.result.tx_id, l.result.tx_hash, l.result.results_account, 'proof_result transaction'),
+      );
     }
   }
 }
@@ -48,7 +50,10 @@ export async function verifyOnChains(ctx: VerifyContext, rpc: Record<string, str
     await asyncCheck(`${R}.blocks`, async () => {
       const txs = [c.create_anchor, c.prove, ...c.legs.map((l) => l.execution)];
       for (const t of txs) {
-        const blk = (await clients.public.request({ method: 'eth_getBlockByNumber', params: [numberToHex(uint(t.block.number, 'block.number')), false] } as never)) as { hash?: Hex } | null;
+        const blk = (await clients.public.request({
+          method: 'eth_getBlockByNumber',
+          params: [numberToHex(uint(t.block.number, 'block.number')), false],
+        } as never)) as { hash?: Hex } | null;
         ensure(blk?.hash, `block ${t.block.number} not found`);
         eq(blk.hash, t.block.hash, `block ${t.block.number} hash on chain`);
       }

@@ -29,21 +29,35 @@ function blsVerified(signature: Hex, message: Hex, publicKey: Hex): boolean {
   return true;
 }
 
-export function quorumCheck(set: BundleChain['validator_set'], q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] }, what: string): string {
+export function quorumCheck(
+  set: BundleChain['validator_set'],
+  q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] },
+  what: string,
+): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
   const signers = q.signers.map((s, i) => index(s, `${what}.signers[${i}]`));
   // one way to write a signer list: strictly ascending, as the bitmap orders them
-  ensure(signers.every((x, i) => i === 0 || x > signers[i - 1]!), `${what}: signers [${signers.join(',')}] are not strictly ascending`);
+  ensure(
+    signers.every((x, i) => i === 0 || x > signers[i - 1]!),
+    `${what}: signers [${signers.join(',')}] are not strictly ascending`,
+  );
   ensure(signerBitmap(signers) === bitmap, `${what}: signer bitmap ${bitmap} does not match signers [${signers.join(',')}]`);
   const powers = set.powers.map((p, i) => uint(p, `validator_set.powers[${i}]`));
-  const s = { powers, thresholdNum: uint(set.threshold_numerator, 'threshold_numerator'), thresholdDen: uint(set.threshold_denominator, 'threshold_denominator') };
+  const s = {
+    powers,
+    thresholdNum: uint(set.threshold_numerator, 'threshold_numerator'),
+    thresholdDen: uint(set.threshold_denominator, 'threshold_denominator'),
+  };
   ensure(meetsThreshold(s, bitmap), `${what}: signers [${signers.join(',')}] do not meet the threshold ${s.thresholdNum}/${s.thresholdDen}`);
   const keys = signers.map((i) => {
     const k = set.public_keys[i];
     ensure(k, `${what}: signer ${i} is not in the validator set`);
     return k;
   });
-  ensure(blsVerified(q.aggregate_signature, q.message, aggregateKey(keys)), `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`);
+  ensure(
+    blsVerified(q.aggregate_signature, q.message, aggregateKey(keys)),
+    `${what}: aggregate signature does not verify over ${q.message} against the signers' aggregate key`,
+  );
   const signed = powers.reduce((a, p, i) => ((bitmap >> BigInt(i)) & 1n ? a + p : a), 0n);
   const total = powers.reduce((a, p) => a + p, 0n);
   return `${signers.length} signers, power ${signed}/${total} meets ${s.thresholdNum}/${s.thresholdDen}; aggregate verifies`;

@@ -17,10 +17,7 @@ export interface IntentAnchorPlan extends AnchorPlan {
  * The anchor of this intent on one chain: formulas.planAnchor over the chain's legs, bound to the
  * identity's account, ADI, operation id and the ledger transaction that stored the intent.
  */
-export function planIntentAnchor(
-  intent: CanonicalIntent,
-  p: { chainId: bigint; proofAnchor: Address; ledgerTxHash: Hex | string },
-): IntentAnchorPlan {
+export function planIntentAnchor(intent: CanonicalIntent, p: { chainId: bigint; proofAnchor: Address; ledgerTxHash: Hex | string }): IntentAnchorPlan {
   const legs = legsForChain(intent, p.chainId);
   if (!legs.length) throw new IntentError(`intent has no leg on chain ${p.chainId}`, 'legs');
   const h = p.ledgerTxHash.startsWith('0x') ? p.ledgerTxHash : `0x${p.ledgerTxHash}`;

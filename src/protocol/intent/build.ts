@@ -105,7 +105,9 @@ export function buildIntent(input: IntentInput): CanonicalIntent {
       base.contract_call = {
         target: address(c.target, `${cf}.target`),
         value: uintString(c.value ?? '0', `${cf}.value`),
-        function_signature: text(c.functionSignature, `${cf}.functionSignature`, 1024).trim().replace(/^function\s+/, ''),
+        function_signature: text(c.functionSignature, `${cf}.functionSignature`, 1024)
+          .trim()
+          .replace(/^function\s+/, ''),
         args: enc.args,
         expected_events: (c.expectedEvents ?? []).map((e, j) => normEvent(e, `${cf}.expectedEvents[${j}]`)),
         expected_state: (c.expectedState ?? []).map((s, j) => normState(s, `${cf}.expectedState[${j}]`)),

@@ -38,7 +38,10 @@ export const INTENT_PROTOCOL = 'PGW';
 export const MAX_INTENT_PART_BYTES = 64 * 1024;
 
 export class IntentError extends Error {
-  constructor(message: string, readonly field?: string) {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
     this.name = 'IntentError';
   }
@@ -182,4 +185,3 @@ export interface CanonicalIntent {
   nonce: string;
   legs: IntentLeg[];
 }
-

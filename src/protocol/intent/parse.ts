@@ -79,7 +79,12 @@ export function parseIntentEntries(parts: readonly (Uint8Array | string)[]): Can
     const o = obj(l, f, ['leg_id', 'chain', 'chain_id', 'from', 'to', 'amount_wei', 'execution'], ['contract_call']);
     let contractCall: ContractCallInput | undefined;
     if (o.contract_call !== undefined) {
-      const c = obj(o.contract_call, `${f}.contract_call`, ['target', 'value', 'function_signature', 'args', 'expected_events', 'expected_state'], ['gas_limit']);
+      const c = obj(
+        o.contract_call,
+        `${f}.contract_call`,
+        ['target', 'value', 'function_signature', 'args', 'expected_events', 'expected_state'],
+        ['gas_limit'],
+      );
       if (!Array.isArray(c.args) || !Array.isArray(c.expected_events) || !Array.isArray(c.expected_state)) {
         fail(`${f}.contract_call`, 'args, expected_events and expected_state must be arrays');
       }
@@ -133,7 +138,11 @@ export function parseIntentEntries(parts: readonly (Uint8Array | string)[]): Can
           if (canonicalJson(l) !== stored[j]) {
             const se = (b1.legs as LegBlob[])[j]!.execution ?? ({} as LegBlob['execution']);
             for (const k of ['target', 'value', 'data', 'data_hash', 'execution_commitment'] as const) {
-              if (se[k] !== l.execution[k]) fail(`legs[${j}].execution.${k}`, `leg ${l.leg_id}: stored ${String(se[k]).slice(0, 80)} does not match recomputed ${l.execution[k].slice(0, 80)}`);
+              if (se[k] !== l.execution[k])
+                fail(
+                  `legs[${j}].execution.${k}`,
+                  `leg ${l.leg_id}: stored ${String(se[k]).slice(0, 80)} does not match recomputed ${l.execution[k].slice(0, 80)}`,
+                );
             }
             fail(`legs[${j}]`, `leg ${l.leg_id} is not in normalized form`);
           }
@@ -144,4 +153,3 @@ export function parseIntentEntries(parts: readonly (Uint8Array | string)[]): Can
   }
   return rebuilt;
 }
-

@@ -58,7 +58,8 @@ function weiField(v: unknown, field: string, label: string): string {
   }
   if (typeof v !== 'string') throw new IntentRequestError(`${label}: required, a non-negative integer in wei as a decimal string`, field);
   if (v.startsWith('-')) throw new IntentRequestError(`${label}: must not be negative, got ${v}`, field);
-  if (!UINT.test(v)) throw new IntentRequestError(`${label}: must be a non-negative integer in wei (decimal string, no fraction), got ${JSON.stringify(v.slice(0, 80))}`, field);
+  if (!UINT.test(v))
+    throw new IntentRequestError(`${label}: must be a non-negative integer in wei (decimal string, no fraction), got ${JSON.stringify(v.slice(0, 80))}`, field);
   if (v.length > 78 || BigInt(v) >= 1n << 256n) throw new IntentRequestError(`${label}: does not fit in uint256`, field);
   return v;
 }
@@ -72,9 +73,14 @@ function addressField(v: unknown, field: string, label: string): Address {
 function chainOf(ctx: RequestContext, name: unknown, field: string, label: string): RequestChain {
   const c = typeof name === 'string' ? ctx.chains.find((x) => x.name === name) : undefined;
   if (!c) {
-    throw new IntentRequestError(`${label}: unknown chain ${JSON.stringify(name)}; known chains: ${ctx.chains.map((x) => x.name).join(', ')}`, field, 'UNKNOWN_CHAIN', {
-      known_chains: ctx.chains.map((x) => x.name),
-    });
+    throw new IntentRequestError(
+      `${label}: unknown chain ${JSON.stringify(name)}; known chains: ${ctx.chains.map((x) => x.name).join(', ')}`,
+      field,
+      'UNKNOWN_CHAIN',
+      {
+        known_chains: ctx.chains.map((x) => x.name),
+      },
+    );
   }
   return c;
 }
@@ -96,7 +102,8 @@ function leg(ctx: RequestContext, raw: unknown, i: number): LegInput {
   const chain = chainOf(ctx, raw.chain, `${f}.chain`, L('chain'));
   if (raw.chainId !== undefined) {
     const id = typeof raw.chainId === 'string' && UINT.test(raw.chainId) ? Number(raw.chainId) : raw.chainId;
-    if (id !== chain.chainId) throw new IntentRequestError(`${L('chainId')}: ${String(raw.chainId)} does not match ${chain.name} (chain id ${chain.chainId})`, `${f}.chainId`);
+    if (id !== chain.chainId)
+      throw new IntentRequestError(`${L('chainId')}: ${String(raw.chainId)} does not match ${chain.name} (chain id ${chain.chainId})`, `${f}.chainId`);
   }
   const from = addressField(raw.fromAddress, `${f}.fromAddress`, L('fromAddress'));
   accountOn(ctx, chain, from, `${f}.fromAddress`, L('fromAddress'));
@@ -111,7 +118,10 @@ function leg(ctx: RequestContext, raw: unknown, i: number): LegInput {
   const c = raw.contractCall;
   if (!isObj(c)) throw new IntentRequestError(`${L('contractCall')}: must be an object`, cf);
   if (typeof c.functionSignature !== 'string' || !c.functionSignature.trim()) {
-    throw new IntentRequestError(`${L('contractCall.functionSignature')}: required, a human-readable signature such as "transfer(address,uint256)" (not a selector)`, `${cf}.functionSignature`);
+    throw new IntentRequestError(
+      `${L('contractCall.functionSignature')}: required, a human-readable signature such as "transfer(address,uint256)" (not a selector)`,
+      `${cf}.functionSignature`,
+    );
   }
   if (/^0x[0-9a-fA-F]{8}$/.test(c.functionSignature.trim())) {
     throw new IntentRequestError(`${L('contractCall.functionSignature')}: a selector is not accepted; give name(type,...)`, `${cf}.functionSignature`);
@@ -174,7 +184,10 @@ export function intentLegsFromRequest(ctx: RequestContext, intent: unknown): { t
   accountOn(ctx, chain, from, 'intent.fromAddress', 'intent.fromAddress');
   const to = addressField(intent.toAddress, 'intent.toAddress', 'intent.toAddress');
   if (intent.tokenSymbol !== undefined && !chain.symbols.includes(String(intent.tokenSymbol).toUpperCase())) {
-    throw new IntentRequestError(`intent.tokenSymbol: ${String(intent.tokenSymbol)} is not the native token of ${chain.name} (${chain.symbols.join(' or ')})`, 'intent.tokenSymbol');
+    throw new IntentRequestError(
+      `intent.tokenSymbol: ${String(intent.tokenSymbol)} is not the native token of ${chain.name} (${chain.symbols.join(' or ')})`,
+      'intent.tokenSymbol',
+    );
   }
   if (typeof intent.amount !== 'string' || !/^(0|[1-9][0-9]*)(\.[0-9]{1,18})?$/.test(intent.amount)) {
     throw new IntentRequestError('intent.amount: required, a positive decimal string in native units (e.g. "0.01")', 'intent.amount');
@@ -186,4 +199,3 @@ export function intentLegsFromRequest(ctx: RequestContext, intent: unknown): { t
     legs: [{ legId: 'transfer', chain: chain.name, chainId: chain.chainId, fromAddress: from, toAddress: to, amount: wei.toString() }],
   };
 }
-

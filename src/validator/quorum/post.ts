@@ -4,7 +4,13 @@ import type { QuorumValidator, ValidatorOutcome } from './types.js';
 
 export type PostResult<T> = { ok: true; data: T } | { ok: false; outcome: Omit<ValidatorOutcome, 'index' | 'url'> };
 
-export async function postToValidator<T>(doFetch: typeof fetch | typeof resetTolerantFetch, v: QuorumValidator, path: string, body: unknown, timeoutMs: number): Promise<PostResult<T>> {
+export async function postToValidator<T>(
+  doFetch: typeof fetch | typeof resetTolerantFetch,
+  v: QuorumValidator,
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<PostResult<T>> {
   const t0 = performance.now();
   try {
     const res = await doFetch(`${v.url.replace(/\/$/, '')}${path}`, {
@@ -18,13 +24,24 @@ export async function postToValidator<T>(doFetch: typeof fetch | typeof resetTol
     try {
       data = JSON.parse(text);
     } catch {
-      return { ok: false, outcome: { status: 'failed', code: `HTTP_${res.status}`, reason: `not JSON: ${text.slice(0, 120)}`, elapsedMs: Math.round(performance.now() - t0) } };
+      return {
+        ok: false,
+        outcome: { status: 'failed', code: `HTTP_${res.status}`, reason: `not JSON: ${text.slice(0, 120)}`, elapsedMs: Math.round(performance.now() - t0) },
+      };
     }
     if (res.status === 422 && data?.ok === false) {
       return { ok: false, outcome: { status: 'refused', code: String(data.code), reason: String(data.reason), elapsedMs: Math.round(performance.now() - t0) } };
     }
     if (!res.ok || data?.ok !== true) {
-      return { ok: false, outcome: { status: 'failed', code: (data?.code as string | undefined) ?? `HTTP_${res.status}`, reason: String(data?.reason ?? `HTTP ${res.status}`), elapsedMs: Math.round(performance.now() - t0) } };
+      return {
+        ok: false,
+        outcome: {
+          status: 'failed',
+          code: (data?.code as string | undefined) ?? `HTTP_${res.status}`,
+          reason: String(data?.reason ?? `HTTP ${res.status}`),
+          elapsedMs: Math.round(performance.now() - t0),
+        },
+      };
     }
     return { ok: true, data: data as T };
   } catch (e) {
@@ -35,7 +52,9 @@ export async function postToValidator<T>(doFetch: typeof fetch | typeof resetTol
       outcome: {
         status: timedOut ? 'timed-out' : 'failed',
         code: timedOut ? 'TIMEOUT' : 'NETWORK',
-        reason: timedOut ? `no answer within ${timeoutMs} ms` : `${err.message}${(err as { cause?: { code?: string } }).cause?.code ? ` (${(err as { cause?: { code?: string } }).cause!.code})` : ''}`,
+        reason: timedOut
+          ? `no answer within ${timeoutMs} ms`
+          : `${err.message}${(err as { cause?: { code?: string } }).cause?.code ? ` (${(err as { cause?: { code?: string } }).cause!.code})` : ''}`,
         elapsedMs: Math.round(performance.now() - t0),
       },
     };

@@ -33,11 +33,18 @@ function verifyGroup<R>(set: QuorumSet, message: Hex, cands: Candidate<R>[], out
   // One check of the plain aggregate, e(Σσ_i, g2) = e(H(m), Σpk_i): two pairings whatever the count, and exactly
   // what ProofAnchor verifies. Sound as a multi-signature because every key was registered with a proof of
   // possession (no rogue keys). Only when it fails is each signature checked alone, to name and drop the bad one.
-  const batchOk = pts.length > 1 && blsVerifyAggregate(pts.map((c) => c.signature), message, pts.map((c) => set.pk(c.index)));
+  const batchOk =
+    pts.length > 1 &&
+    blsVerifyAggregate(
+      pts.map((c) => c.signature),
+      message,
+      pts.map((c) => set.pk(c.index)),
+    );
   for (const c of pts) {
     const ok = batchOk || blsVerify(c.signature, message, set.pk(c.index));
     c.verified = ok;
-    if (!ok) Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: 'signature does not verify against the validator key' });
+    if (!ok)
+      Object.assign(outcomes.get(c.index)!, { status: 'failed', code: 'INVALID_SIGNATURE', reason: 'signature does not verify against the validator key' });
     else Object.assign(outcomes.get(c.index)!, { status: 'signed', code: undefined, reason: undefined });
   }
 }
@@ -86,7 +93,8 @@ export async function runRound<R extends { signature: Hex }>(
       }
       const b = best();
       const outPower = validators.filter((v) => !answered.has(v.index)).reduce((a, v) => a + power(v), 0n);
-      const unverifiedPower = (m: string) => (groups.get(m) ?? []).filter((c) => c.verified === undefined).reduce((a, c) => a + power(byIndex.get(c.index)!), 0n);
+      const unverifiedPower = (m: string) =>
+        (groups.get(m) ?? []).filter((c) => c.verified === undefined).reduce((a, c) => a + power(byIndex.get(c.index)!), 0n);
       if (b && meets(b.power) && (settle === 'quorum' || all)) {
         finished = true;
         const signers = b.signed.map((c) => c.index).sort((x, y) => x - y);

@@ -49,7 +49,10 @@ export class QuorumUnreachableError extends Error {
   ) {
     super(
       `quorum unreachable: ${signedPower} of ${requiredPower} required power signed; ` +
-        outcomes.filter((o) => o.status !== 'signed').map((o) => `validator ${o.index} ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; '),
+        outcomes
+          .filter((o) => o.status !== 'signed')
+          .map((o) => `validator ${o.index} ${o.status}${o.reason ? ` (${o.reason})` : ''}`)
+          .join('; '),
     );
     this.name = 'QuorumUnreachableError';
   }
