@@ -1,6 +1,6 @@
 /**
  * What the proof cycle of one intent leaves behind: the identifiers and quorum outputs the intent workflow
- * records step by step (stored on the intent row), from which the proof bundle is assembled (src/proof/bundle.ts)
+ * records step by step (stored on the intent row), from which the proof bundle is assembled (src/proof/assemble.ts)
  * by reading the ledger and the chains. Plain JSON (strings for integers), so it travels through Temporal.
  */
 import type { Address, Hex } from 'viem';

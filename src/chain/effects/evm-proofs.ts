@@ -122,8 +122,8 @@ export async function fetchVerifiedBlock(rpc: Rpc, at: { number: bigint } | { ha
 /**
  * Polygon PoS (Bor) appends to a block that carries state-sync events a synthetic transaction and receipt that its
  * RPC returns but its transactions and receipts roots exclude: hash keccak256("matic-bor-receipt-" || uint64
- * number || block hash) (bor PR #90, #1710). It is dropped before a trie is built; on other chains no transaction
- * can have that hash, so nothing is dropped.
+ * number || block hash), as the Bor client computes it. It is dropped before a trie is built; on other chains no
+ * transaction can have that hash, so nothing is dropped.
  */
 export function borStateSyncTxHash(b: Pick<RawBlock, 'number' | 'hash'>): Hex {
   return keccak256(concatHex([stringToHex('matic-bor-receipt-'), numberToHex(hexToBigInt(b.number), { size: 8 }), b.hash])).toLowerCase() as Hex;
