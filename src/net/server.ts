@@ -27,8 +27,7 @@ export function listen(app: Pick<Hono, 'fetch'>, host: string, port: number): Pr
       resolve({
         url: `http://${host}:${info.port}`,
         port: info.port,
-        close: (opts = {}) =>
-          (closing ??= drain(server as Server, pending, opts.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)),
+        close: (opts = {}) => (closing ??= drain(server as Server, pending, opts.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)),
       });
     });
     server.on('request', (_req: IncomingMessage, res: ServerResponse) => {

@@ -6,7 +6,7 @@
 import { type Context, Hono } from 'hono';
 import { listen, type RunningServer } from '../net/server.js';
 import { blsReady } from '../chain/bls.js';
-import { type AttestRequest, type ObserveRequest, VALIDATOR_API, type WriteResultRequest } from '../protocol/validator-wire.js';
+import { type AttestRequest, type ObserveRequest, VALIDATOR_API, type ValidatorErrorResponse, type WriteResultRequest } from '../protocol/validator-wire.js';
 import { ValidatorRefusal, type ValidatorNode } from './node.js';
 
 export function createValidatorApp(node: ValidatorNode): Hono {
@@ -16,13 +16,14 @@ export function createValidatorApp(node: ValidatorNode): Hono {
     try {
       body = await c.req.json();
     } catch {
-      return c.json({ ok: false, code: 'BAD_REQUEST', reason: 'body must be JSON' }, 400);
+      return c.json({ ok: false, code: 'BAD_REQUEST', reason: 'body must be JSON' } satisfies ValidatorErrorResponse, 400);
     }
     try {
       return c.json(await fn(body));
     } catch (e) {
-      if (e instanceof ValidatorRefusal) return c.json({ ok: false, code: e.code, reason: e.message, validatorIndex: node.index }, 422);
-      return c.json({ ok: false, code: 'INTERNAL', reason: (e as Error).message, validatorIndex: node.index }, 500);
+      if (e instanceof ValidatorRefusal)
+        return c.json({ ok: false, code: e.code, reason: e.message, validatorIndex: node.index } satisfies ValidatorErrorResponse, 422);
+      return c.json({ ok: false, code: 'INTERNAL', reason: (e as Error).message, validatorIndex: node.index } satisfies ValidatorErrorResponse, 500);
     }
   };
   app.get(VALIDATOR_API.info, (c) => c.json(node.info()));
