@@ -1,9 +1,11 @@
 /**
  * LedgerClient: the gateway's view of an Accumulate network, over v3 JSON-RPC (POST `<url>/v3`) with fetch.
  * accumulate.js supplies types, encoding and hashes; transport is ours. The client is composed of its concerns:
- * rpc.ts (transport and read retries), queries.ts (reads), submit.ts (prepared signatures, signing, submission),
- * wait.ts (waiting for a transaction); the node's answers are parsed in records.ts, the types are in types.ts.
+ * rpc.ts (transport and read retries), queries.ts (reads), prepared.ts (external signatures prepared, signer
+ * timestamps), submit.ts (signing with held keys, submission), wait.ts (waiting for a transaction); the node's
+ * answers are parsed in records.ts, the types are in types.ts.
  */
+import { signaturePreparation } from './prepared.js';
 import { ledgerQueries } from './queries.js';
 import { createLedgerRpc } from './rpc.js';
 import { ledgerSubmission } from './submit.js';
@@ -16,12 +18,14 @@ export { revivePreparedSignature, storablePreparedSignature, type StoredPrepared
 export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   const rpc = createLedgerRpc(opts);
   const reads = ledgerQueries(rpc);
+  const preparation = signaturePreparation(rpc.endpoint, reads);
   return {
     url: rpc.url,
     endpoint: rpc.endpoint,
     call: rpc.call,
     ...reads,
-    ...ledgerSubmission(rpc, reads),
+    ...preparation,
+    ...ledgerSubmission(rpc, preparation.prepareExternalSignature),
     ...ledgerWaiting(reads.getTransaction, opts.pollIntervalMs ?? 25),
   };
 }
