@@ -138,8 +138,7 @@ async function recordFailedAttempt(
 /** Delivery: the plan of one delivery's workflow, its signed attempts and their record, giving up. */
 function createDeliveryActivities(db: Db, settings: WebhookSettings, log?: Logger) {
   /** the longest quiet gap within one failing streak: the longest retry wait (a Retry-After may stretch one to an hour), twice, plus an attempt */
-  const streakGapMs =
-    2 * Math.max(MAX_RETRY_AFTER_MS, ...settings.retryScheduleSeconds.map((x) => x * 1000)) + settings.timeoutMs;
+  const streakGapMs = 2 * Math.max(MAX_RETRY_AFTER_MS, ...settings.retryScheduleSeconds.map((x) => x * 1000)) + settings.timeoutMs;
 
   /** The delivery workflow's activities gave up (retries exhausted): the delivery is failed, not pending forever. */
   async function failDelivery(input: { deliveryId: string; error: string }): Promise<void> {
@@ -201,7 +200,14 @@ function createDeliveryActivities(db: Db, settings: WebhookSettings, log?: Logge
         succeeded: result.ok,
       });
       if (result.ok) {
-        await updateDelivery(tx, delivery.id, { status: 'succeeded', deliveredAt: at, lastStatusCode: result.statusCode, lastError: null, nextAttemptAt: null, updatedAt: at });
+        await updateDelivery(tx, delivery.id, {
+          status: 'succeeded',
+          deliveredAt: at,
+          lastStatusCode: result.statusCode,
+          lastError: null,
+          nextAttemptAt: null,
+          updatedAt: at,
+        });
         await recordEndpointSuccess(tx, endpoint.id, at);
         return { outcome: 'succeeded' as const, attempt: attempts, nextDelayMs: null };
       }

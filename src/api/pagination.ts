@@ -7,6 +7,7 @@
  * show: whether it came back says whether there is more.
  */
 import { ApiError } from './errors.js';
+import { UUID } from '../db/ids.js';
 
 /** A keyset position: the (created_at, id) of the last row of the previous page. */
 export interface CursorPosition {
@@ -14,7 +15,6 @@ export interface CursorPosition {
   id: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** what encodeCursor writes: Date#toISOString of a year 1970–9999 (no sign, no extended year) */
 const ISO_INSTANT = /^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -9,6 +9,7 @@ import { recordEvent } from './events.js';
 import { olderThan } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 import { intentChains, intents, proofs } from './schema.js';
+import { UUID } from './ids.js';
 
 export type IntentRow = typeof intents.$inferSelect;
 export type NewIntentRow = typeof intents.$inferInsert;
@@ -39,8 +40,6 @@ export async function getIntent(db: Db, id: string): Promise<IntentRow | undefin
   const [r] = await db.select().from(intents).where(eq(intents.id, id));
   return r;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The intent of `orgId` by id; undefined for an unknown id, a malformed one or another organization's. */
 export async function getOrgIntent(db: Db, orgId: string, id: string): Promise<IntentRow | undefined> {

@@ -177,7 +177,10 @@ export async function listOrgDeliveries(
   if (f.endpointId) where.push(eq(webhookDeliveries.endpointId, f.endpointId));
   if (f.eventId) where.push(eq(webhookDeliveries.eventId, f.eventId));
   if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-  const [{ total }] = await db.select({ total: count() }).from(webhookDeliveries).where(and(...where));
+  const [{ total }] = await db
+    .select({ total: count() })
+    .from(webhookDeliveries)
+    .where(and(...where));
   const rows = await db
     .select()
     .from(webhookDeliveries)
@@ -228,10 +231,7 @@ export async function getDeliveryStatus(db: Db, id: string): Promise<string | un
 }
 
 /** A delivery with its event and endpoint: what an attempt sends and where. */
-export async function getDeliveryForAttempt(
-  db: Db,
-  id: string,
-): Promise<{ delivery: DeliveryRow; event: EventRow; endpoint: EndpointRow } | undefined> {
+export async function getDeliveryForAttempt(db: Db, id: string): Promise<{ delivery: DeliveryRow; event: EventRow; endpoint: EndpointRow } | undefined> {
   const [row] = await db
     .select({ delivery: webhookDeliveries, event: events, endpoint: webhookEndpoints })
     .from(webhookDeliveries)

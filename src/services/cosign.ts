@@ -41,11 +41,11 @@ import { notifyGovernanceLedgerChanged } from '../temporal/governance.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
+import { UUID } from '../db/ids.js';
 
 /** The API's vote words and the ledger's. */
 const VOTES: Record<string, Vote> = { approve: 'accept', reject: 'reject', abstain: 'abstain' };
 export const VOTE_WORD: Record<Vote, string> = { accept: 'approve', reject: 'reject', abstain: 'abstain' };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SignRequestBody {
   type: 'pending_action' | 'pending_tx';

@@ -8,10 +8,9 @@
 import type { Db } from '../db/client.js';
 import { getOrgIdentity, type IdentityRow } from '../db/identities.js';
 import { ApiError } from '../api/errors.js';
+import { UUID } from '../db/ids.js';
 
 export const NO_PUBLIC_KEY_MESSAGE = 'Identity has no public key configured';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface IdentityRef {
   /** the request field that carried the value, named in the 400 and 404 (`identity_id`, `identity`, `id`) */

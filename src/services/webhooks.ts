@@ -32,10 +32,9 @@ import { sendWebhook, type SendResult } from '../webhooks/sender.js';
 import { generateSecret, isValidSecret } from '../webhooks/signing.js';
 import { checkWebhookUrl, UrlRejected } from '../webhooks/url.js';
 import type { Caller, ServiceDeps } from './deps.js';
+import { UUID } from '../db/ids.js';
 
 export type WebhookDeps = Pick<ServiceDeps, 'config' | 'database' | 'temporal'>;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function validUrl(deps: WebhookDeps, raw: string): Promise<string> {
   try {

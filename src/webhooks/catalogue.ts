@@ -113,6 +113,13 @@ export interface EventEnvelope {
   data: Record<string, unknown>;
 }
 
-export function envelopeOf(e: { id: string; type: string; createdAt: Date; resourceId: string; sequence: number; data: Record<string, unknown> }): EventEnvelope {
+export function envelopeOf(e: {
+  id: string;
+  type: string;
+  createdAt: Date;
+  resourceId: string;
+  sequence: number;
+  data: Record<string, unknown>;
+}): EventEnvelope {
   return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), resource_id: e.resourceId, sequence: e.sequence, data: e.data };
 }

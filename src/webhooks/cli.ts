@@ -87,7 +87,10 @@ export function runWebhookCli(argv: string[], io: CliIo, now: () => number = Dat
     try {
       const parsed = JSON.parse(body) as { type?: string; id?: string; resource_id?: string; sequence?: number };
       const parts = [parsed.type, parsed.resource_id && `resource ${parsed.resource_id}`, parsed.sequence !== undefined && `sequence ${parsed.sequence}`];
-      summary = parts.filter(Boolean).map((p) => ` ${p}`).join('');
+      summary = parts
+        .filter(Boolean)
+        .map((p) => ` ${p}`)
+        .join('');
     } catch {
       // not JSON: the signature is still valid
     }

@@ -22,7 +22,12 @@ export const MAX_PREVIOUS_SECRETS = 5;
 
 /** The secrets a message to this endpoint is signed with now: the current one, then every earlier one still in grace. */
 export function signingSecrets(
-  endpoint: { secret: string; previousSecrets?: { secret: string; expires_at: string }[] | null; previousSecret?: string | null; previousSecretExpiresAt?: Date | null },
+  endpoint: {
+    secret: string;
+    previousSecrets?: { secret: string; expires_at: string }[] | null;
+    previousSecret?: string | null;
+    previousSecretExpiresAt?: Date | null;
+  },
   now: Date = new Date(),
 ): string[] {
   const earlier = (endpoint.previousSecrets ?? []).filter((p) => Date.parse(p.expires_at) > now.getTime()).map((p) => p.secret);

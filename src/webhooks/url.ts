@@ -11,17 +11,41 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 const blocked = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
   // ::/96 IPv4-compatible (deprecated; ::7f00:1 is 127.0.0.1), ::ffff:0:0:0/96 IPv4-translated, 2002::/16 6to4
   // (embeds an IPv4 address; relays are deprecated), 64:ff9b::/96 and 64:ff9b:1::/48 NAT64 (reach IPv4 through a
   // translator, private ranges included): all refused whole rather than judged by the IPv4 inside
-  ['::', 96], ['::1', 128], ['::ffff:0:0:0', 96], ['2002::', 16], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, bits, 'ipv6');
+  ['::', 96],
+  ['::1', 128],
+  ['::ffff:0:0:0', 96],
+  ['2002::', 16],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv6');
 
 /** Whether an IP literal is loopback, private or reserved (IPv4-mapped IPv6 is judged as its IPv4). */
 export function isPrivateAddress(ip: string): boolean {
@@ -76,9 +100,7 @@ export function guardedLookup(opts: { allowPrivate: boolean; resolve?: Resolver;
           throw new UrlRejected('url must not point to a loopback or private address');
         }
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
-        const list = addresses
-          .map((address) => ({ address, family: isIP(address) }))
-          .filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
+        const list = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
         if (list.length === 0) throw new UrlRejected(`url host ${host} has no IPv${wanted} address`);
         if (options.all) (callback as unknown as (e: null, a: typeof list) => void)(null, list);
         else callback(null, list[0].address, list[0].family);
@@ -90,7 +112,12 @@ export function guardedLookup(opts: { allowPrivate: boolean; resolve?: Resolver;
 /** Throws UrlRejected with a message fit for an API client; returns the parsed URL. */
 export async function checkWebhookUrl(
   raw: string,
-  opts: { allowPrivate: boolean; resolve?: Resolver; dnsTimeoutMs?: number; /** false: the static rules only (the sender checks at connect time) */ dns?: boolean },
+  opts: {
+    allowPrivate: boolean;
+    resolve?: Resolver;
+    dnsTimeoutMs?: number /** false: the static rules only (the sender checks at connect time) */;
+    dns?: boolean;
+  },
 ): Promise<URL> {
   if (raw.length > 2048) throw new UrlRejected('url must be at most 2048 characters');
   let url: URL;
@@ -104,7 +131,10 @@ export async function checkWebhookUrl(
   if (opts.allowPrivate) return url;
 
   // a fully qualified name's trailing dot ("localhost.") names the same host
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
     throw new UrlRejected('url must not point to a loopback or private address');
   }

@@ -13,6 +13,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { findApiKeyByRaw, KEY_FORMAT, touchApiKey, TOUCH_INTERVAL_MS, type ApiKeyRow } from '../../db/api-keys.js';
+import type { Caller } from '../../services/deps.js';
 import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
@@ -122,4 +123,9 @@ export function requireAuth(c: Context<AppEnv>): AuthContext {
   const auth = c.get('auth');
   if (!auth) throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');
   return auth;
+}
+
+/** The caller as the use cases take it: its organization and the request's logger. */
+export function callerOf(c: Context<AppEnv>): Caller {
+  return { orgId: requireAuth(c).orgId, log: c.get('logger') };
 }

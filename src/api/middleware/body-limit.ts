@@ -8,7 +8,8 @@ import type { AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 
 export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
-  const tooLarge = () => new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${maxBytes >= 1 << 20 ? `${maxBytes / (1 << 20)} MiB` : `${maxBytes} bytes`}`);
+  const tooLarge = () =>
+    new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${maxBytes >= 1 << 20 ? `${maxBytes / (1 << 20)} MiB` : `${maxBytes} bytes`}`);
   return async (c, next) => {
     const raw = c.req.raw;
     if (!raw.body) return next();

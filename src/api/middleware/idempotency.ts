@@ -191,7 +191,9 @@ export function idempotency(deps: AppDeps, opts: IdempotencyOptions = {}): Middl
       return c.json(replay as object, status as 200);
     }
     if (!owned) {
-      throw new ApiError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is in progress; retry later with the same key', undefined, { 'Retry-After': '1' });
+      throw new ApiError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is in progress; retry later with the same key', undefined, {
+        'Retry-After': '1',
+      });
     }
 
     let keepClaim = false;

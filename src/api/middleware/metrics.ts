@@ -69,7 +69,9 @@ export function httpMetrics(metrics: HttpMetrics): MiddlewareHandler<AppEnv> {
     } finally {
       // the route pattern of the endpoint (not of a middleware), also when a middleware answered (401, 429);
       // requests that matched no endpoint share one label
-      const endpoint = matchedRoutes(c).filter((r) => r.method !== 'ALL').pop();
+      const endpoint = matchedRoutes(c)
+        .filter((r) => r.method !== 'ALL')
+        .pop();
       const label = endpoint?.path ?? 'unmatched';
       metrics.observe(c.req.method, label, c.res.status, (performance.now() - started) / 1000);
     }

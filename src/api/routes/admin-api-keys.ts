@@ -55,16 +55,10 @@ const CreateBody = z
     name: z.string().trim().min(1).max(255),
     org_id: z.uuid().optional().openapi({ description: "Must be the caller's organization (the default)" }),
     permissions: z.array(ScopeSchema).min(1).max(SCOPES.length).optional().openapi({ description: 'Default: read, write, proof:read' }),
-    rate_limit_rpm: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .optional()
-      .openapi({
-        description:
-          "Requests per minute; at most the creating key's own limit. Default 60 (RATE_LIMIT_DEFAULT_RPM), or the creating key's limit when that is lower",
-      }),
+    rate_limit_rpm: z.number().int().min(1).max(100_000).optional().openapi({
+      description:
+        "Requests per minute; at most the creating key's own limit. Default 60 (RATE_LIMIT_DEFAULT_RPM), or the creating key's limit when that is lower",
+    }),
     expires_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601; must be in the future' }),
   })
   .openapi('CreateApiKeyRequest');
@@ -84,7 +78,10 @@ const CreateResponseSchema = z.object({
   }),
   warning: z.string().optional().openapi({ description: 'Store the key now (absent from an idempotent replay, which has no key: see note)' }),
   idempotent: z.boolean().optional().openapi({ description: 'true on a replay of an earlier request with the same Idempotency-Key' }),
-  redacted: z.array(z.string()).optional().openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['api_key.key'] }),
+  redacted: z
+    .array(z.string())
+    .optional()
+    .openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['api_key.key'] }),
   note: z.string().optional().openapi({ description: 'On a replay: why the raw key is missing and what to do' }),
 });
 

@@ -55,7 +55,14 @@ export function registerChainRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       summary: 'One chain',
       description: 'By registry name (ethereum-sepolia) or numeric EVM chain id (11155111).',
       scopes: ['read'],
-      request: { params: z.object({ id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' } }) }) },
+      request: {
+        params: z.object({
+          id: z
+            .string()
+            .max(64)
+            .openapi({ param: { name: 'id', in: 'path' } }),
+        }),
+      },
       responses: { 200: json(ChainSchema, 'The chain'), ...errorResponses(404) },
     }),
     (c) => {

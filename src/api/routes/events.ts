@@ -16,8 +16,7 @@ import { SCOPE_RULES } from '../middleware/scopes.js';
 import { pageOf } from '../pagination.js';
 import { ErrorSchema } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../../db/ids.js';
 
 const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
 

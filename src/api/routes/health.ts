@@ -37,8 +37,7 @@ const route = createRoute({
   path: '/v1/health',
   tags: ['Health'],
   summary: 'Health of the gateway and its dependencies',
-  description:
-    `Public, no API key. Checks the database, Temporal (the frontend answers and knows the gateway's namespace), the ledger, the validators (when VALIDATOR_URLS is set: up while at least 2/3 of them answer, enough for a quorum) and every configured chain (results cached ${HEALTH_CACHE_MS / 1000} s). 503 names each dependency that is down; the reasons are in the server log only.`,
+  description: `Public, no API key. Checks the database, Temporal (the frontend answers and knows the gateway's namespace), the ledger, the validators (when VALIDATOR_URLS is set: up while at least 2/3 of them answer, enough for a quorum) and every configured chain (results cached ${HEALTH_CACHE_MS / 1000} s). 503 names each dependency that is down; the reasons are in the server log only.`,
   security: [],
   responses: {
     200: { description: 'Every dependency answered', content: { 'application/json': { schema: HealthSchema } } },

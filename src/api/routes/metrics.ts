@@ -22,7 +22,6 @@ export function registerMetricsRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps, me
         200: { description: 'Prometheus text format 0.0.4', headers: RATE_LIMIT_HEADERS, content: { 'text/plain': { schema: z.string() } } },
       },
     }),
-    ((c: import('hono').Context<AppEnv>) =>
-      c.body(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' })) as never,
+    ((c: import('hono').Context<AppEnv>) => c.body(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' })) as never,
   );
 }

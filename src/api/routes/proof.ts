@@ -8,6 +8,7 @@
  *   GET /v1/proof/tx/{tx_hash}/receipt  Merkle inclusion receipt of a ledger transaction, read from the ledger
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Db } from '../../db/client.js';
 import { appendProofCustody, findOrgIntentByTxHash, getIntent, getOrgProof, type ProofRow } from '../../db/intents.js';
 import { isNotFound, LedgerInputError, LedgerTransportError } from '../../ledger/index.js';
 import type { ProofBundle } from '../../proof/bundle.js';
@@ -17,7 +18,7 @@ import { appendCustody } from '../../proof/custody-trail.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
-import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
+import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
 const ProofSchema = z
@@ -29,7 +30,14 @@ const ProofSchema = z
     bundle_hash: z.string().openapi({ description: 'SHA-256 of the canonical bundle without its bundle_hash field' }),
     bundle_url: z.string(),
     custody_url: z.string(),
-    ledger: z.object({ tx_id: z.string(), tx_hash: z.string(), key_page: z.string(), key_page_version: z.string(), threshold: z.string(), signatures: z.string() }),
+    ledger: z.object({
+      tx_id: z.string(),
+      tx_hash: z.string(),
+      key_page: z.string(),
+      key_page_version: z.string(),
+      threshold: z.string(),
+      signatures: z.string(),
+    }),
     chains: z.array(
       z.object({
         chain: z.string(),
@@ -39,7 +47,9 @@ const ProofSchema = z
         validator_set_root: z.string(),
         attested_by: z.array(z.number().int()),
         transactions: z.object({ create_anchor: z.string(), execute_comprehensive_proof: z.string() }),
-        legs: z.array(z.object({ leg_id: z.string(), execution_tx: z.string(), result_hash: z.string(), result_id: z.string(), observed_by: z.array(z.number().int()) })),
+        legs: z.array(
+          z.object({ leg_id: z.string(), execution_tx: z.string(), result_hash: z.string(), result_id: z.string(), observed_by: z.array(z.number().int()) }),
+        ),
       }),
     ),
     created_at: z.string(),
@@ -47,7 +57,9 @@ const ProofSchema = z
   .openapi('Proof');
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'Proof id (UUID)' }) });
-const TxParam = z.object({ tx_hash: z.string().openapi({ param: { name: 'tx_hash', in: 'path' }, description: 'Ledger or chain transaction hash (hex, 0x optional)' }) });
+const TxParam = z.object({
+  tx_hash: z.string().openapi({ param: { name: 'tx_hash', in: 'path' }, description: 'Ledger or chain transaction hash (hex, 0x optional)' }),
+});
 
 function artifact(row: ProofRow, status: 'complete' | 'partial'): z.infer<typeof ProofSchema> {
   const b = JSON.parse(row.bundle) as ProofBundle;
@@ -87,19 +99,19 @@ function artifact(row: ProofRow, status: 'complete' | 'partial'): z.infer<typeof
   };
 }
 
-export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  const db = deps.database.db;
-  const ledger = deps.ledger;
-  const json = (schema: z.ZodType, description: string) => ({ description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } });
+async function findProof(db: Db, orgId: string, id: string): Promise<ProofRow> {
+  const row = await getOrgProof(db, orgId, id);
+  if (!row) throw new ApiError(404, 'PROOF_NOT_FOUND', 'Proof not found');
+  return row;
+}
 
-  async function findProof(orgId: string, id: string): Promise<ProofRow> {
-    const row = await getOrgProof(db, orgId, id);
-    if (!row) throw new ApiError(404, 'PROOF_NOT_FOUND', 'Proof not found');
-    return row;
-  }
-  async function statusOf(row: ProofRow) {
-    return (await getIntent(db, row.intentId))?.status === 'completed' ? ('complete' as const) : ('partial' as const);
-  }
+async function statusOf(db: Db, row: ProofRow) {
+  return (await getIntent(db, row.intentId))?.status === 'completed' ? ('complete' as const) : ('partial' as const);
+}
+
+/** The proofs the gateway stored: the artifact, its bundle and custody chain, found by id or transaction hash. */
+function registerArtifactRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
 
   app.openapi(
     secureRoute(deps, {
@@ -107,14 +119,15 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       path: '/v1/proof/{id}',
       tags: ['Proofs'],
       summary: 'Read a proof',
-      description: 'What was proven (operation id, ledger transaction and the key page threshold it met), where (per chain: anchor, validator set, transactions) and by whom (attesting and observing validators).',
+      description:
+        'What was proven (operation id, ledger transaction and the key page threshold it met), where (per chain: anchor, validator set, transactions) and by whom (attesting and observing validators).',
       scopes: ['proof:read'],
       request: { params: IdParam },
-      responses: { 200: json(ProofSchema, 'The proof artifact'), ...errorResponses(404) },
+      responses: { 200: jsonResponse(ProofSchema, 'The proof artifact'), ...errorResponses(404) },
     }),
     async (c) => {
-      const row = await findProof(requireAuth(c).orgId, c.req.valid('param').id);
-      return c.json(artifact(row, await statusOf(row)), 200);
+      const row = await findProof(db, requireAuth(c).orgId, c.req.valid('param').id);
+      return c.json(artifact(row, await statusOf(db, row)), 200);
     },
   );
 
@@ -128,12 +141,21 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         'Self-contained and canonical (sorted keys, no whitespace): the intent as stored, the ledger transaction with its signatures and Merkle receipt, per chain the validator set, anchor, aggregate signature and the three transactions with receipts and trie inclusion proofs against their block headers, the observed effects and the proof_result record. Check it offline with `npm run cli -- verify-bundle <file>`; changing any byte makes it fail. Each download is a `retrieved` custody event.',
       scopes: ['proof:read'],
       request: { params: IdParam },
-      responses: { 200: { description: 'The bundle (canonical JSON)', headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('ProofBundle') } } }, ...errorResponses(404) },
+      responses: {
+        200: {
+          description: 'The bundle (canonical JSON)',
+          headers: RATE_LIMIT_HEADERS,
+          content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('ProofBundle') } },
+        },
+        ...errorResponses(404),
+      },
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const row = await findProof(auth.orgId, c.req.valid('param').id);
-      await appendProofCustody<CustodyEvent>(db, row.id, (events) => appendCustody(events, { type: 'retrieved', at: new Date().toISOString(), data: { key_id: auth.keyId, bundle_hash: row.bundleHash } }));
+      const row = await findProof(db, auth.orgId, c.req.valid('param').id);
+      await appendProofCustody<CustodyEvent>(db, row.id, (events) =>
+        appendCustody(events, { type: 'retrieved', at: new Date().toISOString(), data: { key_id: auth.keyId, bundle_hash: row.bundleHash } }),
+      );
       return c.body(row.bundle, 200, { 'content-type': 'application/json' }) as never;
     },
   );
@@ -144,17 +166,28 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       path: '/v1/proof/{id}/custody',
       tags: ['Proofs'],
       summary: 'Read the custody chain of a proof',
-      description: 'Events created, attested, anchored, executed, observed, recorded and retrieved; each links to the previous by hash. chain_valid is recomputed on every read.',
+      description:
+        'Events created, attested, anchored, executed, observed, recorded and retrieved; each links to the previous by hash. chain_valid is recomputed on every read.',
       scopes: ['proof:read'],
       request: { params: IdParam },
       responses: {
-        200: json(
+        200: jsonResponse(
           z.object({
             proof_id: z.uuid(),
             chain_valid: z.boolean(),
             broken_at: z.number().int().optional(),
             reason: z.string().optional(),
-            events: z.array(z.object({ seq: z.number().int(), type: z.string(), at: z.string(), data: z.unknown(), data_hash: z.string(), prev_hash: z.string(), hash: z.string() })),
+            events: z.array(
+              z.object({
+                seq: z.number().int(),
+                type: z.string(),
+                at: z.string(),
+                data: z.unknown(),
+                data_hash: z.string(),
+                prev_hash: z.string(),
+                hash: z.string(),
+              }),
+            ),
           }),
           'The custody chain',
         ),
@@ -162,7 +195,7 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       },
     }),
     async (c) => {
-      const row = await findProof(requireAuth(c).orgId, c.req.valid('param').id);
+      const row = await findProof(db, requireAuth(c).orgId, c.req.valid('param').id);
       const events = row.custody as CustodyEvent[];
       return c.json({ proof_id: row.id, ...verifyCustody(events), events }, 200);
     },
@@ -174,10 +207,11 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       path: '/v1/proof/tx/{tx_hash}',
       tags: ['Proofs'],
       summary: 'Find a proof by transaction hash',
-      description: 'The intent’s ledger transaction hash or any of its chain transactions (createAnchor, executeComprehensiveProof, executeGovernanceProofDirect). Governance and key-page transactions have no proof (404); their receipt is at /receipt.',
+      description:
+        'The intent’s ledger transaction hash or any of its chain transactions (createAnchor, executeComprehensiveProof, executeGovernanceProofDirect). Governance and key-page transactions have no proof (404); their receipt is at /receipt.',
       scopes: ['proof:read'],
       request: { params: TxParam },
-      responses: { 200: json(ProofSchema, 'The proof artifact'), ...errorResponses(400, 404) },
+      responses: { 200: jsonResponse(ProofSchema, 'The proof artifact'), ...errorResponses(400, 404) },
     }),
     async (c) => {
       const auth = requireAuth(c);
@@ -185,22 +219,27 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       if (!/^(0x)?[0-9a-f]{64}$/.test(h)) throw new ApiError(400, 'VALIDATION_ERROR', 'tx_hash: must be 32 bytes of hex', { field: 'tx_hash' });
       const intent = await findOrgIntentByTxHash(db, auth.orgId, h);
       if (!intent?.proofId) throw new ApiError(404, 'PROOF_NOT_FOUND', 'No proof for this transaction hash', { tx_hash: h });
-      const row = await findProof(auth.orgId, intent.proofId);
-      return c.json(artifact(row, await statusOf(row)), 200);
+      const row = await findProof(db, auth.orgId, intent.proofId);
+      return c.json(artifact(row, await statusOf(db, row)), 200);
     },
   );
+}
 
+/** The ledger's own inclusion receipt of any delivered transaction, read from the ledger network. */
+function registerReceiptRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const ledger = deps.ledger;
   app.openapi(
     secureRoute(deps, {
       method: 'get',
       path: '/v1/proof/tx/{tx_hash}/receipt',
       tags: ['Proofs'],
       summary: 'Merkle inclusion receipt of a ledger transaction',
-      description: 'Read from the ledger network for any delivered transaction (intents, governance, key-page changes). The receipt folds from start (the transaction hash) to anchor; verified says the gateway checked that fold.',
+      description:
+        'Read from the ledger network for any delivered transaction (intents, governance, key-page changes). The receipt folds from start (the transaction hash) to anchor; verified says the gateway checked that fold.',
       scopes: ['proof:read'],
       request: { params: TxParam },
       responses: {
-        200: json(
+        200: jsonResponse(
           z.object({
             tx_hash: z.string(),
             tx_id: z.string(),
@@ -208,7 +247,9 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             status: z.string().openapi({ example: 'delivered' }),
             anchored: z.boolean(),
             verified: z.boolean(),
-            receipt: z.object({ start: z.string(), anchor: z.string(), entries: z.array(z.object({ hash: z.string(), right: z.boolean().optional() })) }).passthrough(),
+            receipt: z
+              .object({ start: z.string(), anchor: z.string(), entries: z.array(z.object({ hash: z.string(), right: z.boolean().optional() })) })
+              .passthrough(),
           }),
           'The receipt',
         ),
@@ -221,10 +262,19 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       try {
         // the v3 API finds a message by hash alone with the principal `unknown`
         const st = await ledger.getTransaction(h, 'acc://unknown');
-        if (!st.delivered) throw new ApiError(404, 'NOT_DELIVERED', `Transaction is ${st.status}; only delivered transactions have a receipt`, { status: st.status });
+        if (!st.delivered)
+          throw new ApiError(404, 'NOT_DELIVERED', `Transaction is ${st.status}; only delivered transactions have a receipt`, { status: st.status });
         const r = await ledger.getReceipt(st.principal, h);
         return c.json(
-          { tx_hash: h, tx_id: st.txId, account: r.account, status: st.status, anchored: r.verified && !!r.receipt.anchor, verified: r.verified, receipt: r.receipt },
+          {
+            tx_hash: h,
+            tx_id: st.txId,
+            account: r.account,
+            status: st.status,
+            anchored: r.verified && !!r.receipt.anchor,
+            verified: r.verified,
+            receipt: r.receipt,
+          },
           200,
         );
       } catch (e) {
@@ -236,4 +286,9 @@ export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       }
     },
   );
+}
+
+export function registerProofRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  registerArtifactRoutes(app, deps);
+  registerReceiptRoute(app, deps);
 }

@@ -5,12 +5,10 @@
  * rotate) and never logged.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { envelopeOf } from '../../webhooks/catalogue.js';
 import * as webhooks from '../../services/webhooks.js';
-import type { Caller } from '../../services/deps.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { requireAuth } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
 import { offsetPagination } from '../pagination.js';
 import { ErrorSchema } from '../schemas/common.js';
@@ -36,11 +34,6 @@ const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'pa
 const tags = ['Webhooks'];
 const authErrors = { 401: err('Missing or invalid API key'), 403: err('API key lacks the scope') };
 
-/** The caller of an authenticated request, as the use cases take it. */
-function callerOf(c: Context<AppEnv>): Caller {
-  return { orgId: requireAuth(c).orgId, log: c.get('logger') };
-}
-
 /** Register, list, read, change and delete endpoints. */
 function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   app.openapi(
@@ -51,7 +44,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: SCOPE_RULES.webhookWrite,
       summary: 'Register a webhook endpoint',
       description:
-        'Adds an endpoint for the caller\'s organization (several are allowed). The URL must be http(s) and must not be a loopback or private address (unless the operator set WEBHOOK_ALLOW_PRIVATE_URLS). Unless `skip_verification` is true a signed `webhook.ping` is sent and a 2xx marks the endpoint verified; the endpoint is created either way. The signing secret is generated unless given (`whsec_` + base64 of 24–64 bytes) and is returned only in this response. Scope: webhook:write or admin.',
+        "Adds an endpoint for the caller's organization (several are allowed). The URL must be http(s) and must not be a loopback or private address (unless the operator set WEBHOOK_ALLOW_PRIVATE_URLS). Unless `skip_verification` is true a signed `webhook.ping` is sent and a 2xx marks the endpoint verified; the endpoint is created either way. The signing secret is generated unless given (`whsec_` + base64 of 24–64 bytes) and is returned only in this response. Scope: webhook:write or admin.",
       request: {
         body: {
           required: true,
@@ -88,7 +81,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags,
       scopes: SCOPE_RULES.webhookRead,
       summary: 'List webhook endpoints',
-      description: 'Every endpoint of the caller\'s organization, newest first, without secrets. Scope: webhook:read, read or admin.',
+      description: "Every endpoint of the caller's organization, newest first, without secrets. Scope: webhook:read, read or admin.",
       responses: { 200: json(z.object({ endpoints: z.array(EndpointSchema) }), 'Endpoints'), ...authErrors },
     }),
     async (c) => c.json({ endpoints: (await webhooks.listEndpoints(deps, callerOf(c))).map(endpointView) }, 200),
@@ -134,7 +127,12 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           },
         },
       },
-      responses: { 200: json(EndpointSchema, 'Endpoint updated'), 400: err('Invalid body or URL'), 404: err('No such endpoint in this organization'), ...authErrors },
+      responses: {
+        200: json(EndpointSchema, 'Endpoint updated'),
+        400: err('Invalid body or URL'),
+        404: err('No such endpoint in this organization'),
+        ...authErrors,
+      },
     }),
     async (c) => c.json(endpointView(await webhooks.changeEndpoint(deps, callerOf(c), c.req.valid('param').id, c.req.valid('json'))), 200),
   );
@@ -233,7 +231,7 @@ function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: SCOPE_RULES.webhookRead,
       summary: 'List webhook deliveries',
       description:
-        'The delivery log of the caller\'s organization, newest first: one row per (event, endpoint) with its status and attempt count. Filter by status (`failed` is the dead-letter view), endpoint, event or event type. Scope: webhook:read, read or admin.',
+        "The delivery log of the caller's organization, newest first: one row per (event, endpoint) with its status and attempt count. Filter by status (`failed` is the dead-letter view), endpoint, event or event type. Scope: webhook:read, read or admin.",
       request: {
         query: z.object({
           status: z.enum(['pending', 'succeeded', 'failed']).optional(),

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 
 export const ErrorSchema = z
   .object({
-    error: z.string().openapi({ description: 'Human-readable message; the spec\'s exact text where it gives one' }),
+    error: z.string().openapi({ description: "Human-readable message; the spec's exact text where it gives one" }),
     code: z.string().openapi({ description: 'Stable machine-readable code, e.g. RATE_LIMIT_EXCEEDED', example: 'VALIDATION_ERROR' }),
     details: z.unknown().optional().openapi({
       description:
@@ -26,7 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR; a body that is not JSON: "body: malformed JSON") or the rule broken',
   401: 'Missing X-API-Key header, invalid API key format, or invalid API key',
   403: 'API key is deactivated, API key has expired, or the key lacks the scope this operation needs (INSUFFICIENT_SCOPE)',
-  404: 'Not found in the caller\'s organization',
+  404: "Not found in the caller's organization",
   409: 'A request with the same Idempotency-Key is still in progress (IDEMPOTENCY_KEY_IN_FLIGHT); retry after Retry-After seconds with the same key',
   422: 'The Idempotency-Key was already used with a different request body or path (IDEMPOTENCY_KEY_MISMATCH)',
   413: 'Request body larger than 1 MiB (PAYLOAD_TOO_LARGE)',
@@ -39,12 +39,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 /** Error responses for the given statuses, each with the Error body and the rate-limit headers. */
 export function errorResponses(...statuses: number[]) {
-  const out: Record<number, { description: string; headers: typeof RATE_LIMIT_HEADERS | Record<string, unknown>; content: { 'application/json': { schema: typeof ErrorSchema } } }> = {};
+  const out: Record<
+    number,
+    { description: string; headers: typeof RATE_LIMIT_HEADERS | Record<string, unknown>; content: { 'application/json': { schema: typeof ErrorSchema } } }
+  > = {};
   for (const s of statuses) {
     const headers =
-      s === 429 || s === 409 || s === 503
-        ? { ...RATE_LIMIT_HEADERS, 'Retry-After': intHeader('Seconds to wait before retrying') }
-        : RATE_LIMIT_HEADERS;
+      s === 429 || s === 409 || s === 503 ? { ...RATE_LIMIT_HEADERS, 'Retry-After': intHeader('Seconds to wait before retrying') } : RATE_LIMIT_HEADERS;
     out[s] = { description: ERROR_DESCRIPTIONS[s] ?? 'Error', headers, content: { 'application/json': { schema: ErrorSchema } } };
   }
   return out;
@@ -55,5 +56,4 @@ export function jsonResponse(schema: z.ZodType, description: string) {
   return { description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } };
 }
 
-export const UuidParam = (name: string) =>
-  z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
+export const UuidParam = (name: string) => z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
