@@ -36,6 +36,13 @@ module.exports = {
       },
     },
     {
+      name: 'services-below-api',
+      severity: 'error',
+      comment: 'A use case knows nothing of HTTP routing: services never import the API layer.',
+      from: { path: '^src/services/' },
+      to: { path: '^src/(api|bin|devnet)/' },
+    },
+    {
       name: 'activities-not-api',
       severity: 'error',
       comment: 'Activities do I/O for workflows; they never import the API, the services or workflow code.',

@@ -8,7 +8,7 @@
  *             409 TX_NOT_PENDING. Open governance operations on the transaction are told to look at the ledger.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import type { Db } from '../db/client.js';
 import {
   claimSignRequest,

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import { deleteGovernanceOp, getOrgGovernanceOp, insertGovernanceOp, type GovernanceOpRow } from '../db/governance.js';
 import { getIdentity, type IdentityRow } from '../db/identities.js';
 import {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { formatEther, type Address } from 'viem';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import { createChainClients, type ChainClients } from '../chain/clients.js';
 import type { ChainConfig } from '../config.js';
 import {

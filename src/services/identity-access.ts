@@ -7,7 +7,7 @@
  */
 import type { Db } from '../db/client.js';
 import { getOrgIdentity, type IdentityRow } from '../db/identities.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import { UUID } from '../db/ids.js';
 
 export const NO_PUBLIC_KEY_MESSAGE = 'Identity has no public key configured';

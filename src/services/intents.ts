@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Address } from 'viem';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { getChainAccounts } from '../db/identities.js';
 import { deleteIntent, getIntent, getOrgIntent, getOrgIntentWithChains, insertIntent, type IntentChainRow, type IntentRow } from '../db/intents.js';

@@ -3,7 +3,7 @@
  * Ed25519 check that answers 400 before anything is sent, and the mapping of ledger errors to API errors
  * (input → 400 naming the field, transient → 502, unknown transaction → 404, refusal → 400/409).
  */
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import { isNotFound, isTransientLedgerError, LedgerError, LedgerInputError, verifyExternalSignature } from '../ledger/index.js';
 import { redactUrls } from '../net/redact.js';
 import { signatureFormatProblem } from '../protocol/signature.js';

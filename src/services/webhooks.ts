@@ -6,7 +6,7 @@
  * Every lookup is scoped to the caller's organization: another organization's id answers 404.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 import type { Db } from '../db/client.js';
 import {
   deleteEndpoint,
