@@ -11,7 +11,7 @@ import { prepareCosignature, submitCosignature, VOTE_WORD } from '../../services
 import { findOrgIdentity } from '../../services/identity-access.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { requireAuth } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { offsetPagination } from '../pagination.js';
 import { OffsetPaginationSchema } from '../schemas/pagination.js';
@@ -101,8 +101,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       responses: { 201: jsonResponse(SignResponse, 'Prepared: sign data_for_signature and submit to submit_url'), ...errorResponses(400, 404, 409, 502) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { id, prepared } = await prepareCosignature(deps, { orgId: auth.orgId, log: c.get('logger') }, c.req.valid('json'));
+      const { id, prepared } = await prepareCosignature(deps, callerOf(c), c.req.valid('json'));
       return c.json(
         {
           sign_request_id: id,
@@ -141,8 +140,7 @@ function registerSubmit(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       responses: { 200: jsonResponse(SignResult, 'Submitted'), ...errorResponses(400, 404, 409, 502) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      return c.json(await submitCosignature(deps, { orgId: auth.orgId, log: c.get('logger') }, c.req.valid('param').id, c.req.valid('json')), 200);
+      return c.json(await submitCosignature(deps, callerOf(c), c.req.valid('param').id, c.req.valid('json')), 200);
     },
   );
 }

@@ -9,7 +9,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { prepareGovernance, readGovernanceOp, submitGovernanceOpSignature } from '../../services/governance.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { requireAuth } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, GovernanceSchema, governanceView, IdParam, SignatureResult } from './governance-schemas.js';
@@ -35,8 +35,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       responses: { 201: jsonResponse(GovernanceSchema, 'Prepared: sign hash_to_sign and submit to submit_url'), ...errorResponses(400, 404, 502, 503) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { op, identityUrl } = await prepareGovernance(deps, { orgId: auth.orgId, log: c.get('logger') }, c.req.valid('json'));
+      const { op, identityUrl } = await prepareGovernance(deps, callerOf(c), c.req.valid('json'));
       c.header('Location', `/v1/governance/${op.id}`);
       return c.json(governanceView(op, identityUrl), 201);
     },
@@ -57,13 +56,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       responses: { 200: jsonResponse(SignatureResult, 'Submitted'), ...errorResponses(400, 404, 409, 502) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { op, outcome: p } = await submitGovernanceOpSignature(
-        deps,
-        { orgId: auth.orgId, log: c.get('logger') },
-        c.req.valid('param').id,
-        c.req.valid('json'),
-      );
+      const { op, outcome: p } = await submitGovernanceOpSignature(deps, callerOf(c), c.req.valid('param').id, c.req.valid('json'));
       return c.json(
         {
           governance_op_id: op.id,

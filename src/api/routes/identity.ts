@@ -16,7 +16,7 @@ import { findOrgIdentity } from '../../services/identity-access.js';
 import { cursorOf, keysetPage } from '../pagination.js';
 import { CursorPaginationSchema, CursorParam, DEFAULT_PAGE_SIZE, PageSizeParam } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { requireAuth } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, IdentitySchema, identityView, IdParam, PatchBody, PollingSchema, PortfolioEntry } from './identity-schemas.js';
@@ -60,8 +60,7 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { identity, warnings, polling } = await identities.create({ orgId: auth.orgId, log: c.get('logger') }, c.req.valid('json'));
+      const { identity, warnings, polling } = await identities.create(callerOf(c), c.req.valid('json'));
       const statusUrl = `/v1/identity/${identity.id}`;
       c.header('Location', statusUrl);
       return c.json({ identity: identityView(identity), status_url: statusUrl, polling, ...(warnings.length ? { warnings } : {}) }, 202);
@@ -148,8 +147,7 @@ function registerRepair(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       responses: { 200: jsonResponse(IdentitySchema, 'The repaired identity'), ...errorResponses(400, 404, 409) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { row, accounts } = await identities.repair({ orgId: auth.orgId, log: c.get('logger') }, c.req.valid('param').id, c.req.valid('json').public_key);
+      const { row, accounts } = await identities.repair(callerOf(c), c.req.valid('param').id, c.req.valid('json').public_key);
       return c.json(identityView(row, accounts), 200);
     },
   );
@@ -172,8 +170,7 @@ function registerRetire(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { row, accounts } = await identities.retire({ orgId: auth.orgId, log: c.get('logger') }, c.req.valid('param').id);
+      const { row, accounts } = await identities.retire(callerOf(c), c.req.valid('param').id);
       return c.json(
         {
           retired: true,

@@ -14,7 +14,7 @@ import { SignatureBody } from '../cosign-common.js';
 import { cursorOf, keysetPage } from '../pagination.js';
 import { CursorPaginationSchema, CursorParam, DEFAULT_PAGE_SIZE, PageSizeParam } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { requireAuth } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, IntentIdParam, IntentSchema, intentView, SigningDataSchema } from './transaction-schemas.js';
@@ -56,8 +56,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const { row, signingData, operationId } = await prepareIntent(deps, { orgId: auth.orgId, log: c.get('logger') }, c.req.valid('json'));
+      const { row, signingData, operationId } = await prepareIntent(deps, callerOf(c), c.req.valid('json'));
       c.header('Location', `/v1/transaction/${row.id}`);
       return c.json(
         {
@@ -95,9 +94,8 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       },
     }),
     async (c) => {
-      const auth = requireAuth(c);
       const { intent_id } = c.req.valid('param');
-      const out = await submitSignature(deps, { orgId: auth.orgId, log: c.get('logger') }, intent_id, c.req.valid('json'));
+      const out = await submitSignature(deps, callerOf(c), intent_id, c.req.valid('json'));
       return c.json({ intent_id, status: 'submitted' as const, tx_hash: out.txHash, ledger_tx_id: out.txId }, 200);
     },
   );
