@@ -85,6 +85,13 @@ module.exports = {
       to: { path: '^src/(bin|devnet)/' },
     },
     {
+      name: 'queries-live-in-db',
+      severity: 'error',
+      comment: 'SQL is written in src/db/ only, one query module per aggregate; routes, services and activities call it.',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^node_modules/drizzle-orm/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       from: {},
@@ -93,7 +100,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^src/',
+    includeOnly: ['^src/', '^node_modules/drizzle-orm/'],
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },

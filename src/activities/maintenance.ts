@@ -4,10 +4,10 @@
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { and, asc, eq, lt } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { markIdentityFailed } from '../db/identities.js';
-import { identities, idempotencyKeys, rateLimitCounters } from '../db/schema.js';
+import { purgeExpiredIdempotencyKeys } from '../db/idempotency.js';
+import { listCreatingBefore, markIdentityFailed } from '../db/identities.js';
+import { purgeRateLimitWindowsBefore } from '../db/rate-limits.js';
 import { identityWorkflowId, startIdentityWorkflow } from '../temporal/identities.js';
 
 export interface PurgeResult {
@@ -26,11 +26,10 @@ export function createMaintenanceActivities(db: Db) {
      */
     async purgeExpired(nowIso?: string): Promise<PurgeResult> {
       const now = nowIso ? new Date(nowIso) : new Date();
-      const keys = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).returning({ k: idempotencyKeys.key });
+      const keys = await purgeExpiredIdempotencyKeys(db, now);
       // A window is at most a minute long; anything that started over two minutes ago is closed.
-      const cutoff = new Date(now.getTime() - 120_000);
-      const windows = await db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, cutoff)).returning({ b: rateLimitCounters.bucket });
-      return { idempotencyKeys: keys.length, rateLimitWindows: windows.length };
+      const windows = await purgeRateLimitWindowsBefore(db, new Date(now.getTime() - 120_000));
+      return { idempotencyKeys: keys, rateLimitWindows: windows };
     },
 
     /**
@@ -42,12 +41,7 @@ export function createMaintenanceActivities(db: Db) {
     async resumeStalledIdentities(nowIso?: string): Promise<{ started: number; failed: number }> {
       const { client, info } = Context.current();
       const cutoff = new Date((nowIso ? Date.parse(nowIso) : Date.now()) - STALLED_IDENTITY_MS);
-      const rows = await db
-        .select()
-        .from(identities)
-        .where(and(eq(identities.status, 'creating'), lt(identities.createdAt, cutoff)))
-        .orderBy(asc(identities.createdAt))
-        .limit(500);
+      const rows = await listCreatingBefore(db, cutoff, 500);
       let started = 0;
       let failed = 0;
       for (const row of rows) {

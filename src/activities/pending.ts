@@ -12,11 +12,9 @@
  *      expired); still pending or unknown ones stay.
  * A transient ledger error marks the scan `degraded`: nothing is resolved or deleted on its account.
  */
-import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPendingAction } from '../db/governance.js';
-import type { IdentityRow } from '../db/identities.js';
-import { identities } from '../db/schema.js';
+import { listActiveOrgIdentities, orgsWithActiveIdentities, type IdentityRow } from '../db/identities.js';
 import { delegateBooks, isNotFound, keyPageUrl, normUrl, requiredAuthorities, signingProgress, type LedgerClient, type TxStatus } from '../ledger/index.js';
 import { beat } from './heartbeat.js';
 
@@ -67,15 +65,11 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
   return {
     /** Organizations with at least one active identity. */
     async organizationsToScan(): Promise<string[]> {
-      const rows = await db.selectDistinct({ orgId: identities.orgId }).from(identities).where(eq(identities.status, 'active'));
-      return rows.map((r) => r.orgId).sort();
+      return orgsWithActiveIdentities(db);
     },
 
     async scanOrgPending(orgId: string): Promise<PendingScanResult> {
-      const ids = await db
-        .select()
-        .from(identities)
-        .where(and(eq(identities.orgId, orgId), eq(identities.status, 'active')));
+      const ids = await listActiveOrgIdentities(db, orgId);
       const result: PendingScanResult = { orgId, identities: ids.length, found: 0, created: 0, resolved: 0, degraded: false };
       const degrade = (e: unknown) => {
         result.degraded = true;

@@ -3,7 +3,7 @@
  * runs and completed with the response afterwards; a claim that is never completed (a crashed process) can be
  * taken over once its lease has passed. Rows expire after the retention period (purged by maintenanceWorkflow).
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, lt } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { idempotencyKeys } from './schema.js';
 
@@ -127,3 +127,9 @@ export async function releaseIdempotencyKey(db: Db, orgId: string, key: string, 
     .where(ownClaim(orgId, key, createdAt));
 }
 
+
+/** Delete the records past their retention; returns how many went. */
+export async function purgeExpiredIdempotencyKeys(db: Db, now: Date): Promise<number> {
+  const gone = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).returning({ k: idempotencyKeys.key });
+  return gone.length;
+}

@@ -2,7 +2,7 @@
  * Queries over identities and their chain accounts. Every read the API makes is scoped to an organization;
  * the workflow's activities address rows by identity id only.
  */
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, ne, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, lt, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { olderThan } from './pagination.js';
@@ -363,4 +363,34 @@ export async function recentProvisioningSeconds(db: Db, sample = 50): Promise<{ 
   if (secs.length === 0) return undefined;
   const q = (p: number) => secs[Math.min(secs.length - 1, Math.floor(p * secs.length))]!;
   return { p50: q(0.5), p95: q(0.95) };
+}
+
+/** Rows still `creating` that were written before `createdBefore`, oldest first. */
+export async function listCreatingBefore(db: Db, createdBefore: Date, limit: number): Promise<IdentityRow[]> {
+  return db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.status, 'creating'), lt(identities.createdAt, createdBefore)))
+    .orderBy(asc(identities.createdAt))
+    .limit(limit);
+}
+
+/** The organizations with at least one active identity, sorted. */
+export async function orgsWithActiveIdentities(db: Db): Promise<string[]> {
+  const rows = await db.selectDistinct({ orgId: identities.orgId }).from(identities).where(eq(identities.status, 'active'));
+  return rows.map((r) => r.orgId).sort();
+}
+
+/** An organization's active identities. */
+export async function listActiveOrgIdentities(db: Db, orgId: string): Promise<IdentityRow[]> {
+  return db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.orgId, orgId), eq(identities.status, 'active')));
+}
+
+/** How many identity rows the database holds, in every status and organization. */
+export async function countIdentities(db: Db): Promise<number> {
+  const [{ n }] = await db.select({ n: count() }).from(identities);
+  return n;
 }

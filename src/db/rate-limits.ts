@@ -1,5 +1,5 @@
 /** Fixed-window request counters shared by every API process: one atomic upsert per request. */
-import { sql } from 'drizzle-orm';
+import { lt, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { preparedPerDb } from './prepared.js';
 import { rateLimitCounters } from './schema.js';
@@ -24,4 +24,10 @@ const upsertCount = preparedPerDb((db) =>
 export async function countRequest(db: Db, bucket: string, windowStart: Date): Promise<number> {
   const [row] = await upsertCount(db).execute({ bucket, windowStart });
   return row!.count;
+}
+
+/** Delete the counters of windows that started before `cutoff`; returns how many went. */
+export async function purgeRateLimitWindowsBefore(db: Db, cutoff: Date): Promise<number> {
+  const gone = await db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, cutoff)).returning({ b: rateLimitCounters.bucket });
+  return gone.length;
 }

@@ -4,13 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { count } from 'drizzle-orm';
 import { createApp } from '../api/app.js';
 import { listen, type RunningServer } from '../net/server.js';
 import type { Config } from '../config.js';
 import { bootstrapAdminKey } from '../db/api-keys.js';
 import { openDatabase, type Database } from '../db/client.js';
-import { identities } from '../db/schema.js';
+import { countIdentities } from '../db/identities.js';
 import type { Logger } from '../log.js';
 import { apiLedgerClient } from '../services/deps.js';
 import { connectTemporalClient } from '../temporal/client.js';
@@ -185,7 +184,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     stack.push({ name: 'database', stop: () => database.close() });
     if (freshChains.length > 0) {
       // e.g. Postgres (DATABASE_URL) outlives the data dir: identities there would point at accounts on empty chains
-      const [{ n }] = await database.db.select({ n: count() }).from(identities);
+      const n = await countIdentities(database.db);
       if (n > 0) throw new DevnetStateError(missingChainStateMessage(base.dataDir, `the database holds ${n} identities`, freshChains));
     }
     const bootstrap = await bootstrapAdminKey(database.db, { rateLimitRpm: config.platform.defaultRpm });
