@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// pool 'forks': the Temporal native bridge segfaults under worker threads (research/temporal.md §0.3).
+// pool 'forks': the Temporal SDK's native bridge segfaults under worker threads, so each test file runs in a child process.
 export default defineConfig({
   test: {
     pool: 'forks',

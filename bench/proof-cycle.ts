@@ -1,5 +1,5 @@
 /**
- * Proof cycle latency and gas (issue 8 "done when", issue 11): on a local devnet made here (bench/lib/devnet.ts:
+ * Proof cycle latency and gas: on a local devnet made here (bench/lib/devnet.ts:
  * Temporal dev server, ledger simulator with 20 ms blocks, two anvils with the system contracts deployed with the
  * 7 validators' set, the 7 validators, in-memory PGlite (or a fresh database on DATABASE_URL's server),
  * in-process worker and API).
@@ -25,7 +25,7 @@
  * ledger and chains alone cost on this machine: no orchestration can do better. The three transactions are timed
  * on their own too (gateway p50 / bare p50), and their gas is printed beside the gateway's.
  *
- * Targets (issue 8): p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
+ * Targets: p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
  *   npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]
  *     (processes: the 7 validators each in its own process; worker-process: the worker in its own process, which

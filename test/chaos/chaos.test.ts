@@ -1,5 +1,5 @@
 /**
- * Chaos: proof cycles while things break (issue 11). The worker reaches the ledger through a proxy that fails 30%
+ * Chaos: proof cycles while things break. The worker reaches the ledger through a proxy that fails 30%
  * of calls, each chain's RPC through one that drops connections (before and after forwarding), and the validators
  * through proxies; Postgres is a cluster of this test's own so it can be restarted. Phases, each with intents in
  * flight:

@@ -1,5 +1,5 @@
 /**
- * Spec §1.6 on a real anvil with the compiled contracts: every guarantee is shown as a transaction that is
+ * The contracts' guarantees on a real anvil with the compiled contracts: every guarantee is shown as a transaction that is
  * mined, reverts, and leaves no log and no state change; and the happy path executes exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -37,7 +37,7 @@ beforeAll(async () => {
   proxy = await startFaultProxy(dn.sim.url);
   app = await startIdentityApp(dn, dbKinds().includes('postgres') ? 'postgres' : 'pglite', { env: { LEDGER_URL: proxy.url } });
   worker = await startWorker(app.config, app.db);
-  // inbox.action_pending reaches a real receiver as a signed webhook (issue 10)
+  // inbox.action_pending reaches a real receiver as a signed webhook
   receiver = await startReceiver();
   await ensureWebhookDispatcher(app.deps.temporal, app.config.temporal.taskQueue);
   const ep = await call('POST', '/v1/webhooks/endpoints', { url: receiver.url('/inbox'), event_types: ['inbox.action_pending'], skip_verification: true });

@@ -1,5 +1,5 @@
 /**
- * Co-signing completes a pending intent (issue 8 × issue 9) on the proof-cycle devnet: the identity's page becomes
+ * Co-signing completes a pending intent on the proof-cycle devnet: the identity's page becomes
  * 2-of-3 through governance; an intent signed by its initiator waits on the ledger until a second seat approves
  * through POST /v1/sign (found in /v1/pending), then the proof cycle runs to completed; reject votes defeat
  * another intent, whose workflow ends failed with the ledger's reason.

@@ -108,7 +108,7 @@ export async function pollIdentity(app: Awaited<ReturnType<typeof startIdentityA
   for (;;) {
     const res = await app.call(`/v1/identity/${id}`, { key: app.key.key });
     const body = await res.json();
-    // spec §2.1: chain_accounts stay empty while creating
+    // chain_accounts stay empty while the identity is creating; they are filled on the move to active
     if (body.status === 'creating' && body.chain_accounts?.length) throw new Error(`identity ${id} shows chain accounts while creating: ${JSON.stringify(body)}`);
     if (until(body)) return body;
     if (Date.now() > deadline) throw new Error(`identity ${id} did not reach the expected state: ${JSON.stringify(body)}`);

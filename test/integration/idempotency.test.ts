@@ -1,4 +1,4 @@
-/** Idempotency-Key (spec §4): replay, mismatch, in flight, 5xx not stored, 24 h retention, per-organization
+/** Idempotency-Key: replay, mismatch, in flight, 5xx not stored, 24 h retention, per-organization
  * records, and concurrent duplicates creating exactly one resource — on a real route and on a test-only route. */
 import { randomUUID } from 'node:crypto';
 import { z } from '@hono/zod-openapi';

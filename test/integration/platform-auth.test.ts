@@ -1,4 +1,4 @@
-/** Spec §5 and §7 (auth rows), §2.7/§4.8 admin API keys, cross-org isolation, revoke, rotate and expiry. */
+/** Authentication (the 401/403 answers and their texts), admin API keys, cross-org isolation, revoke, rotate and expiry. */
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

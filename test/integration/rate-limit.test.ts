@@ -1,4 +1,4 @@
-/** Spec §5.5 and §8: per-key limits (default 60/min, per-key rate_limit_rpm), per-IP without a key, headers on
+/** Rate limits: per-key limits (default 60/min, per-key rate_limit_rpm), per-IP without a key, headers on
  * every response, 429 body + Retry-After, and one limit shared exactly by several API processes on one database. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';

@@ -1,7 +1,7 @@
 /**
  * Conformance harness: the same scenarios run against ledger-sim (default) or any v3 node given by
  * ACC_ENDPOINT (e.g. the official Go simulator: ACC_ENDPOINT=http://127.0.1.1:26660/v3).
- * Only this test harness reads the environment (allowed exception, DESIGN.md §5).
+ * Only this test harness reads the environment: an allowed exception to the rule that src/config.ts alone does.
  */
 import { ED25519Key } from 'accumulate.js';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
- * requiredAuthorities (and so awaitingAuthorities / isReady) agrees with the ledger simulator's own rule
- * (research/ledger.md §3): a CreateIdentity's `authorities` must accept too, a lite identity is its own authority and
+ * requiredAuthorities (and so awaitingAuthorities / isReady) agrees with the ledger simulator's own rule, which is
+ * the network's multi-signature rule: a CreateIdentity's `authorities` must accept too, a lite identity is its own authority and
  * a lite token account's is its lite identity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

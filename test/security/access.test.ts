@@ -7,7 +7,7 @@
  *   - revocation: a key revoked through the API gets 403 API_KEY_DEACTIVATED on its very next request, on every
  *     secured operation.
  * Webhook URLs to private addresses: test/integration/webhooks.test.ts ("webhook URLs outside the devnet") and
- * test/security/webhook-urls.test.ts. API key lifecycle texts (401/403 rows of §7): test/integration/platform-auth.test.ts.
+ * test/security/webhook-urls.test.ts. API key lifecycle texts (the 401/403 answers): test/integration/platform-auth.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
