@@ -217,17 +217,19 @@ export function verifySignature(sig: core.Signature, txHash: Uint8Array): Verify
   }
   const md = metadataHash(sig);
   const h = hashToSign(md, txHash);
-  if (!ed25519Verify(key.signature, h, key.publicKey)) {
-    const overHex = ed25519Verify(key.signature, new TextEncoder().encode(toHex(h)), key.publicKey);
-    return {
-      ok: false,
-      code: 'unauthenticated',
-      reason: overHex
-        ? 'invalid signature: it signs the ASCII of the hex string; sign the raw 32 bytes of hash_to_sign'
-        : 'invalid signature: Ed25519 verification failed',
-    };
-  }
-  return { ok: true, metadataHash: md, hashToSign: h };
+  return ed25519Verify(key.signature, h, key.publicKey) ? { ok: true, metadataHash: md, hashToSign: h } : refusal(key.signature, h, key.publicKey);
+}
+
+/** Why a signature over `hash` fails: naming the common mistake of signing the hex text instead of the bytes. */
+function refusal(signature: Uint8Array, hash: Uint8Array, publicKey: Uint8Array): VerifyResult {
+  const overHex = ed25519Verify(signature, new TextEncoder().encode(toHex(hash)), publicKey);
+  return {
+    ok: false,
+    code: 'unauthenticated',
+    reason: overHex
+      ? 'invalid signature: it signs the ASCII of the hex string; sign the raw 32 bytes of hash_to_sign'
+      : 'invalid signature: Ed25519 verification failed',
+  };
 }
 
 /** Verify a raw external signature over hash_to_sign (what the gateway does before submitting). */
@@ -239,15 +241,7 @@ export function verifyExternalSignature(args: {
   const h = bytesArg(args.hashToSign, 'hashToSign', 32);
   const s = bytesArg(args.signature, 'signature', 64);
   const pk = bytesArg(args.publicKey, 'publicKey', 32);
-  if (ed25519Verify(s, h, pk)) return { ok: true, metadataHash: new Uint8Array(), hashToSign: h };
-  const overHex = ed25519Verify(s, new TextEncoder().encode(toHex(h)), pk);
-  return {
-    ok: false,
-    code: 'unauthenticated',
-    reason: overHex
-      ? 'invalid signature: it signs the ASCII of the hex string; sign the raw 32 bytes of hash_to_sign'
-      : 'invalid signature: Ed25519 verification failed',
-  };
+  return ed25519Verify(s, h, pk) ? { ok: true, metadataHash: new Uint8Array(), hashToSign: h } : refusal(s, h, pk);
 }
 
 /** Ed25519 key from a 32-byte seed (or 64-byte secret key). */

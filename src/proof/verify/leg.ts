@@ -6,7 +6,7 @@
  */
 import { decodeFunctionData, getAddress, type Address, type Hex } from 'viem';
 import { abstractAccountAbi } from '../../chain/abi/index.js';
-import { proofForLeg } from '../../chain/account.js';
+import { proofForLeg, type AnchorProofArg } from '../../chain/account.js';
 import { expectedEventEmitted, findExecutedEvent } from '../../chain/effects/events.js';
 import { verifyStorageProof } from '../../chain/effects/evm-proofs.js';
 import { canonicalJson, eventsHash } from '../../chain/formulas.js';
@@ -53,21 +53,7 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     ensure(BigInt(tx.chainId ?? -1) === chainId, `execution is for chain id ${tx.chainId}`);
     const d = decodeFunctionData({ abi: abstractAccountAbi, data: tx.data ?? '0x' });
     ensure(d.functionName === 'executeGovernanceProofDirect', `execution calls ${d.functionName}, not executeGovernanceProofDirect`);
-    const [target, value, data, proof] = d.args as unknown as [
-      Address,
-      bigint,
-      Hex,
-      {
-        commitmentRoot: Hex;
-        operationId: Hex;
-        ledgerTxHash: Hex;
-        leafCount: bigint;
-        leafIndex: bigint;
-        deadline: bigint;
-        gasLimit: bigint;
-        merkleProof: readonly Hex[];
-      },
-    ];
+    const [target, value, data, proof] = d.args as unknown as [Address, bigint, Hex, AnchorProofArg];
     ensure(getAddress(target) === getAddress(leg.target), `target ${target} is not the committed ${leg.target}`);
     ensure(value === leg.value, `value ${value} is not the committed ${leg.value}`);
     ensure(lc(data) === lc(leg.data), `calldata ${data.slice(0, 74)}… is not the committed calldata of leg ${leg.legId}`);
