@@ -16,23 +16,11 @@ export const governanceWorkflowId = (opId: string) => `governance-${opId}`;
 
 /** Start `governance-<id>` for a prepared operation row; `compensate` undoes the row when the workflow did not start. */
 export async function startGovernanceWorkflow(client: Client, taskQueue: string, input: GovernanceWorkflowInput, compensate: Compensation): Promise<void> {
-  const workflowId = governanceWorkflowId(input.opId);
-  await startOrCompensate(
-    client,
-    workflowId,
-    () =>
-      client.workflow.start(governanceWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: OrgIdKey, value: input.orgId },
-          { key: StageKey, value: 'signing_required' },
-        ],
-      }),
-    compensate,
-  );
+  const searchAttributes = [
+    { key: OrgIdKey, value: input.orgId },
+    { key: StageKey, value: 'signing_required' },
+  ];
+  await startOrCompensate(client, governanceWorkflow, { workflowId: governanceWorkflowId(input.opId), taskQueue, input, searchAttributes }, compensate);
 }
 
 /** The initiator's signature, an Update: submitted to the ledger by the workflow, which answers with the progress. */

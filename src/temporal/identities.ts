@@ -7,12 +7,12 @@ import type { Client } from '@temporalio/client';
 import type { IdentityRow } from '../db/identities.js';
 import { identityWorkflow, type IdentityWorkflowInput } from '../workflows/identity.js';
 import { IdentityIdKey, OrgIdKey, StageKey } from '../workflows/search-attributes.js';
-import { startOrCompensate, type Compensation } from './start.js';
+import { startOrCompensate, startResourceWorkflow, type Compensation, type ResourceStart } from './start.js';
 
 export const identityWorkflowId = (identityId: string) => `identity-${identityId}`;
 
 /** Start `identity-<id>` from the row (throws when the start fails, whatever the reason). */
-export async function startIdentityWorkflow(client: Client, taskQueue: string, row: IdentityRow): Promise<void> {
+function identityStart(taskQueue: string, row: IdentityRow): ResourceStart<IdentityWorkflowInput> {
   const input: IdentityWorkflowInput = {
     identityId: row.id,
     orgId: row.orgId,
@@ -24,20 +24,20 @@ export async function startIdentityWorkflow(client: Client, taskQueue: string, r
     chains: row.requestedChains,
     credits: row.requestedCredits.toString(),
   };
-  await client.workflow.start(identityWorkflow, {
-    workflowId: identityWorkflowId(row.id),
-    taskQueue,
-    args: [input],
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    typedSearchAttributes: [
-      { key: OrgIdKey, value: row.orgId },
-      { key: IdentityIdKey, value: row.id },
-      { key: StageKey, value: 'queued' },
-    ],
-  });
+  const searchAttributes = [
+    { key: OrgIdKey, value: row.orgId },
+    { key: IdentityIdKey, value: row.id },
+    { key: StageKey, value: 'queued' },
+  ];
+  return { workflowId: identityWorkflowId(row.id), taskQueue, input, searchAttributes };
+}
+
+/** Start `identity-<id>` from the row (throws when the start fails, whatever the reason). */
+export async function startIdentityWorkflow(client: Client, taskQueue: string, row: IdentityRow): Promise<void> {
+  await startResourceWorkflow(client, identityWorkflow, identityStart(taskQueue, row));
 }
 
 /** Start `identity-<id>` for a row just written; `compensate` undoes the row when the workflow did not start. */
 export async function startIdentityWorkflowOrCompensate(client: Client, taskQueue: string, row: IdentityRow, compensate: Compensation): Promise<void> {
-  await startOrCompensate(client, identityWorkflowId(row.id), () => startIdentityWorkflow(client, taskQueue, row), compensate);
+  await startOrCompensate(client, identityWorkflow, identityStart(taskQueue, row), compensate);
 }

@@ -10,25 +10,13 @@ export const intentWorkflowId = (intentId: string) => `intent-${intentId}`;
 
 /** Start `intent-<id>` for a prepared intent row; `compensate` undoes the row when the workflow did not start. */
 export async function startIntentWorkflow(client: Client, taskQueue: string, input: IntentWorkflowInput, compensate: Compensation): Promise<void> {
-  const workflowId = intentWorkflowId(input.intentId);
-  await startOrCompensate(
-    client,
-    workflowId,
-    () =>
-      client.workflow.start(intentWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: OrgIdKey, value: input.orgId },
-          { key: IdentityIdKey, value: input.identityId },
-          { key: IntentIdKey, value: input.intentId },
-          { key: StageKey, value: 'signing_required' },
-        ],
-      }),
-    compensate,
-  );
+  const searchAttributes = [
+    { key: OrgIdKey, value: input.orgId },
+    { key: IdentityIdKey, value: input.identityId },
+    { key: IntentIdKey, value: input.intentId },
+    { key: StageKey, value: 'signing_required' },
+  ];
+  await startOrCompensate(client, intentWorkflow, { workflowId: intentWorkflowId(input.intentId), taskQueue, input, searchAttributes }, compensate);
 }
 
 /** The signature Update: verified by the workflow, then submitted to the ledger. */

@@ -5,6 +5,7 @@
  * whether the workflow exists before compensating.
  */
 import type { Client } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 
 /** Undoes what was written for a workflow that did not start; it throws the error the caller should see. */
 export type Compensation = (err: unknown) => Promise<never>;
@@ -18,15 +19,39 @@ export async function workflowExists(client: Client, workflowId: string): Promis
     .catch(() => false);
 }
 
+/** What a resource's workflow is started with: its id (carrying the resource id), its one input, its search attributes. */
+export interface ResourceStart<I> {
+  workflowId: string;
+  taskQueue: string;
+  input: I;
+  searchAttributes: SearchAttributePair[];
+}
+
+/** Start a resource's workflow once: an id that was ever used is refused, so a retried start never runs it twice. */
+export async function startResourceWorkflow<I>(client: Client, workflow: (input: I) => Promise<unknown>, s: ResourceStart<I>): Promise<void> {
+  await client.workflow.start(workflow, {
+    workflowId: s.workflowId,
+    taskQueue: s.taskQueue,
+    args: [s.input],
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: s.searchAttributes,
+  });
+}
+
 /**
- * Run `start`; when it throws, the workflow counts as started if Temporal knows `workflowId` (the answer was lost),
- * and `compensate` runs (and throws) otherwise.
+ * Start a resource's workflow; when the start throws, the workflow counts as started if Temporal knows its id (the
+ * answer was lost), and `compensate` runs (and throws) otherwise.
  */
-export async function startOrCompensate(client: Client, workflowId: string, start: () => Promise<unknown>, compensate: Compensation): Promise<void> {
+export async function startOrCompensate<I>(
+  client: Client,
+  workflow: (input: I) => Promise<unknown>,
+  s: ResourceStart<I>,
+  compensate: Compensation,
+): Promise<void> {
   try {
-    await start();
+    await startResourceWorkflow(client, workflow, s);
   } catch (err) {
-    if (await workflowExists(client, workflowId)) return;
+    if (await workflowExists(client, s.workflowId)) return;
     await compensate(err);
     throw err;
   }
