@@ -5,7 +5,6 @@
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from './deps.js';
 import { ApiError } from '../services/errors.js';
 

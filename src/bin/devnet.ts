@@ -4,7 +4,7 @@ import { formatSummary, startDevnet } from '../devnet/index.js';
 import { createLogger } from '../log.js';
 
 async function main() {
-  let config;
+  let config: ReturnType<typeof loadDevnetConfig>;
   try {
     config = loadDevnetConfig();
   } catch (err) {
@@ -17,7 +17,7 @@ async function main() {
   const logger = createLogger(config.logLevel, { process: 'devnet' });
   const started = Date.now();
   const devnet = await startDevnet(config, logger);
-  process.stdout.write(formatSummary(devnet.summary) + `  (started in ${((Date.now() - started) / 1000).toFixed(1)} s)\n\n`);
+  process.stdout.write(`${formatSummary(devnet.summary)}  (started in ${((Date.now() - started) / 1000).toFixed(1)} s)\n\n`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

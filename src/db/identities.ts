@@ -108,7 +108,9 @@ export const RESERVE_RETIRED_MS = 2 * 60 * 60 * 1000;
 
 /** The constraint a Postgres unique violation (23505) names, as thrown by the driver or wrapped by drizzle. */
 function uniqueViolation(e: unknown): string | undefined {
-  for (let x: any = e; x; x = x.cause) if (x.code === '23505') return String(x.constraint ?? '');
+  for (let x = e as { code?: string; constraint?: string; cause?: unknown } | undefined; x; x = x.cause as typeof x) {
+    if (x.code === '23505') return String(x.constraint ?? '');
+  }
   return undefined;
 }
 

@@ -12,7 +12,7 @@ const HEX64 = /^[0-9a-fA-F]{64}$/;
 /** null when `hex` is a usable Ed25519 public key, else the reason. */
 export function ed25519PublicKeyProblem(hex: string): string | null {
   if (!HEX64.test(hex)) return 'must be 64 hex characters (the raw 32-byte Ed25519 public key)';
-  let point;
+  let point: ReturnType<typeof ed25519.Point.fromHex>;
   try {
     point = ed25519.Point.fromHex(hex.toLowerCase());
   } catch {
