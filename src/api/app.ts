@@ -21,7 +21,7 @@ import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 
-/** Largest request body accepted (spec §8 leaves it open); larger bodies get 413 PAYLOAD_TOO_LARGE. */
+/** Largest request body accepted; larger bodies get 413 PAYLOAD_TOO_LARGE. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**

@@ -31,7 +31,7 @@
  *       = keccak256(abi.encode(bytes32 "pgw:bls:rotate:v1", uint256 chainId, address anchor, bytes32 currentRoot,
  *                              bytes32 newRoot, uint256 epoch))
  *   operationId(blobs) = sha256( for each blob: u32be(byteLength(canonicalJson(blob))) || canonicalJson(blob) )
- *   resultMessage({...}) (post-execution attestation, provisional until issue 8 settles the record)
+ *   resultMessage({...}) (post-execution attestation of an execution's result)
  *       = keccak256(abi.encode(bytes32 "pgw:bls:result:v1", uint256 chainId, address anchor, bytes32 anchorId,
  *                              uint256 leafIndex, bytes32 resultHash, bytes32 validatorSetRoot))
  *
@@ -358,7 +358,7 @@ export function planBatchAnchor(p: {
 }
 
 // =====================================================================================================
-// Post-execution result (issue 5, validators). Additive section owned by src/validator; pinned by
+// Post-execution result, as the validators attest it; pinned by
 // test/validator/formulas-result.test.ts.
 //
 //   eventsHash(logs) = keccak256(abi.encode(bytes32 "pgw:events:v1", (address,bytes32[],bytes)[] logs))

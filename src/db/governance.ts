@@ -1,5 +1,5 @@
 /**
- * Governance operations, pending actions and sign requests (issue 9). Every read a route makes is scoped to the
+ * Governance operations, pending actions and sign requests. Every read a route makes is scoped to the
  * caller's organization; state changes that clients subscribe to write their event in the same transaction.
  */
 import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';

@@ -1,5 +1,5 @@
 /**
- * Intents (spec §2.2) and their per-chain proof cycles. Every status change that an integrator hears about is
+ * Intents and their per-chain proof cycles. Every status change that an integrator hears about is
  * written with its event (src/db/events.ts) in the same transaction.
  */
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';

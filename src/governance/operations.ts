@@ -1,5 +1,5 @@
 /**
- * Governance operations (spec §2.5): the API's operation objects → one ledger transaction body, and the
+ * Governance operations: the API's operation objects → one ledger transaction body, and the
  * quorum-reachability guard that refuses an operation leaving a page (or an account) unable to authorize again.
  * Pure: the caller reads the live key page / account and passes it in.
  */

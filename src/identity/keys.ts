@@ -1,5 +1,5 @@
 /**
- * Identity naming and key-material rules (spec §2.1), shared by the API, the activities and the tests:
+ * Identity naming and key-material rules, shared by the API, the activities and the tests:
  *   public_key      Ed25519 raw 32-byte public key, 64 hex, a valid curve point of full order
  *   public_key_hash SHA-256 over the raw 32 key bytes (not the hex text, not SPKI DER), 64 hex
  *   name            the ADI label: acc://<name>.<suffix>

@@ -1,6 +1,6 @@
 /**
  * The simulated Accumulate ledger: accounts, key books/pages, signatures, votes, credits, data, chains.
- * Rules follow shared/research/ledger.md §3–§5 (Go executor v2). Every hash comes from accumulate.js.
+ * Rules follow the Go executor v2 of Accumulate (docs/ledger.md says which). Every hash comes from accumulate.js.
  *
  * Lifecycle: submit() checks the envelope against current state (like CheckTx) and queues it;
  * step() (the block clock) delivers queued messages, then synthetic messages produced by the previous
