@@ -43,7 +43,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const logger = createLogger('error');
 
 function spawnProcess(script: string, env: Record<string, string>, ready: string, flags: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d: Buffer) => {
@@ -64,7 +68,10 @@ function spawnProcess(script: string, env: Record<string, string>, ready: string
 }
 
 /** Peak and last RSS (MB) of a process, sampled from /proc while `during` runs. */
-async function sampleRss<T>(pids: Record<string, number>, during: () => Promise<T>): Promise<{ result: T; rss: Record<string, { peak_mb: number; end_mb: number }> }> {
+async function sampleRss<T>(
+  pids: Record<string, number>,
+  during: () => Promise<T>,
+): Promise<{ result: T; rss: Record<string, { peak_mb: number; end_mb: number }> }> {
   const peak: Record<string, number> = {};
   const last: Record<string, number> = {};
   const read = () => {
@@ -96,7 +103,14 @@ interface CannonResult {
 
 async function cannon(name: string, opts: Parameters<typeof autocannon>[0]) {
   const r = (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult;
-  return { name, rps: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, requests: r.requests.total, failed: r.non2xx + r.errors + r.timeouts };
+  return {
+    name,
+    rps: Math.round(r.requests.average),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    requests: r.requests.total,
+    failed: r.non2xx + r.errors + r.timeouts,
+  };
 }
 
 async function main() {
@@ -170,7 +184,12 @@ async function main() {
       await fetch(`${gw}/v1/identity`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: `bench-${randomBytes(6).toString('hex')}`, public_key: Buffer.from(ed25519.getPublicKey(secret)).toString('hex'), chains: ['ethereum-sepolia'], credits: 1000 }),
+        body: JSON.stringify({
+          name: `bench-${randomBytes(6).toString('hex')}`,
+          public_key: Buffer.from(ed25519.getPublicKey(secret)).toString('hex'),
+          chains: ['ethereum-sepolia'],
+          credits: 1000,
+        }),
       })
     ).json()) as { identity: { id: string } };
     let identity: { status: string; adi_url: string; chain_accounts: { address: string }[] };
@@ -193,7 +212,12 @@ async function main() {
             fromAddress: account,
             toAddress: '0x000000000000000000000000000000000000bEEF',
             amount: '0',
-            contractCall: { target: '0x000000000000000000000000000000000000bEEF', value: '0', functionSignature: 'record(bytes32)', args: [`0x${'ab'.repeat(32)}`] },
+            contractCall: {
+              target: '0x000000000000000000000000000000000000bEEF',
+              value: '0',
+              functionSignature: 'record(bytes32)',
+              args: [`0x${'ab'.repeat(32)}`],
+            },
           },
         ],
       },

@@ -106,7 +106,11 @@ async function main() {
 
     // ---- proof gas by signer count (4 of 7 cannot prove: threshold)
     const bySigners: Record<string, number> = {};
-    for (const signers of [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6]]) {
+    for (const signers of [
+      [0, 1, 2, 3, 4],
+      [0, 1, 2, 3, 4, 5],
+      [0, 1, 2, 3, 4, 5, 6],
+    ]) {
       const plan = planAnchor({
         chainId: BigInt(CHAIN_ID),
         anchor: sys.proofAnchor,
@@ -131,8 +135,18 @@ async function main() {
     const long = blsLongEncodings(SIGNERS.length, msg);
     const est = (fn: 'verifyMinSig' | 'verifyMinPk' | 'hashToG1' | 'hashToG2', args: readonly Hex[]) =>
       w.public.estimateGas({ to: harness, data: encodeFunctionData({ abi: blsHarnessAbi, functionName: fn, args: args as never }) });
-    const okSig = await w.public.readContract({ address: harness, abi: blsHarnessAbi, functionName: 'verifyMinSig', args: [minSigPk, minSigSig, msg, stringToHex(BLS_SIG_DST)] });
-    const okPk = await w.public.readContract({ address: harness, abi: blsHarnessAbi, functionName: 'verifyMinPk', args: [long.publicKey, long.signature, msg, stringToHex(long.dst)] });
+    const okSig = await w.public.readContract({
+      address: harness,
+      abi: blsHarnessAbi,
+      functionName: 'verifyMinSig',
+      args: [minSigPk, minSigSig, msg, stringToHex(BLS_SIG_DST)],
+    });
+    const okPk = await w.public.readContract({
+      address: harness,
+      abi: blsHarnessAbi,
+      functionName: 'verifyMinPk',
+      args: [long.publicKey, long.signature, msg, stringToHex(long.dst)],
+    });
     if (!okSig || !okPk) throw new Error('harness verification failed');
     const variant = {
       minSig_verify_call: Number(await est('verifyMinSig', [minSigPk, minSigSig, msg, stringToHex(BLS_SIG_DST)])),

@@ -31,7 +31,11 @@ async function measure(call: () => Promise<unknown>): Promise<{ cpu_us: number; 
   let next = 0;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: 8 }, async () => { while (next++ < N) await call(); }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next++ < N) await call();
+    }),
+  );
   const c = process.cpuUsage(c0);
   return { cpu_us: Math.round((c.user + c.system) / N), wall_us: Math.round(((performance.now() - t0) * 1000) / N) };
 }

@@ -33,12 +33,22 @@ async function main() {
       const res = await app.request('/v1/identity', {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: `bench-${randomBytes(8).toString('hex')}`, public_key: publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 100 }),
+        body: JSON.stringify({
+          name: `bench-${randomBytes(8).toString('hex')}`,
+          public_key: publicKey,
+          chains: ['ethereum-sepolia', 'polygon-amoy'],
+          credits: 100,
+        }),
       });
       if (res.status !== 202) throw new Error(`POST ${res.status}: ${await res.text()}`);
       const id = ((await res.json()) as { identity: { id: string } }).identity.id;
       for (;;) {
-        const g = (await (await app.request(`/v1/identity/${id}`, { headers })).json()) as { status: string; error_message?: string; created_at: string; provisioned_at: string | null };
+        const g = (await (await app.request(`/v1/identity/${id}`, { headers })).json()) as {
+          status: string;
+          error_message?: string;
+          created_at: string;
+          provisioned_at: string | null;
+        };
         if (g.status === 'active') {
           const ms = performance.now() - t0;
           return { ms, serverMs: new Date(g.provisioned_at!).getTime() - new Date(g.created_at).getTime() };
@@ -62,7 +72,13 @@ async function main() {
     const wall = performance.now() - t0;
     const concurrent = conc.map((r) => r.serverMs);
 
-    const row = (name: string, xs: number[]) => ({ run: name, n: xs.length, p50_ms: Math.round(pct(xs, 0.5)), p95_ms: Math.round(pct(xs, 0.95)), max_ms: Math.round(Math.max(...xs)) });
+    const row = (name: string, xs: number[]) => ({
+      run: name,
+      n: xs.length,
+      p50_ms: Math.round(pct(xs, 0.5)),
+      p95_ms: Math.round(pct(xs, 0.95)),
+      max_ms: Math.round(Math.max(...xs)),
+    });
     const rows = [
       row('sequential (client: POST → GET active)', sequential),
       row('sequential (server: created_at → provisioned_at)', seqServer),
@@ -71,7 +87,17 @@ async function main() {
     console.log(`\nIdentity provisioning, ${COUNT} identities, 2 chains + 100 credits each, ledger block ${BLOCK_MS} ms\n`);
     console.table(rows);
     console.log(`concurrent wall time: ${Math.round(wall)} ms (${(COUNT / (wall / 1000)).toFixed(1)} identities/s)`);
-    console.log(JSON.stringify({ bench: 'identity', count: COUNT, block_interval_ms: BLOCK_MS, results: rows, concurrent_wall_ms: Math.round(wall), target_p50_ms: 2000, pass: rows[0]!.p50_ms <= 2000 }));
+    console.log(
+      JSON.stringify({
+        bench: 'identity',
+        count: COUNT,
+        block_interval_ms: BLOCK_MS,
+        results: rows,
+        concurrent_wall_ms: Math.round(wall),
+        target_p50_ms: 2000,
+        pass: rows[0]!.p50_ms <= 2000,
+      }),
+    );
   } finally {
     await dn.stop();
   }

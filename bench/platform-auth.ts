@@ -15,7 +15,7 @@ import { createLogger } from '../src/log.js';
 
 async function main() {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
-  const config = loadConfig({ API_PORT: '0', LOG_LEVEL: 'error', RATE_LIMIT_IP_RPM: '1000000' }) // never throttles the run;
+  const config = loadConfig({ API_PORT: '0', LOG_LEVEL: 'error', RATE_LIMIT_IP_RPM: '1000000' }); // never throttles the run;
   const database = await openDatabase(databaseUrl ? { databaseUrl } : { pgliteDir: 'memory' });
   // the route measured never calls Temporal: a lazy connection that is never used
   const temporal = new Client({ connection: Connection.lazy({ address: config.temporal.address }) });

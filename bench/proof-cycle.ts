@@ -75,7 +75,8 @@ const USAGE = 'npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-proce
 const ARGS = benchArgs(USAGE, { positional: [{ name: 'count', default: 20, min: 1, max: 1000 }], flags: ['processes', 'worker-process'] });
 const COUNT = ARGS.values.count!;
 const FLAGS = ARGS.flags;
-if (FLAGS.has('worker-process') && !process.env.DATABASE_URL) usageError(USAGE, 'worker-process needs a database the worker can share: set DATABASE_URL=postgres://…');
+if (FLAGS.has('worker-process') && !process.env.DATABASE_URL)
+  usageError(USAGE, 'worker-process needs a database the worker can share: set DATABASE_URL=postgres://…');
 /** `processes`: each validator in its own process (as deployed) instead of all 7 in the bench's process */
 const VALIDATORS = FLAGS.has('processes') ? 'processes' : 'in-process';
 /** `worker-process`: the worker as its own process (as deployed) instead of in the bench's process; needs DATABASE_URL */
@@ -114,11 +115,14 @@ async function main() {
     };
 
     await cycle(one, 25); // warm-up: workflow cache, connections, viem clients, validator hash memo
-    const seqCpu = await cpuDuring(async () => {
-      const out: Cycle[] = [];
-      for (let i = 0; i < COUNT; i++) out.push(await cycle(one, 25));
-      return out;
-    }, { database: dn.databaseName });
+    const seqCpu = await cpuDuring(
+      async () => {
+        const out: Cycle[] = [];
+        for (let i = 0; i < COUNT; i++) out.push(await cycle(one, 25));
+        return out;
+      },
+      { database: dn.databaseName },
+    );
     const sequential = seqCpu.result;
 
     // COUNT independent clients (a key's ledger timestamps must increase, so one identity each)
@@ -132,11 +136,12 @@ async function main() {
     const pending = clients.map((c, i) => cycle(c, 100, ready, targets[i]));
     await new Promise((r) => setTimeout(r, 2000)); // let every prepare finish
     const tc = performance.now();
-    const concCpu = await cpuDuring(() =>
-      profiled(PROFILE_DIR, 'proof-cycle-concurrent', async () => {
-        go();
-        return Promise.all(pending);
-      }),
+    const concCpu = await cpuDuring(
+      () =>
+        profiled(PROFILE_DIR, 'proof-cycle-concurrent', async () => {
+          go();
+          return Promise.all(pending);
+        }),
       { database: dn.databaseName },
     );
     const concurrent = concCpu.result;
@@ -167,12 +172,30 @@ async function main() {
       concurrent: await timeline(dn, slowest(concurrent)),
     };
 
-    const row = (run: string, xs: number[]) => ({ run, n: xs.length, p50_ms: Math.round(pct(xs, 0.5)), p95_ms: Math.round(pct(xs, 0.95)), max_ms: Math.round(Math.max(...xs)) });
+    const row = (run: string, xs: number[]) => ({
+      run,
+      n: xs.length,
+      p50_ms: Math.round(pct(xs, 0.5)),
+      p95_ms: Math.round(pct(xs, 0.95)),
+      max_ms: Math.round(Math.max(...xs)),
+    });
     const rows = [
-      row('gateway sequential (client: POST signature → GET completed)', sequential.map((c) => c.clientMs)),
-      row('gateway sequential (server: submitted_at → completed_at)', sequential.map((c) => c.serverMs)),
-      row(`gateway ${COUNT} concurrent (client)`, concurrent.map((c) => c.clientMs)),
-      row(`gateway ${COUNT} concurrent (server)`, concurrent.map((c) => c.serverMs)),
+      row(
+        'gateway sequential (client: POST signature → GET completed)',
+        sequential.map((c) => c.clientMs),
+      ),
+      row(
+        'gateway sequential (server: submitted_at → completed_at)',
+        sequential.map((c) => c.serverMs),
+      ),
+      row(
+        `gateway ${COUNT} concurrent (client)`,
+        concurrent.map((c) => c.clientMs),
+      ),
+      row(
+        `gateway ${COUNT} concurrent (server)`,
+        concurrent.map((c) => c.serverMs),
+      ),
       row('bare viem: createAnchor + executeComprehensiveProof + executeGovernanceProofDirect', bare.sequential.txMs),
       row('bare protocol cycle sequential (no Temporal, database or API: ledger submission → proof_result)', bare.sequential.ms),
       row(`bare protocol cycle ${COUNT} concurrent`, bare.concurrent.ms),
@@ -186,30 +209,50 @@ async function main() {
       concurrency: concurrencyRatio <= TARGET.concurrency,
     };
 
-    console.log(`\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), worker ${WORKER}, ledger block 20 ms\n`);
+    console.log(
+      `\nProof cycle, ${COUNT} single-leg record(bytes32) calls on ${CHAIN.name}, 7 validators (quorum 5, ${VALIDATORS}), worker ${WORKER}, ledger block 20 ms\n`,
+    );
     console.table(rows);
     console.log('Gas per proof-gated call (median of the sequential cycles; bare run in brackets):');
-    console.table(Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.sequential.gas[call as keyof typeof bare.sequential.gas] })));
+    console.table(
+      Object.entries(gas.gateway).map(([call, g]) => ({ call, gateway_gas: g, bare_gas: bare.sequential.gas[call as keyof typeof bare.sequential.gas] })),
+    );
     console.log('Where the time goes (sequential; median ms per stage, from intents.submitted_at and intent_chains.step_times):');
     console.table(stages);
     console.log(`Where the time goes (${COUNT} concurrent):`);
     console.table(stagesConcurrent);
     for (const [run, t] of Object.entries(timelines)) {
-      console.log(`Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks (local activities included); done_ms after the signature`);
+      console.log(
+        `Slowest ${run} cycle (${t.workflowId}), from its workflow histories: workflow tasks ${t.workflowTaskMs} ms in ${t.workflowTasks} tasks (local activities included); done_ms after the signature`,
+      );
       console.table(t.activities);
     }
-    console.log(`CPU per cycle of the devnet (${cores} cores): sequential ${cpu.sequential.devnet_cpu_ms} ms, concurrent ${cpu.concurrent.devnet_cpu_ms} ms; the rest of the machine meanwhile: ${cpu.sequential.other_processes_cpu_ms} and ${cpu.concurrent.other_processes_cpu_ms} ms per cycle; by process (ms per cycle, concurrent run):`);
-    console.table(Object.entries(cpu.concurrent.by_process).map(([process, ms]) => ({ process, cpu_ms_per_cycle: ms, sequential_cpu_ms_per_cycle: cpu.sequential.by_process[process] ?? 0 })));
-    console.log(`CPU floor of the concurrent median: ${COUNT} × ${cpu.concurrent.devnet_cpu_ms} ms / ${cores} cores / 2 = ${floorMedianMs} ms (${(floorMedianMs / seqP50).toFixed(2)} × the sequential p50)`);
+    console.log(
+      `CPU per cycle of the devnet (${cores} cores): sequential ${cpu.sequential.devnet_cpu_ms} ms, concurrent ${cpu.concurrent.devnet_cpu_ms} ms; the rest of the machine meanwhile: ${cpu.sequential.other_processes_cpu_ms} and ${cpu.concurrent.other_processes_cpu_ms} ms per cycle; by process (ms per cycle, concurrent run):`,
+    );
+    console.table(
+      Object.entries(cpu.concurrent.by_process).map(([process, ms]) => ({
+        process,
+        cpu_ms_per_cycle: ms,
+        sequential_cpu_ms_per_cycle: cpu.sequential.by_process[process] ?? 0,
+      })),
+    );
+    console.log(
+      `CPU floor of the concurrent median: ${COUNT} × ${cpu.concurrent.devnet_cpu_ms} ms / ${cores} cores / 2 = ${floorMedianMs} ms (${(floorMedianMs / seqP50).toFixed(2)} × the sequential p50)`,
+    );
     console.log(`concurrent wall time: ${Math.round(concurrentWall)} ms (${(COUNT / (concurrentWall / 1000)).toFixed(2)} cycles/s)`);
     console.log(`bare protocol cycle CPU per cycle (${COUNT} concurrent): ${bare.cpu.devnet_cpu_ms} ms; by process: ${JSON.stringify(bare.cpu.by_process)}`);
-    console.log(`concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`);
+    console.log(
+      `concurrency ratio (p50 concurrent / p50 sequential): ${concurrencyRatio.toFixed(2)}  target ≤ ${TARGET.concurrency}: ${checks.concurrency ? 'holds' : 'MISSED'}`,
+    );
     console.log(
       `bare protocol cycle concurrency ratio: ${bareRatio.toFixed(2)} (the validators, ledger and chains alone on this machine; ` +
         `${bareRatio > TARGET.concurrency ? `above ${TARGET.concurrency}: no orchestration can meet the target here` : `within ${TARGET.concurrency}: the gap is the gateway's`})`,
     );
     console.log(`gateway p50 / bare p50: ${overBareTxs.toFixed(2)} (three transactions), ${(seqP50 / rows[5]!.p50_ms).toFixed(2)} (protocol cycle)`);
-    console.log(`p50 ${seqP50} ms, target ≤ ${TARGET.p50}: ${checks.p50 ? 'holds' : 'MISSED'}; p95 ${rows[0]!.p95_ms} ms, target ≤ ${TARGET.p95}: ${checks.p95 ? 'holds' : 'MISSED'}`);
+    console.log(
+      `p50 ${seqP50} ms, target ≤ ${TARGET.p50}: ${checks.p50 ? 'holds' : 'MISSED'}; p95 ${rows[0]!.p95_ms} ms, target ≤ ${TARGET.p95}: ${checks.p95 ? 'holds' : 'MISSED'}`,
+    );
     console.log(
       JSON.stringify({
         bench: 'proof-cycle',
@@ -282,9 +325,21 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
   const rows = await dn.database.db
     .select({ intentId: intentChains.intentId, stepTimes: intentChains.stepTimes })
     .from(intentChains)
-    .where(inArray(intentChains.intentId, cycles.map((c) => c.intent.intent_id)));
+    .where(
+      inArray(
+        intentChains.intentId,
+        cycles.map((c) => c.intent.intent_id),
+      ),
+    );
   const byId = new Map(rows.map((r) => [r.intentId, r.stepTimes]));
-  const names = ['submitted → attested', 'attested → anchored (createAnchor + executeComprehensiveProof)', 'anchored → executed (executeGovernanceProofDirect)', 'executed → observed (finality + observe quorum)', 'observed → recorded (proof_result on the ledger)', 'recorded → completed (intent finalised)'];
+  const names = [
+    'submitted → attested',
+    'attested → anchored (createAnchor + executeComprehensiveProof)',
+    'anchored → executed (executeGovernanceProofDirect)',
+    'executed → observed (finality + observe quorum)',
+    'observed → recorded (proof_result on the ledger)',
+    'recorded → completed (intent finalised)',
+  ];
   const deltas: number[][] = names.map(() => []);
   for (const c of cycles) {
     const st = byId.get(c.intent.intent_id) ?? {};
@@ -305,7 +360,16 @@ async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
  */
 async function timeline(dn: BenchDevnet, c: Cycle) {
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
-  const activities: { workflow: string; activity: string; local: boolean; attempts: number; queued_ms?: number; ran_ms?: number; done_ms: number; last_failure?: string }[] = [];
+  const activities: {
+    workflow: string;
+    activity: string;
+    local: boolean;
+    attempts: number;
+    queued_ms?: number;
+    ran_ms?: number;
+    done_ms: number;
+    last_failure?: string;
+  }[] = [];
   let signedAt: number | undefined;
   const since = (at: number) => Math.round(at - (signedAt ?? at));
   let workflowTaskMs = 0;
@@ -328,16 +392,34 @@ async function timeline(dn: BenchDevnet, c: Cycle) {
       const sch = e.activityTaskScheduledEventAttributes;
       if (sch) scheduled.set(Number(e.eventId), { name: sch.activityType?.name ?? '?', at });
       const st = e.activityTaskStartedEventAttributes;
-      if (st) Object.assign(scheduled.get(Number(st.scheduledEventId))!, { startedAt: at, attempt: st.attempt ?? 1, lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined });
+      if (st)
+        Object.assign(scheduled.get(Number(st.scheduledEventId))!, {
+          startedAt: at,
+          attempt: st.attempt ?? 1,
+          lastFailure: st.lastFailure?.message?.slice(0, 160) ?? undefined,
+        });
       const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
       if (done) {
         const a = scheduled.get(Number(done.scheduledEventId))!;
-        activities.push({ workflow, activity: a.name, local: false, attempts: a.attempt ?? 1, queued_ms: Math.round((a.startedAt ?? at) - a.at), ran_ms: Math.round(at - (a.startedAt ?? at)), done_ms: since(at), ...(a.lastFailure ? { last_failure: a.lastFailure } : {}) });
+        activities.push({
+          workflow,
+          activity: a.name,
+          local: false,
+          attempts: a.attempt ?? 1,
+          queued_ms: Math.round((a.startedAt ?? at) - a.at),
+          ran_ms: Math.round(at - (a.startedAt ?? at)),
+          done_ms: since(at),
+          ...(a.lastFailure ? { last_failure: a.lastFailure } : {}),
+        });
       }
       const marker = e.markerRecordedEventAttributes;
       const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
       if (data) {
-        const la = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string; attempt: number; complete_time: { seconds: number; nanos: number } };
+        const la = JSON.parse(Buffer.from(data).toString('utf8')) as {
+          activity_type: string;
+          attempt: number;
+          complete_time: { seconds: number; nanos: number };
+        };
         activities.push({ workflow, activity: la.activity_type, local: true, attempts: la.attempt, done_ms: since(ms(la.complete_time)) });
       }
     }
@@ -364,13 +446,21 @@ async function bareRuns(dn: BenchDevnet, one: BenchIdentity, target: Hex, client
   const seq: Awaited<ReturnType<typeof run>>[] = [];
   for (let i = 0; i < COUNT; i++) seq.push(await run(one, target));
   const conc = await cpuDuring(() => Promise.all(clients.map((c, i) => run(c, targets[i]!))), { database: dn.databaseName });
-  const gasMedian = (cs: typeof seq) => Object.fromEntries((['createAnchor', 'executeComprehensiveProof', 'executeGovernanceProofDirect', 'total'] as const).map((k) => [k, median(cs.map((c) => c.gas[k]))])) as Record<keyof (typeof seq)[number]['gas'], number>;
+  const gasMedian = (cs: typeof seq) =>
+    Object.fromEntries(
+      (['createAnchor', 'executeComprehensiveProof', 'executeGovernanceProofDirect', 'total'] as const).map((k) => [k, median(cs.map((c) => c.gas[k]))]),
+    ) as Record<keyof (typeof seq)[number]['gas'], number>;
   return {
     sequential: { ms: seq.map((c) => c.ms), txMs: seq.map((c) => c.txMs), gas: gasMedian(seq) },
     concurrent: { ms: conc.result.map((c) => c.ms) },
     cpu: {
       devnet_cpu_ms: Math.round(conc.devnetMs / COUNT),
-      by_process: Object.fromEntries(Object.entries(conc.byProcess).filter(([, ms]) => ms / COUNT >= 1).sort((a, b) => b[1] - a[1]).map(([k, ms]) => [k, Math.round(ms / COUNT)])),
+      by_process: Object.fromEntries(
+        Object.entries(conc.byProcess)
+          .filter(([, ms]) => ms / COUNT >= 1)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, ms]) => [k, Math.round(ms / COUNT)]),
+      ),
     },
   };
 }
@@ -384,7 +474,12 @@ async function bareCycle(
 ) {
   const intent = buildIntent({ intentId: label, adiUrl: who.adiUrl, legs: [recordLeg(CHAIN, who.account, target, arg(label))] });
   const t0 = performance.now();
-  const sub = await c.ledger.signAndSubmit(who.dataAccountUrl, tx.writeData(intent.parts), { privateKey: who.secretKey, signerUrl: who.keyPageUrl }, { memo: INTENT_MEMO });
+  const sub = await c.ledger.signAndSubmit(
+    who.dataAccountUrl,
+    tx.writeData(intent.parts),
+    { privateKey: who.secretKey, signerUrl: who.keyPageUrl },
+    { memo: INTENT_MEMO },
+  );
   const st = await c.ledger.waitForTransaction(sub.txId, { timeoutMs: 30_000 });
   if (!st.delivered) throw new Error(`bare: intent write ${st.status}`);
   const plan = planIntentAnchor(intent, { chainId: BigInt(CHAIN.chainId), proofAnchor: c.proofAnchor, ledgerTxHash: st.txHash });
@@ -393,15 +488,26 @@ async function bareCycle(
   });
   const l = plan.legs[0]!;
   const t1 = performance.now();
-  const a = await createAnchor(c.w, plan.anchor, { commitmentRoot: plan.commitmentRoot, operationId: plan.operationId, ledgerTxHash: plan.ledgerTxHash, leafCount: plan.leafCount });
+  const a = await createAnchor(c.w, plan.anchor, {
+    commitmentRoot: plan.commitmentRoot,
+    operationId: plan.operationId,
+    ledgerTxHash: plan.ledgerTxHash,
+    leafCount: plan.leafCount,
+  });
   const p = await executeComprehensiveProof(c.w, plan.anchor, { anchorId: plan.anchorId, signerBitmap: agg.signerBitmap, signature: agg.aggregateSignature });
   const e = await executeGovernanceProofDirect(c.w, who.account, { target: l.target, value: l.value, data: l.data, proof: proofForLeg(plan, 0) });
   const txMs = performance.now() - t1;
-  if (!a.tx || !p.tx || a.tx.status !== 'success' || p.tx.status !== 'success' || e.status !== 'success') throw new Error('bare: a transaction was skipped or reverted');
+  if (!a.tx || !p.tx || a.tx.status !== 'success' || p.tx.status !== 'success' || e.status !== 'success')
+    throw new Error('bare: a transaction was skipped or reverted');
   const req = observeRequestFor(st.txId, CHAIN.name, plan.anchorId, 0, e.txHash);
   const post = await c.quorum.observe(req, { chainId: BigInt(CHAIN.chainId), proofAnchor: c.proofAnchor, validatorSetRoot: c.setRoot });
   await c.quorum.writeResult(req, post);
-  const gas = { createAnchor: Number(a.tx.gasUsed), executeComprehensiveProof: Number(p.tx.gasUsed), executeGovernanceProofDirect: Number(e.gasUsed), total: 0 };
+  const gas = {
+    createAnchor: Number(a.tx.gasUsed),
+    executeComprehensiveProof: Number(p.tx.gasUsed),
+    executeGovernanceProofDirect: Number(e.gasUsed),
+    total: 0,
+  };
   gas.total = gas.createAnchor + gas.executeComprehensiveProof + gas.executeGovernanceProofDirect;
   return { ms: performance.now() - t0, txMs, gas };
 }

@@ -4,7 +4,9 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
-const scripts = readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'run-all.ts').sort();
+const scripts = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts') && f !== 'run-all.ts')
+  .sort();
 let failed = 0;
 for (const script of scripts) {
   console.log(`\n=== bench/${script} ===`);

@@ -6,7 +6,19 @@
  */
 import { hexToBytes, keccak256, stringToHex, toHex } from 'viem';
 import { blsAggregatePublicKeys, blsAggregateSignatures, blsEngine, blsKeygen, blsReady, blsSign, blsVerify } from '../src/chain/bls.js';
-import { CHAIN, anchorAndExecute, anchorMsg, attestRequest, createIdentity, intentFor, observeRequest, planOf, recordLeg, startTestDevnet, writeIntent } from '../test/validator/devnet.js';
+import {
+  CHAIN,
+  anchorAndExecute,
+  anchorMsg,
+  attestRequest,
+  createIdentity,
+  intentFor,
+  observeRequest,
+  planOf,
+  recordLeg,
+  startTestDevnet,
+  writeIntent,
+} from '../test/validator/devnet.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 function time(f: () => unknown, n = 10): number {
@@ -69,5 +81,7 @@ try {
 }
 for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(32)} ${v.toFixed(1)}`);
 console.log(`BLS engine: ${blsEngine()}`);
-console.log(JSON.stringify({ bench: 'validators', blsEngine: blsEngine(), ...Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 10) / 10])) }));
+console.log(
+  JSON.stringify({ bench: 'validators', blsEngine: blsEngine(), ...Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 10) / 10])) }),
+);
 void hexToBytes;

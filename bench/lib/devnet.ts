@@ -112,11 +112,26 @@ export async function startBenchDevnet(opts: {
         await vn.stop();
         const env = { ...process.env, DATA_DIR: dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(chains), LOG_LEVEL: 'error' };
         const children = vn.validators.map((v) =>
-          spawnManaged(`validator ${v.index}`, process.execPath, [
-            '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/validator.ts'),
-            '--index', String(v.index), '--port', new URL(v.url).port,
-            '--proof-anchor', vn.contracts.proofAnchor, '--account-factory', vn.contracts.accountFactory, '--protocol-adi', vn.protocol.adiUrl,
-          ], { cwd: PROJECT_ROOT, env }),
+          spawnManaged(
+            `validator ${v.index}`,
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              join(PROJECT_ROOT, 'src/bin/validator.ts'),
+              '--index',
+              String(v.index),
+              '--port',
+              new URL(v.url).port,
+              '--proof-anchor',
+              vn.contracts.proofAnchor,
+              '--account-factory',
+              vn.contracts.accountFactory,
+              '--protocol-adi',
+              vn.protocol.adiUrl,
+            ],
+            { cwd: PROJECT_ROOT, env },
+          ),
         );
         stops.push(async () => void (await Promise.all(children.map((c) => c.stop()))));
         await Promise.all(
@@ -164,7 +179,11 @@ export async function startBenchDevnet(opts: {
       };
       // PROFILE_DIR=dir: the worker writes a V8 CPU profile of its whole run there when it stops
       const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
-      const child = spawnManaged('worker', process.execPath, [...profile, '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], { cwd: PROJECT_ROOT, env, logFile });
+      const child = spawnManaged('worker', process.execPath, [...profile, '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], {
+        cwd: PROJECT_ROOT,
+        env,
+        logFile,
+      });
       stops.push(() => child.stop());
       await waitUntilReady('worker', async () => readFileSync(logFile, 'utf8').includes('"worker running"'), { timeoutMs: 60_000, process: child });
     } else {
@@ -229,13 +248,26 @@ export interface BenchIdentity {
 export async function createBenchIdentity(dn: BenchDevnet, credits = 1000, pollMs = 50): Promise<BenchIdentity> {
   const secretKey = Uint8Array.from(randomBytes(32));
   const publicKey = Buffer.from(ed25519.getPublicKey(secretKey)).toString('hex');
-  const r = await dn.call('POST', '/v1/identity', { name: `bench-${randomBytes(6).toString('hex')}`, public_key: publicKey, chains: CHAINS.map((c) => c.name), credits });
+  const r = await dn.call('POST', '/v1/identity', {
+    name: `bench-${randomBytes(6).toString('hex')}`,
+    public_key: publicKey,
+    chains: CHAINS.map((c) => c.name),
+    credits,
+  });
   if (r.status !== 202) throw new Error(`identity: ${r.status} ${JSON.stringify(r.body)}`);
   const id = r.body.identity.id as string;
   for (;;) {
     const g = await dn.call('GET', `/v1/identity/${id}`);
     if (g.body.status === 'active') {
-      return { id, adiUrl: g.body.adi_url, keyPageUrl: g.body.key_page_url, dataAccountUrl: g.body.data_account_url, account: g.body.chain_accounts[0].address, secretKey, publicKey };
+      return {
+        id,
+        adiUrl: g.body.adi_url,
+        keyPageUrl: g.body.key_page_url,
+        dataAccountUrl: g.body.data_account_url,
+        account: g.body.chain_accounts[0].address,
+        secretKey,
+        publicKey,
+      };
     }
     if (g.body.status !== 'creating') throw new Error(`identity ${id} ${g.body.status}: ${g.body.error_message}`);
     await sleep(pollMs);
@@ -279,7 +311,8 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
     const r = await dn.call('GET', `/v1/transaction/${intentId}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
-    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; pending: ${await pendingActivities(dn, intentId)}`);
+    if (Date.now() > deadline)
+      throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; pending: ${await pendingActivities(dn, intentId)}`);
     await sleep(pollMs);
   }
 }
@@ -289,7 +322,10 @@ async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<str
   const out: string[] = [];
   for (const c of [null, ...CHAINS.map((x) => x.name)]) {
     const id = c ? `intent-${intentId}-${c}` : `intent-${intentId}`;
-    const d = await dn.client.workflow.getHandle(id).describe().catch(() => undefined);
+    const d = await dn.client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => undefined);
     for (const a of d?.raw.pendingActivities ?? []) {
       out.push(`${id} ${a.activityType?.name} attempt ${a.attempt} state ${a.state} last failure: ${a.lastFailure?.message ?? 'none'}`);
     }

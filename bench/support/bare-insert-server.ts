@@ -19,7 +19,9 @@ app.post('/insert', async (c) => {
   return c.json({ id }, 201);
 });
 app.get('/row/:id', async (c) => {
-  const { rows: [row] } = await pool.query('select id, body, created_at from bench_bare where id = $1', [c.req.param('id')]);
+  const {
+    rows: [row],
+  } = await pool.query('select id, body, created_at from bench_bare where id = $1', [c.req.param('id')]);
   return row ? c.json(row) : c.json({ error: 'not found' }, 404);
 });
 

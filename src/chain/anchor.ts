@@ -192,7 +192,12 @@ export async function rotationFor(
     thresholdNum: next.thresholdNum ?? 2n,
     thresholdDen: next.thresholdDen ?? 3n,
   });
-  return { currentRoot: current.root, newRoot, epoch, message: rotationMessage({ chainId: BigInt(chainId), anchor, currentRoot: current.root, newRoot, epoch }) };
+  return {
+    currentRoot: current.root,
+    newRoot,
+    epoch,
+    message: rotationMessage({ chainId: BigInt(chainId), anchor, currentRoot: current.root, newRoot, epoch }),
+  };
 }
 
 /** Replaces the validator set; `signerBitmap` + `signature`: a quorum of the current set over rotationFor(...).message. */

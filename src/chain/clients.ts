@@ -44,13 +44,7 @@ export function chainDefinition(chainId: number, rpcUrl: string, name = `chain-$
 }
 
 export function createChainClients(p: { rpcUrl: string; chainId: number; name?: string; pollingIntervalMs?: number }): ChainClients;
-export function createChainClients(p: {
-  rpcUrl: string;
-  chainId: number;
-  name?: string;
-  privateKey: Hex;
-  pollingIntervalMs?: number;
-}): ChainWriter;
+export function createChainClients(p: { rpcUrl: string; chainId: number; name?: string; privateKey: Hex; pollingIntervalMs?: number }): ChainWriter;
 export function createChainClients(p: {
   rpcUrl: string;
   chainId: number;
@@ -126,7 +120,8 @@ export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, o
         throw new DroppedTransactionError(hash);
       }
     }
-    if (now - t0 > timeoutMs) throw new Error(`no receipt for ${hash} after ${timeoutMs} ms${lastError ? ` (last read error: ${(lastError as Error).message})` : ''}`);
+    if (now - t0 > timeoutMs)
+      throw new Error(`no receipt for ${hash} after ${timeoutMs} ms${lastError ? ` (last read error: ${(lastError as Error).message})` : ''}`);
     await sleep(pollMs);
   }
 }

@@ -105,9 +105,7 @@ export async function ensureCreate2(w: ChainWriter, salt: Hex, initCode: Hex): P
 }
 
 /** Deploys ProofAnchor and AccountFactory unless already present. Safe to run on every start. */
-export async function deploySystem(
-  p: SystemParams & { rpcUrl: string; chainId: number; privateKey: Hex },
-): Promise<DeployResult> {
+export async function deploySystem(p: SystemParams & { rpcUrl: string; chainId: number; privateKey: Hex }): Promise<DeployResult> {
   const w = createChainClients({ rpcUrl: p.rpcUrl, chainId: p.chainId, privateKey: p.privateKey, pollingIntervalMs: 50 });
   const deployerCode = await w.public.getCode({ address: CREATE2_DEPLOYER });
   if (!deployerCode || deployerCode === '0x') {

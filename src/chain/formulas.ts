@@ -43,19 +43,7 @@
  * BLS messages are hashed to G1 (RFC 9380, BLS12381G1_XMD:SHA-256_SSWU_RO_) with DST BLS_SIG_DST; proofs
  * of possession sign the key's 256-byte EIP-2537 encoding with BLS_POP_DST (see ./bls.ts).
  */
-import {
-  concatHex,
-  encodeAbiParameters,
-  encodePacked,
-  keccak256,
-  numberToHex,
-  sha256,
-  stringToBytes,
-  stringToHex,
-  toHex,
-  type Address,
-  type Hex,
-} from 'viem';
+import { concatHex, encodeAbiParameters, encodePacked, keccak256, numberToHex, sha256, stringToBytes, stringToHex, toHex, type Address, type Hex } from 'viem';
 
 /** bytes32 domain tags, right-padded ASCII (Solidity `bytes32 x = "..."`). */
 export const DOMAIN = {
@@ -164,15 +152,7 @@ export interface AnchorContent {
 export function anchorId(a: AnchorContent): Hex {
   return keccak256(
     encodeAbiParameters(
-      [
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'address' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-        { type: 'uint256' },
-      ],
+      [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }],
       [DOMAIN.anchorId, a.chainId, a.anchor, a.commitmentRoot, a.operationId, a.ledgerTxHash, a.leafCount],
     ),
   );
@@ -198,16 +178,7 @@ export interface ValidatorSetParams {
 export function validatorSetRoot(s: ValidatorSetParams): Hex {
   if (s.publicKeys.length !== s.powers.length) throw new Error('publicKeys and powers differ in length');
   const u = (x: bigint) => numberToHex(x, { size: 32 });
-  return keccak256(
-    concatHex([
-      DOMAIN.validatorSet,
-      u(s.thresholdNum),
-      u(s.thresholdDen),
-      u(BigInt(s.publicKeys.length)),
-      ...s.publicKeys,
-      ...s.powers.map(u),
-    ]),
-  );
+  return keccak256(concatHex([DOMAIN.validatorSet, u(s.thresholdNum), u(s.thresholdDen), u(BigInt(s.publicKeys.length)), ...s.publicKeys, ...s.powers.map(u)]));
 }
 
 /**
@@ -235,25 +206,10 @@ export function meetsThreshold(s: Pick<ValidatorSetParams, 'powers' | 'threshold
   return signerBitmap !== 0n && signerBitmap >> BigInt(s.powers.length) === 0n && signed * s.thresholdDen >= total * s.thresholdNum;
 }
 
-export function resultMessage(p: {
-  chainId: bigint;
-  anchor: Address;
-  anchorId: Hex;
-  leafIndex: bigint;
-  resultHash: Hex;
-  validatorSetRoot: Hex;
-}): Hex {
+export function resultMessage(p: { chainId: bigint; anchor: Address; anchorId: Hex; leafIndex: bigint; resultHash: Hex; validatorSetRoot: Hex }): Hex {
   return keccak256(
     encodeAbiParameters(
-      [
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'address' },
-        { type: 'bytes32' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-      ],
+      [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
       [DOMAIN.resultMessage, p.chainId, p.anchor, p.anchorId, p.leafIndex, p.resultHash, p.validatorSetRoot],
     ),
   );
@@ -353,7 +309,12 @@ export function planBatchAnchor(p: {
     leaves,
     commitments,
     anchorId: anchorId(content),
-    proofs: leaves.map((_, i) => ({ leafIndex: BigInt(i), deadline: p.legs[i]!.deadline, gasLimit: p.legs[i]!.gasLimit ?? 0n, merkleProof: merkleProof(leaves, i) })),
+    proofs: leaves.map((_, i) => ({
+      leafIndex: BigInt(i),
+      deadline: p.legs[i]!.deadline,
+      gasLimit: p.legs[i]!.gasLimit ?? 0n,
+      merkleProof: merkleProof(leaves, i),
+    })),
   };
 }
 

@@ -48,7 +48,8 @@ export function createChainRegistry(entries: readonly ChainEntry[]): ChainRegist
   for (const e of entries) {
     if (!e.name || !Number.isSafeInteger(e.chainId) || e.chainId <= 0) throw new Error(`bad chain entry ${JSON.stringify(e)}`);
     if (!Number.isInteger(e.confirmations) || e.confirmations < 0) throw new Error(`bad confirmations for ${e.name}`);
-    if (e.logRangeBlocks !== undefined && (!Number.isSafeInteger(e.logRangeBlocks) || e.logRangeBlocks < 1)) throw new Error(`bad logRangeBlocks for ${e.name}`);
+    if (e.logRangeBlocks !== undefined && (!Number.isSafeInteger(e.logRangeBlocks) || e.logRangeBlocks < 1))
+      throw new Error(`bad logRangeBlocks for ${e.name}`);
     if (byName.has(e.name)) throw new Error(`duplicate chain name ${e.name}`);
     if (byId.has(e.chainId)) throw new Error(`duplicate chain id ${e.chainId}`);
     const frozen = Object.freeze({ ...e });
@@ -56,8 +57,7 @@ export function createChainRegistry(entries: readonly ChainEntry[]): ChainRegist
     byId.set(e.chainId, frozen);
   }
   const list = Object.freeze([...byName.values()]);
-  const find = (k: string | number | bigint) =>
-    typeof k === 'string' && !/^\d+$/.test(k) ? byName.get(k) : byId.get(Number(k));
+  const find = (k: string | number | bigint) => (typeof k === 'string' && !/^\d+$/.test(k) ? byName.get(k) : byId.get(Number(k)));
   return {
     list: () => list,
     find,

@@ -96,7 +96,13 @@ export async function createApiKeyWithinLimit(
   });
 }
 
-const keyByHash = preparedPerDb((db) => db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder('hash'))).prepare('api_key_by_hash'));
+const keyByHash = preparedPerDb((db) =>
+  db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
+    .prepare('api_key_by_hash'),
+);
 
 export async function findApiKeyByRaw(db: Db, raw: string): Promise<ApiKeyRow | undefined> {
   const [row] = await keyByHash(db).execute({ hash: hashKey(raw) });
@@ -108,7 +114,10 @@ export async function listApiKeys(db: Db, orgId: string): Promise<ApiKeyRow[]> {
 }
 
 export async function getApiKey(db: Db, orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId)));
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId)));
   return row;
 }
 
@@ -140,14 +149,7 @@ export async function rotateApiKey(
     const [previous] = await tx
       .update(apiKeys)
       .set({ revokedAt: now })
-      .where(
-        and(
-          eq(apiKeys.id, keyId),
-          eq(apiKeys.orgId, orgId),
-          isNull(apiKeys.revokedAt),
-          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
-        ),
-      )
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
       .returning();
     if (!previous) {
       const [row] = await tx

@@ -28,9 +28,7 @@ export interface Database {
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 
 export async function openDatabase(opts: { databaseUrl?: string; pgliteDir?: string | 'memory'; dataDir?: string }): Promise<Database> {
-  const database = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl)
-    : await openPglite(opts.pgliteDir ?? join(opts.dataDir ?? '.data', 'pglite'));
+  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openPglite(opts.pgliteDir ?? join(opts.dataDir ?? '.data', 'pglite'));
   await database.migrate();
   return database;
 }

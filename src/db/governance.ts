@@ -44,7 +44,9 @@ export async function openGovernanceOpsByTxHash(db: Db, orgId: string, txHash: s
   return db
     .select()
     .from(governanceOps)
-    .where(and(eq(governanceOps.orgId, orgId), eq(governanceOps.txHash, txHash), sql`${governanceOps.status} not in ('executed','rejected','failed','expired')`));
+    .where(
+      and(eq(governanceOps.orgId, orgId), eq(governanceOps.txHash, txHash), sql`${governanceOps.status} not in ('executed','rejected','failed','expired')`),
+    );
 }
 
 /** Record that `publicKey`'s signature was submitted; status moves to `status` unless the op is already terminal. */
@@ -70,9 +72,19 @@ export async function finishGovernanceOp(db: Db, id: string, status: GovernanceT
     if (!r) return false;
     const operation = operationLabel(r.operations);
     if (status === 'executed') {
-      await recordEvent(tx, { orgId: r.orgId, type: 'governance.executed', resourceId: r.id, data: { governance_id: r.id, identity_id: r.identityId, operation, ledger_tx_hash: r.txHash } });
+      await recordEvent(tx, {
+        orgId: r.orgId,
+        type: 'governance.executed',
+        resourceId: r.id,
+        data: { governance_id: r.id, identity_id: r.identityId, operation, ledger_tx_hash: r.txHash },
+      });
     } else {
-      await recordEvent(tx, { orgId: r.orgId, type: 'governance.rejected', resourceId: r.id, data: { governance_id: r.id, identity_id: r.identityId, operation, reason: reason ?? status } });
+      await recordEvent(tx, {
+        orgId: r.orgId,
+        type: 'governance.rejected',
+        resourceId: r.id,
+        data: { governance_id: r.id, identity_id: r.identityId, operation, reason: reason ?? status },
+      });
     }
     return true;
   });
@@ -189,7 +201,10 @@ export async function listPendingActions(db: Db, orgId: string, f: PendingListFi
       .orderBy(asc(pendingActions.discoveredAt), asc(pendingActions.id))
       .limit(f.limit)
       .offset(f.offset),
-    db.select({ n: count() }).from(pendingActions).where(and(...filtered)),
+    db
+      .select({ n: count() })
+      .from(pendingActions)
+      .where(and(...filtered)),
     db
       .select({
         total: count(),
@@ -252,7 +267,13 @@ export const SIGN_REQUEST_CLAIM_LEASE_MS = 2 * 60 * 1000;
  * Atomically take an unspent request (signing_required → claimed, or a claim older than the lease); undefined when
  * spent or claimed by another call within its lease.
  */
-export async function claimSignRequest(db: Db, orgId: string, id: string, now = new Date(), leaseMs = SIGN_REQUEST_CLAIM_LEASE_MS): Promise<SignRequestRow | undefined> {
+export async function claimSignRequest(
+  db: Db,
+  orgId: string,
+  id: string,
+  now = new Date(),
+  leaseMs = SIGN_REQUEST_CLAIM_LEASE_MS,
+): Promise<SignRequestRow | undefined> {
   const staleBefore = new Date(now.getTime() - leaseMs);
   const [r] = await db
     .update(signRequests)
@@ -261,7 +282,10 @@ export async function claimSignRequest(db: Db, orgId: string, id: string, now = 
       and(
         eq(signRequests.orgId, orgId),
         eq(signRequests.id, id),
-        or(eq(signRequests.status, 'signing_required'), and(eq(signRequests.status, 'claimed'), or(isNull(signRequests.claimedAt), lt(signRequests.claimedAt, staleBefore)))),
+        or(
+          eq(signRequests.status, 'signing_required'),
+          and(eq(signRequests.status, 'claimed'), or(isNull(signRequests.claimedAt), lt(signRequests.claimedAt, staleBefore))),
+        ),
       ),
     )
     .returning();

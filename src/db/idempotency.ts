@@ -84,25 +84,12 @@ export async function takeOverIdempotencyKey(db: Db, c: ClaimInput, previousCrea
       createdAt: c.now,
       expiresAt: c.expiresAt,
     })
-    .where(
-      and(
-        eq(idempotencyKeys.orgId, c.orgId),
-        eq(idempotencyKeys.key, c.key),
-        eq(idempotencyKeys.createdAt, previousCreatedAt),
-      ),
-    )
+    .where(and(eq(idempotencyKeys.orgId, c.orgId), eq(idempotencyKeys.key, c.key), eq(idempotencyKeys.createdAt, previousCreatedAt)))
     .returning({ key: idempotencyKeys.key });
   return rows.length === 1;
 }
 
-export async function completeIdempotencyKey(
-  db: Db,
-  orgId: string,
-  key: string,
-  createdAt: Date,
-  status: number,
-  response: StoredResponse,
-): Promise<void> {
+export async function completeIdempotencyKey(db: Db, orgId: string, key: string, createdAt: Date, status: number, response: StoredResponse): Promise<void> {
   const envelope = { [ENVELOPE]: 1, body: response.body, headers: response.headers };
   await db
     .update(idempotencyKeys)
@@ -122,11 +109,8 @@ function ownClaim(orgId: string, key: string, createdAt: Date) {
 
 /** Forget an in-progress claim (the response is not stored, e.g. a 5xx): the key can be used again. */
 export async function releaseIdempotencyKey(db: Db, orgId: string, key: string, createdAt: Date): Promise<void> {
-  await db
-    .delete(idempotencyKeys)
-    .where(ownClaim(orgId, key, createdAt));
+  await db.delete(idempotencyKeys).where(ownClaim(orgId, key, createdAt));
 }
-
 
 /** Delete the records past their retention; returns how many went. */
 export async function purgeExpiredIdempotencyKeys(db: Db, now: Date): Promise<number> {

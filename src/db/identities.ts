@@ -296,7 +296,10 @@ export async function retireIdentity(db: Db, orgId: string, id: string): Promise
     .where(and(eq(identities.orgId, orgId), eq(identities.id, id), ne(identities.status, 'retired')))
     .returning();
   if (row) return row;
-  const [existing] = await db.select().from(identities).where(and(eq(identities.orgId, orgId), eq(identities.id, id)));
+  const [existing] = await db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.orgId, orgId), eq(identities.id, id)));
   return existing;
 }
 

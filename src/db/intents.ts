@@ -141,7 +141,10 @@ export async function updateIntentChain(
       const least = live.length ? live.reduce((a, b) => (CYCLE_STAGES.indexOf(a) <= CYCLE_STAGES.indexOf(b) ? a : b)) : 'failed';
       // 'pending' chains have not started: the intent is still where its parent is (submitted)
       if (least !== 'pending' && least !== 'completed') {
-        await tx.update(intents).set({ stage: least, updatedAt: new Date() }).where(and(eq(intents.id, intentId), eq(intents.status, 'submitted')));
+        await tx
+          .update(intents)
+          .set({ stage: least, updatedAt: new Date() })
+          .where(and(eq(intents.id, intentId), eq(intents.status, 'submitted')));
       }
     }
     return record;
@@ -175,17 +178,18 @@ export async function setIntentStage(db: Db, id: string, stage: string): Promise
 }
 
 /** Terminal: failed or expired, with transaction.failed; a no-op when the intent already ended. */
-export async function markIntentFailed(
-  db: Db,
-  id: string,
-  p: { status: 'failed' | 'expired'; stage: string; error: string; proofId?: string },
-): Promise<void> {
+export async function markIntentFailed(db: Db, id: string, p: { status: 'failed' | 'expired'; stage: string; error: string; proofId?: string }): Promise<void> {
   await db.transaction(async (tx) => {
     const [row] = await tx
       .update(intents)
       .set({ status: p.status, stage: 'failed', errorMessage: p.error, proofId: p.proofId ?? null, completedAt: new Date(), updatedAt: new Date() })
       // only an unsigned intent expires; one the ledger took goes through its cycle
-      .where(and(eq(intents.id, id), p.status === 'expired' ? eq(intents.status, 'signing_required') : sql`${intents.status} not in ('completed', 'failed', 'expired')`))
+      .where(
+        and(
+          eq(intents.id, id),
+          p.status === 'expired' ? eq(intents.status, 'signing_required') : sql`${intents.status} not in ('completed', 'failed', 'expired')`,
+        ),
+      )
       .returning();
     if (!row) return;
     await recordEvent(tx as unknown as Db, {
@@ -250,7 +254,11 @@ export async function getOrgProof(db: Db, orgId: string, id: string): Promise<Pr
 export async function appendProofCustody<E>(db: Db, id: string, append: (events: E[]) => E[]): Promise<void> {
   await db.transaction(async (tx) => {
     const [row] = await tx.select({ custody: proofs.custody }).from(proofs).where(eq(proofs.id, id)).for('update');
-    if (row) await tx.update(proofs).set({ custody: append(row.custody as E[]) }).where(eq(proofs.id, id));
+    if (row)
+      await tx
+        .update(proofs)
+        .set({ custody: append(row.custody as E[]) })
+        .where(eq(proofs.id, id));
   });
 }
 

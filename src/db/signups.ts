@@ -39,10 +39,7 @@ export async function signUpOrganization(db: Db, input: SignupInput): Promise<Si
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.selfServiceSignup})`);
     // read after the lock: under READ COMMITTED this statement sees every sign-up committed before we got it
-    const inWindow = and(
-      eq(organizations.selfService, true),
-      gt(organizations.createdAt, sql`now() - make_interval(secs => ${SIGNUP_WINDOW_SECONDS})`),
-    );
+    const inWindow = and(eq(organizations.selfService, true), gt(organizations.createdAt, sql`now() - make_interval(secs => ${SIGNUP_WINDOW_SECONDS})`));
     const [{ n }] = await tx.select({ n: count() }).from(organizations).where(inWindow);
     if (n >= input.maxPerHour) {
       // the count drops below the cap when the (n - max + 1)-th oldest sign-up of the window leaves it
@@ -56,7 +53,12 @@ export async function signUpOrganization(db: Db, input: SignupInput): Promise<Si
         .offset(n - input.maxPerHour)
         .limit(1);
       const seconds = Number(leaving?.seconds ?? SIGNUP_WINDOW_SECONDS);
-      return { ok: false, reason: 'cap', maxPerHour: input.maxPerHour, retryAfterSeconds: Math.max(1, Number.isFinite(seconds) ? seconds : SIGNUP_WINDOW_SECONDS) } as const;
+      return {
+        ok: false,
+        reason: 'cap',
+        maxPerHour: input.maxPerHour,
+        retryAfterSeconds: Math.max(1, Number.isFinite(seconds) ? seconds : SIGNUP_WINDOW_SECONDS),
+      } as const;
     }
     const org = await createOrganization(tx as unknown as Db, {
       name: input.name,

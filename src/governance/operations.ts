@@ -52,7 +52,11 @@ export function operationsKind(ops: GovernanceOperation[]): OperationKind {
     kinds.add(k);
   });
   if (kinds.size > 1) {
-    throw new GovernanceInputError('operations', `operations of different kinds cannot be mixed in one request: ${[...kinds].join(', ')} (send one request per kind)`, 'MIXED_OPERATION_KINDS');
+    throw new GovernanceInputError(
+      'operations',
+      `operations of different kinds cannot be mixed in one request: ${[...kinds].join(', ')} (send one request per kind)`,
+      'MIXED_OPERATION_KINDS',
+    );
   }
   return [...kinds][0]!;
 }
@@ -64,7 +68,8 @@ function need<T>(v: T | undefined, field: string): T {
 
 function hex64(v: string | undefined, field: string): string {
   const s = need(v, field);
-  if (typeof s !== 'string' || !/^[0-9a-fA-F]{64}$/.test(s)) throw new GovernanceInputError(field, 'must be 64 hex characters (SHA-256 of the raw 32-byte public key)');
+  if (typeof s !== 'string' || !/^[0-9a-fA-F]{64}$/.test(s))
+    throw new GovernanceInputError(field, 'must be 64 hex characters (SHA-256 of the raw 32-byte public key)');
   return s.toLowerCase();
 }
 

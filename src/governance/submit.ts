@@ -53,13 +53,22 @@ export async function submitPrepared(ledger: LedgerClient, stored: StoredPrepare
 }
 
 /** After a submission: wait until the ledger has recorded the signature, then read the progress as seen from `page`. */
-export async function progressAfterSubmission(ledger: LedgerClient, stored: Pick<StoredPreparedSignature, 'txId' | 'publicKey'>, page: string): Promise<SubmissionOutcome> {
+export async function progressAfterSubmission(
+  ledger: LedgerClient,
+  stored: Pick<StoredPreparedSignature, 'txId' | 'publicKey'>,
+  page: string,
+): Promise<SubmissionOutcome> {
   const st = await waitForSignature(ledger, stored.txId, stored.publicKey);
   return outcomeOf(st, await signingProgress(ledger, st, page));
 }
 
 /** Both steps: submit, then read where the transaction stands. */
-export async function submitPreparedSignature(ledger: LedgerClient, stored: StoredPreparedSignature, signature: string, page: string): Promise<SubmissionOutcome> {
+export async function submitPreparedSignature(
+  ledger: LedgerClient,
+  stored: StoredPreparedSignature,
+  signature: string,
+  page: string,
+): Promise<SubmissionOutcome> {
   await submitPrepared(ledger, stored, signature);
   return progressAfterSubmission(ledger, stored, page);
 }

@@ -9,15 +9,7 @@
 import { TxID, core, messaging } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { sha256 } from 'accumulate.js/common';
-import {
-  isLiteAuthority,
-  isValidAdiRoot,
-  liteAuthorityValid,
-  liteIdentityUrl,
-  normUrl,
-  parentUrl,
-  parseAccUrl,
-} from '../ledger/urls.js';
+import { isLiteAuthority, isValidAdiRoot, liteAuthorityValid, liteIdentityUrl, normUrl, parentUrl, parseAccUrl } from '../ledger/urls.js';
 import { metadataHash, toHex, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { LedgerInputError, STATUS, type StatusLabel } from '../ledger/errors.js';
 import { MerkleChain } from './merkle.js';
@@ -385,7 +377,8 @@ export class SimLedger {
         if (!txHash) throw new SimError('badRequest', 'signature has no transactionHash and the envelope has no single transaction');
         if (finished.has(txHash)) continue;
         const done = this.state.txns[txHash];
-        if (done && done.status !== 'pending') throw new SimError(done.status === 'delivered' ? 'conflict' : done.status, `transaction ${txHash} has already been ${done.status}`);
+        if (done && done.status !== 'pending')
+          throw new SimError(done.status === 'delivered' ? 'conflict' : done.status, `transaction ${txHash} has already been ${done.status}`);
         const txn = byHash.get(txHash) ?? this.knownTransaction(txHash);
         if (!txn) throw new SimError('notFound', `transaction ${txHash} not found (signature-only envelope for an unknown transaction)`);
         const sigId = this.sigId(s);
@@ -444,13 +437,27 @@ export class SimLedger {
   private checkTransaction(t: core.Transaction, principal: string) {
     const body = t.body;
     if (!body) throw new SimError('badRequest', 'transaction has no body');
-    const supported = ['createIdentity', 'addCredits', 'createDataAccount', 'updateKeyPage', 'updateAccountAuth', 'createKeyPage', 'writeData', 'sendTokens', 'createTokenAccount'];
+    const supported = [
+      'createIdentity',
+      'addCredits',
+      'createDataAccount',
+      'updateKeyPage',
+      'updateAccountAuth',
+      'createKeyPage',
+      'writeData',
+      'sendTokens',
+      'createTokenAccount',
+    ];
     const type = (body.asObject() as { type: string }).type;
     if (!supported.includes(type)) throw new SimError('badRequest', `unsupported transaction type ${type}`);
     // body checks the Go node makes at submission (CheckTx)
     if (type === 'createDataAccount' || type === 'createTokenAccount') {
       const u = nUrl((body as core.CreateDataAccount).url, 'url');
-      if (parentUrl(u) !== principal) throw new SimError('badRequest', `invalid principal: cannot create ${disp((body as core.CreateDataAccount).url)} as a child of ${disp(t.header!.principal)}`);
+      if (parentUrl(u) !== principal)
+        throw new SimError(
+          'badRequest',
+          `invalid principal: cannot create ${disp((body as core.CreateDataAccount).url)} as a child of ${disp(t.header!.principal)}`,
+        );
     }
     if (!this.get(principal)) {
       const createsRoot = type === 'createIdentity' && nUrl((body as core.CreateIdentity).url, 'url') === principal;
@@ -683,13 +690,28 @@ export class SimLedger {
 
   /** Queue a synthetic deposit for the next block and record it as a queryable transaction. */
   private produce(cause: TxRecord, m: Synthetic) {
-    const body = m.kind === 'depositCredits' ? { type: 'syntheticDepositCredits', amount: Number(m.amount) } : { type: 'syntheticDepositTokens', token: ACME, amount: m.amount };
+    const body =
+      m.kind === 'depositCredits'
+        ? { type: 'syntheticDepositCredits', amount: Number(m.amount) }
+        : { type: 'syntheticDepositTokens', token: ACME, amount: m.amount };
     const transaction = { header: { principal: m.to }, body } as unknown as core.TransactionArgs;
     const hash = toHex(sha256(Buffer.from(`${cause.hash}:${m.kind}:${m.to}:${cause.produced.length}`)));
     const txid = this.txid(hash, m.to);
     this.state.txns[hash] = {
-      hash, txid, principal: nUrl(m.to), transaction, status: 'pending', received: this.state.block, receivedAt: this.state.blockTime,
-      initiated: false, paid: 0, sets: {}, authorityVotes: {}, signatures: [], produced: [], synthetic: true,
+      hash,
+      txid,
+      principal: nUrl(m.to),
+      transaction,
+      status: 'pending',
+      received: this.state.block,
+      receivedAt: this.state.blockTime,
+      initiated: false,
+      paid: 0,
+      sets: {},
+      authorityVotes: {},
+      signatures: [],
+      produced: [],
+      synthetic: true,
     };
     cause.produced.push(txid);
     this.state.synthetic.push({ ...m, hash });
@@ -802,8 +824,17 @@ export class SimLedger {
     // record the vote in the signer's active set and evaluate
     const book = c.signer.type === 'keyPage' ? bookOfPage(c.signerUrl) : c.signerUrl;
     void book;
-    this.addToSet(rec, c.signerUrl, { key: c.pkHash, path: c.delegators.map((d) => nUrl(d)).join(','), vote, version: c.signer.type === 'keyPage' ? c.signer.version : 1 });
-    this.evaluatePage(rec, c.signerUrl, c.delegators.map((d) => nUrl(d)));
+    this.addToSet(rec, c.signerUrl, {
+      key: c.pkHash,
+      path: c.delegators.map((d) => nUrl(d)).join(','),
+      vote,
+      version: c.signer.type === 'keyPage' ? c.signer.version : 1,
+    });
+    this.evaluatePage(
+      rec,
+      c.signerUrl,
+      c.delegators.map((d) => nUrl(d)),
+    );
     this.checkReady(rec, txn, touched);
   }
 
@@ -998,11 +1029,22 @@ export class SimLedger {
       const keyHash = this.requireKeyHash(body.keyHash, 'keyHash');
       const bookDisp = disp(body.keyBookUrl);
       this.put({ type: 'keyBook', url: bookDisp, authorities: [{ url: book }], pageCount: 1 });
-      this.put({ type: 'keyPage', url: `${bookDisp}/1`, creditBalance: 0, acceptThreshold: 1, rejectThreshold: 0, responseThreshold: 0, version: 1, keys: [{ publicKeyHash: keyHash }] });
+      this.put({
+        type: 'keyPage',
+        url: `${bookDisp}/1`,
+        creditBalance: 0,
+        acceptThreshold: 1,
+        rejectThreshold: 0,
+        responseThreshold: 0,
+        version: 1,
+        keys: [{ publicKeyHash: keyHash }],
+      });
       authorities.unshift({ url: book });
     }
     if (authorities.length === 0) throw new SimError('badRequest', 'createIdentity: missing key book or authorities');
-    for (const a of authorities) if (a.url !== nUrl(body.keyBookUrl ?? 'acc://none.acme') && this.get(a.url)?.type !== 'keyBook') throw new SimError('notFound', `authority ${a.url} is not a key book`);
+    for (const a of authorities)
+      if (a.url !== nUrl(body.keyBookUrl ?? 'acc://none.acme') && this.get(a.url)?.type !== 'keyBook')
+        throw new SimError('notFound', `authority ${a.url} is not a key book`);
     this.put({ type: 'identity', url: disp(body.url), authorities });
     return undefined;
   }
@@ -1058,7 +1100,16 @@ export class SimLedger {
     if (keys.length === 0) throw new SimError('badRequest', 'createKeyPage: no keys');
     if (book.pageCount >= 20) throw new SimError('badRequest', 'book has the maximum number of pages');
     book.pageCount += 1;
-    this.put({ type: 'keyPage', url: `${book.url}/${book.pageCount}`, creditBalance: 0, acceptThreshold: 1, rejectThreshold: 0, responseThreshold: 0, version: 1, keys: sortKeys(keys) });
+    this.put({
+      type: 'keyPage',
+      url: `${book.url}/${book.pageCount}`,
+      creditBalance: 0,
+      acceptThreshold: 1,
+      rejectThreshold: 0,
+      responseThreshold: 0,
+      version: 1,
+      keys: sortKeys(keys),
+    });
     return undefined;
   }
 
@@ -1113,14 +1164,16 @@ export class SimLedger {
         }
         case 'setThreshold': {
           const t = Number(op.threshold);
-          if (!Number.isInteger(t) || t < 1 || t > page.keys.length) throw new SimError('unknownError', `cannot require ${op.threshold} signatures on a key page with ${page.keys.length} keys`);
+          if (!Number.isInteger(t) || t < 1 || t > page.keys.length)
+            throw new SimError('unknownError', `cannot require ${op.threshold} signatures on a key page with ${page.keys.length} keys`);
           page.acceptThreshold = t;
           break;
         }
         case 'setRejectThreshold':
         case 'setResponseThreshold': {
           const t = Number(op.threshold ?? 0);
-          if (!Number.isInteger(t) || t < 0 || t >= page.keys.length) throw new SimError('badRequest', `${op.type}: threshold must be less than the number of keys (${page.keys.length})`);
+          if (!Number.isInteger(t) || t < 0 || t >= page.keys.length)
+            throw new SimError('badRequest', `${op.type}: threshold must be less than the number of keys (${page.keys.length})`);
           if (op.type === 'setRejectThreshold') page.rejectThreshold = t;
           else page.responseThreshold = t;
           break;
@@ -1156,7 +1209,8 @@ export class SimLedger {
         }
         case 'removeAuthority':
           if (i < 0) throw new SimError('notFound', `${a} is not an authority of ${principal}`);
-          if (acc.authorities.filter((x) => !x.disabled).length <= 1 && !acc.authorities[i]!.disabled) throw new SimError('badRequest', 'cannot remove the last authority');
+          if (acc.authorities.filter((x) => !x.disabled).length <= 1 && !acc.authorities[i]!.disabled)
+            throw new SimError('badRequest', 'cannot remove the last authority');
           acc.authorities.splice(i, 1);
           break;
         case 'enable':
@@ -1178,7 +1232,10 @@ export class SimLedger {
     const body = txn.body as core.WriteData;
     const entry = body.entry;
     if (!entry || !(entry instanceof core.DoubleHashDataEntry)) {
-      throw new SimError('badRequest', `writeData: only doubleHash data entries are accepted (got ${entry ? String((entry as { type?: unknown }).type) : 'none'})`);
+      throw new SimError(
+        'badRequest',
+        `writeData: only doubleHash data entries are accepted (got ${entry ? String((entry as { type?: unknown }).type) : 'none'})`,
+      );
     }
     const parts = entry.data ?? [];
     if (parts.length > 100) throw new SimError('badRequest', 'writeData: more than 100 data entry parts');

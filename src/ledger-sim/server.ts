@@ -93,7 +93,13 @@ export class SimRpc {
       if (!rec) {
         const sig = L.sigByHash(txid.hash);
         if (!sig) throw new SimError('notFound', `message ${txid.hash} not found`);
-        const out: Record<string, unknown> = { recordType: 'message', id: sig.id, message: { type: 'signature', signature: sig.signature, txID: sig.txID }, status: sig.status, statusNo: STATUS[sig.status] };
+        const out: Record<string, unknown> = {
+          recordType: 'message',
+          id: sig.id,
+          message: { type: 'signature', signature: sig.signature, txID: sig.txID },
+          status: sig.status,
+          statusNo: STATUS[sig.status],
+        };
         if (sig.error) out.error = { ...sig.error, codeID: STATUS[sig.status] };
         out.received = sig.received;
         return { ...out, lastBlockTime: this.lastBlockTime() };
@@ -108,7 +114,8 @@ export class SimRpc {
         return { recordType: 'account', account, pending: range(pending), lastBlockTime: this.lastBlockTime() };
       }
       case 'pending': {
-        if (!q.range) throw new RpcFail(-33501, 'query is invalid: field Range is not set', { message: 'query is invalid: field Range is not set', code: 'unknownError' });
+        if (!q.range)
+          throw new RpcFail(-33501, 'query is invalid: field Range is not set', { message: 'query is invalid: field Range is not set', code: 'unknownError' });
         L.accountJson(scope); // notFound for unknown accounts
         const all = L.pendingOf(scope);
         const start = Number(q.range.start ?? 0);
@@ -146,7 +153,15 @@ export class SimRpc {
         const entryRecord = (i: number) => {
           const e = entries[i]!;
           const rec = L.txByHash(e.txHash)!;
-          return { recordType: 'chainEntry', account: scope, name: 'data', type: 'transaction', index: i, entry: e.entryHash, value: this.messageRecord(rec, false) };
+          return {
+            recordType: 'chainEntry',
+            account: scope,
+            name: 'data',
+            type: 'transaction',
+            index: i,
+            entry: e.entryHash,
+            value: this.messageRecord(rec, false),
+          };
         };
         if (q.range) {
           const start = Number(q.range.start ?? 0);
@@ -205,7 +220,11 @@ export class SimRpc {
       for (const [authority, v] of Object.entries(rec.authorityVotes)) {
         principalSigs.push({
           recordType: 'message',
-          message: { type: 'signature', signature: { type: 'authority', origin: v.origin, authority, vote: v.vote === 'accept' ? undefined : v.vote, txID: rec.txid }, txID: rec.txid },
+          message: {
+            type: 'signature',
+            signature: { type: 'authority', origin: v.origin, authority, vote: v.vote === 'accept' ? undefined : v.vote, txID: rec.txid },
+            txID: rec.txid,
+          },
         });
       }
       if (rec.initiated && rec.payer) principalSigs.unshift({ recordType: 'message', message: { type: 'creditPayment', payer: rec.payer, initiator: true } });
@@ -298,7 +317,11 @@ export function createRpcServer(rpc: SimRpc, onRequest?: () => void): Server {
         return send(200, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
       }
       onRequest?.();
-      if (Array.isArray(msg)) return send(200, msg.map((m) => callOne(rpc, m)));
+      if (Array.isArray(msg))
+        return send(
+          200,
+          msg.map((m) => callOne(rpc, m)),
+        );
       return send(200, callOne(rpc, msg));
     } catch (e) {
       if (!res.headersSent) send(200, { jsonrpc: '2.0', error: { code: e instanceof RpcFail ? e.rpcCode : -32603, message: (e as Error).message }, id: null });

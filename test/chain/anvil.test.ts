@@ -61,7 +61,9 @@ describe('startAnvil', () => {
     try {
       expect(x.port).not.toBe(y.port);
       // with anvil's own words, not only its exit code
-      await expect(startAnvil({ chainId: 1, port: x.port, timeoutMs: 3000 })).rejects.toThrow(/exited before it became ready \(exit code 1\): .*Address already in use/);
+      await expect(startAnvil({ chainId: 1, port: x.port, timeoutMs: 3000 })).rejects.toThrow(
+        /exited before it became ready \(exit code 1\): .*Address already in use/,
+      );
     } finally {
       await Promise.all([x.stop(), y.stop()]);
     }

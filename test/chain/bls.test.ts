@@ -29,7 +29,15 @@ import {
   signerBitmap,
 } from '../../src/chain/bls.js';
 import { BLS_POP_DST, BLS_SIG_DST } from '../../src/chain/formulas.js';
-import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, rotateValidatorSet, rotationFor, readValidatorSet } from '../../src/chain/anchor.js';
+import {
+  createAnchor,
+  executeComprehensiveProof,
+  readAnchorState,
+  revertErrorName,
+  rotateValidatorSet,
+  rotationFor,
+  readValidatorSet,
+} from '../../src/chain/anchor.js';
 import { anchorMessage } from '../../src/chain/formulas.js';
 import { planFor, quorumSign, registrations, setupSystem, testValidators, type TestSystem } from './fixture.js';
 
@@ -49,10 +57,8 @@ afterAll(async () => {
   await t?.anvil.stop();
 });
 
-const read = <F extends 'expandMessageXmd' | 'hashToG1' | 'hashToG2' | 'verifyMinSig' | 'verifyMinPk'>(
-  functionName: F,
-  args: readonly unknown[],
-) => t.w.public.readContract({ address: harness, abi: blsHarnessAbi, functionName, args: args as never }) as Promise<never>;
+const read = <F extends 'expandMessageXmd' | 'hashToG1' | 'hashToG2' | 'verifyMinSig' | 'verifyMinPk'>(functionName: F, args: readonly unknown[]) =>
+  t.w.public.readContract({ address: harness, abi: blsHarnessAbi, functionName, args: args as never }) as Promise<never>;
 
 describe('encodings (pure)', () => {
   it('EIP-2537 round trip for G1 and G2, 64-byte limbs with 16 zero bytes, c0 before c1', () => {
@@ -114,12 +120,36 @@ describe('the fast engine (mcl-wasm) equals noble byte for byte', () => {
       expect(blsAggregateSignatures(sigs)).toBe(nobleAgg);
       const nobleKeys = g2ToEip2537(vs.map((v) => g2FromEip2537(v.publicKey)).reduce((a, b) => a.add(b)));
       expect(blsAggregatePublicKeys(vs.map((v) => v.publicKey))).toBe(nobleKeys);
-      expect(blsVerifyAggregate(sigs, m, vs.map((v) => v.publicKey))).toBe(true);
+      expect(
+        blsVerifyAggregate(
+          sigs,
+          m,
+          vs.map((v) => v.publicKey),
+        ),
+      ).toBe(true);
       expect(noble.verify(g1FromEip2537(nobleAgg), noble.hash(hexToBytes(m), BLS_SIG_DST), g2FromEip2537(nobleKeys))).toBe(true);
       // one signature by the wrong key, or keys in another order of count, fails the aggregate check
-      expect(blsVerifyAggregate([...sigs.slice(0, 4), blsSign(vs[0]!.secretKey, m)], m, vs.map((v) => v.publicKey))).toBe(false);
-      expect(blsVerifyAggregate(sigs.slice(0, 4), m, vs.map((v) => v.publicKey))).toBe(false);
-      expect(blsVerifyAggregate(sigs, keccak256(toHex(i + 100)), vs.map((v) => v.publicKey))).toBe(false);
+      expect(
+        blsVerifyAggregate(
+          [...sigs.slice(0, 4), blsSign(vs[0]!.secretKey, m)],
+          m,
+          vs.map((v) => v.publicKey),
+        ),
+      ).toBe(false);
+      expect(
+        blsVerifyAggregate(
+          sigs.slice(0, 4),
+          m,
+          vs.map((v) => v.publicKey),
+        ),
+      ).toBe(false);
+      expect(
+        blsVerifyAggregate(
+          sigs,
+          keccak256(toHex(i + 100)),
+          vs.map((v) => v.publicKey),
+        ),
+      ).toBe(false);
     }
     const v = vs[0]!;
     expect(blsProofOfPossession(v.secretKey)).toBe(g1ToEip2537(noble.sign(noble.hash(hexToBytes(v.publicKey), BLS_POP_DST), v.secretKey)));
@@ -197,12 +227,8 @@ describe('contract BLS library equals noble', () => {
   it('RFC 9380 test vector (J.9.1, BLS12381G1_XMD:SHA-256_SSWU_RO_, msg "abc")', async () => {
     const dst = 'QUUX-V01-CS02-with-BLS12381G1_XMD:SHA-256_SSWU_RO_';
     const p = (await read('hashToG1', [stringToHex('abc'), stringToHex(dst)])) as Hex;
-    expect(BigInt(`0x${p.slice(2, 130)}`)).toBe(
-      0x03567bc5ef9c690c2ab2ecdf6a96ef1c139cc0b2f284dca0a9a7943388a49a3aee664ba5379a7655d3c68900be2f6903n,
-    );
-    expect(BigInt(`0x${p.slice(130)}`)).toBe(
-      0x0b9c15f3fe6e5cf4211f346271d7b01c8f3b28be689c8429c85b67af215533311f0b8dfaaa154fa6b88176c229f2885dn,
-    );
+    expect(BigInt(`0x${p.slice(2, 130)}`)).toBe(0x03567bc5ef9c690c2ab2ecdf6a96ef1c139cc0b2f284dca0a9a7943388a49a3aee664ba5379a7655d3c68900be2f6903n);
+    expect(BigInt(`0x${p.slice(130)}`)).toBe(0x0b9c15f3fe6e5cf4211f346271d7b01c8f3b28be689c8429c85b67af215533311f0b8dfaaa154fa6b88176c229f2885dn);
   });
 
   it('pairing verification: valid aggregate true; wrong message false; infinity key and signature rejected', async () => {
@@ -218,8 +244,7 @@ describe('contract BLS library equals noble', () => {
   });
 
   it('ProofAnchor.SIG_DST / POP_DST equal the TypeScript constants', async () => {
-    const rd = (functionName: 'SIG_DST' | 'POP_DST') =>
-      t.w.public.readContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName });
+    const rd = (functionName: 'SIG_DST' | 'POP_DST') => t.w.public.readContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName });
     expect(await rd('SIG_DST')).toBe(stringToHex(BLS_SIG_DST));
     expect(await rd('POP_DST')).toBe(stringToHex(BLS_POP_DST));
   });
@@ -259,7 +284,9 @@ describe('validator set registration and rotation', () => {
     const negPk = blsPublicKey(negSk);
     expect(g2FromEip2537(negPk).equals(g2FromEip2537(regs[0]!.publicKey).negate())).toBe(true);
     expect(blsVerifyProofOfPossession(negPk, blsProofOfPossession(negSk))).toBe(true);
-    expect(await deployAnchor([regs[0]!, regs[1]!, { ...regs[2]!, publicKey: negPk, proofOfPossession: blsProofOfPossession(negSk) }])).toBe('DuplicateValidator');
+    expect(await deployAnchor([regs[0]!, regs[1]!, { ...regs[2]!, publicKey: negPk, proofOfPossession: blsProofOfPossession(negSk) }])).toBe(
+      'DuplicateValidator',
+    );
     expect(await deployAnchor([{ ...regs[0]!, publicKey: `0x${'00'.repeat(256)}` }])).toBe('InvalidProofOfPossession');
     expect(await deployAnchor(regs, 0n, 3n)).toBe('InvalidValidatorSet');
     expect(await deployAnchor(regs, 4n, 3n)).toBe('InvalidValidatorSet');
@@ -273,7 +300,9 @@ describe('validator set registration and rotation', () => {
     const epoch0 = await setEpoch();
     // 4 of 7 is below 2/3; the next set's own keys are not the current set's
     await expect(rotate(next, { from: t.validators, signers: [0, 1, 2, 3], thresholdNum: 3n, thresholdDen: 4n })).rejects.toThrow(/ThresholdNotMet/);
-    await expect(rotate(next, { from: next, signers: [0, 1, 2, 3], thresholdNum: 3n, thresholdDen: 4n, bitmapOf: [0, 1, 2, 3, 4] })).rejects.toThrow(/InvalidSignature/);
+    await expect(rotate(next, { from: next, signers: [0, 1, 2, 3], thresholdNum: 3n, thresholdDen: 4n, bitmapOf: [0, 1, 2, 3, 4] })).rejects.toThrow(
+      /InvalidSignature/,
+    );
     const { tx, args } = await rotate(next, { from: t.validators, signers: FIVE, thresholdNum: 3n, thresholdDen: 4n });
     expect(tx.status).toBe('success');
     const after = await readValidatorSet(t.w, t.sys.proofAnchor);
@@ -285,7 +314,9 @@ describe('validator set registration and rotation', () => {
     await rotate(t.validators, { from: next, signers: [0, 1, 3] });
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(before.root);
     // the first rotation's signed transaction, sent again: the epoch moved on, so its signature no longer verifies
-    const replay = await t.w.public.simulateContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName: 'rotateValidatorSet', args, account: t.w.account }).catch((e) => e);
+    const replay = await t.w.public
+      .simulateContract({ address: t.sys.proofAnchor, abi: proofAnchorAbi, functionName: 'rotateValidatorSet', args, account: t.w.account })
+      .catch((e) => e);
     expect(revertErrorName(replay)).toBe('InvalidSignature');
   });
 });
@@ -303,8 +334,21 @@ async function rotate(
   const q = quorumSign(o.from, o.signers, r.message);
   // bitmapOf: claim other signers than those who signed
   const bitmap = o.bitmapOf ? signerBitmap(o.bitmapOf) : q.signerBitmap;
-  const tx = await rotateValidatorSet(t.w, t.sys.proofAnchor, { validators, thresholdNum: o.thresholdNum, thresholdDen: o.thresholdDen, signature: q.signature, signerBitmap: bitmap }, { gas: o.gas });
-  const args = [validators.map((v) => v.publicKey), validators.map((v) => v.proofOfPossession), validators.map((v) => v.power), o.thresholdNum ?? 2n, o.thresholdDen ?? 3n, bitmap, q.signature] as const;
+  const tx = await rotateValidatorSet(
+    t.w,
+    t.sys.proofAnchor,
+    { validators, thresholdNum: o.thresholdNum, thresholdDen: o.thresholdDen, signature: q.signature, signerBitmap: bitmap },
+    { gas: o.gas },
+  );
+  const args = [
+    validators.map((v) => v.publicKey),
+    validators.map((v) => v.proofOfPossession),
+    validators.map((v) => v.power),
+    o.thresholdNum ?? 2n,
+    o.thresholdDen ?? 3n,
+    bitmap,
+    q.signature,
+  ] as const;
   return { tx, args };
 }
 
@@ -318,11 +362,21 @@ describe('rotation and in-flight anchors', () => {
     try {
       const newRoot = (await readValidatorSet(t.w, t.sys.proofAnchor)).root;
       // old set, old message: the bitmap now names the new set's keys and the message the new root
-      const r1 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, signature: oldSig.signature, signerBitmap: 0b1111n }, { gas: 2_000_000n });
+      const r1 = await executeComprehensiveProof(
+        t.w,
+        t.sys.proofAnchor,
+        { anchorId: plan.anchorId, signature: oldSig.signature, signerBitmap: 0b1111n },
+        { gas: 2_000_000n },
+      );
       expect(r1.tx?.status).toBe('reverted');
       const newMessage = anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: plan.anchorId, validatorSetRoot: newRoot });
       // 2 of 4 is below 3/4
-      const r2 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(next, [0, 3], newMessage) }, { gas: 2_000_000n });
+      const r2 = await executeComprehensiveProof(
+        t.w,
+        t.sys.proofAnchor,
+        { anchorId: plan.anchorId, ...quorumSign(next, [0, 3], newMessage) },
+        { gas: 2_000_000n },
+      );
       expect(r2.tx?.status).toBe('reverted');
       const r3 = await executeComprehensiveProof(t.w, t.sys.proofAnchor, { anchorId: plan.anchorId, ...quorumSign(next, [0, 1, 3], newMessage) });
       expect(r3.tx?.status).toBe('success');
@@ -346,4 +400,3 @@ describe('set size limit', () => {
     expect((await readValidatorSet(t.w, t.sys.proofAnchor)).root).toBe(t.setRoot);
   }, 120_000);
 });
-

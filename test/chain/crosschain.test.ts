@@ -76,15 +76,21 @@ describe('same addresses on every chain', () => {
   });
 
   it('the registry maps names, ids, RPC URLs and addresses', () => {
-    const reg = createChainRegistry(chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.anvil!.rpcUrl, confirmations: 2 })))
-      .withContracts(computeSystemAddresses(params));
+    const reg = createChainRegistry(chains.map((c) => ({ name: c.name, chainId: c.chainId, rpcUrl: c.anvil!.rpcUrl, confirmations: 2 }))).withContracts(
+      computeSystemAddresses(params),
+    );
     expect(reg.get('polygon-amoy').chainId).toBe(80002);
     expect(reg.get(11155111).name).toBe('ethereum-sepolia');
     expect(reg.get('80002').rpcUrl).toBe(chains[1]!.anvil!.rpcUrl);
     expect(reg.get(80002n).contracts).toEqual(computeSystemAddresses(params));
     expect(reg.has('base-sepolia')).toBe(false);
     expect(() => reg.get('base-sepolia')).toThrow(/unknown chain/);
-    expect(() => createChainRegistry([{ name: 'a', chainId: 1, rpcUrl: 'x', confirmations: 0 }, { name: 'b', chainId: 1, rpcUrl: 'y', confirmations: 0 }])).toThrow(/duplicate/);
+    expect(() =>
+      createChainRegistry([
+        { name: 'a', chainId: 1, rpcUrl: 'x', confirmations: 0 },
+        { name: 'b', chainId: 1, rpcUrl: 'y', confirmations: 0 },
+      ]),
+    ).toThrow(/duplicate/);
   });
 });
 
@@ -103,11 +109,23 @@ describe('no cross-chain replay', () => {
     }
     const data = encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(stringToHex('replay'))] });
     const legs = [{ target: targets[0]!, value: 0n, data }];
-    const common = { anchor: proofAnchor, account, adiUrl, operationId: keccak256(stringToHex('replay-op')), ledgerTxHash: keccak256(stringToHex('replay-ltx')), deadline: BigInt(Math.floor(Date.now() / 1000) + 3600), legs };
+    const common = {
+      anchor: proofAnchor,
+      account,
+      adiUrl,
+      operationId: keccak256(stringToHex('replay-op')),
+      ledgerTxHash: keccak256(stringToHex('replay-ltx')),
+      deadline: BigInt(Math.floor(Date.now() / 1000) + 3600),
+      legs,
+    };
     const planSep = planAnchor({ chainId: 11155111n, ...common });
     await createAnchor(sep.w!, proofAnchor, planSep);
     const setRoot = (await readValidatorSet(sep.w!, proofAnchor)).root;
-    const q = quorumSign(validators, [0, 1, 2, 3, 4], anchorMessage({ chainId: 11155111n, anchor: proofAnchor, anchorId: planSep.anchorId, validatorSetRoot: setRoot }));
+    const q = quorumSign(
+      validators,
+      [0, 1, 2, 3, 4],
+      anchorMessage({ chainId: 11155111n, anchor: proofAnchor, anchorId: planSep.anchorId, validatorSetRoot: setRoot }),
+    );
     expect((await executeComprehensiveProof(sep.w!, proofAnchor, { anchorId: planSep.anchorId, ...q })).tx?.status).toBe('success');
 
     // on amoy: the same proof arguments name an anchor id that does not exist there

@@ -48,7 +48,6 @@ export function quorumSign(vs: readonly TestValidator[], indices: readonly numbe
   };
 }
 
-
 export interface TestSystem {
   anvil: AnvilInstance;
   chainId: bigint;

@@ -157,7 +157,10 @@ describe('the Solidity views return the same bytes', () => {
     }
   });
   it('computeLeaf and computeRoot', async () => {
-    for (const v of V.legLeaf) expect(await anchorRead('computeLeaf', [v.input.account, v.input.adiHash, v.input.executionCommitment, BigInt(v.input.deadline), BigInt(v.input.gasLimit)])).toBe(v.output);
+    for (const v of V.legLeaf)
+      expect(
+        await anchorRead('computeLeaf', [v.input.account, v.input.adiHash, v.input.executionCommitment, BigInt(v.input.deadline), BigInt(v.input.gasLimit)]),
+      ).toBe(v.output);
     for (const v of V.merkle) {
       for (let i = 0; i < v.leaves.length; i++) {
         expect(await anchorRead('computeRoot', [v.leaves[i], BigInt(i), v.proofs[i]])).toBe(v.root);
@@ -171,9 +174,13 @@ describe('the Solidity views return the same bytes', () => {
     }
     const id = keccak256(stringToHex('some anchor'));
     const root = keccak256(stringToHex('some set'));
-    expect(await anchorRead('anchorMessage', [id, root])).toBe(f.anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: id, validatorSetRoot: root }));
+    expect(await anchorRead('anchorMessage', [id, root])).toBe(
+      f.anchorMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, anchorId: id, validatorSetRoot: root }),
+    );
     const next = keccak256(stringToHex('next set'));
-    expect(await anchorRead('rotationMessage', [root, next, 3n])).toBe(f.rotationMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, currentRoot: root, newRoot: next, epoch: 3n }));
+    expect(await anchorRead('rotationMessage', [root, next, 3n])).toBe(
+      f.rotationMessage({ chainId: t.chainId, anchor: t.sys.proofAnchor, currentRoot: root, newRoot: next, epoch: 3n }),
+    );
   });
   it('validatorSetRoot of the deployed set', async () => {
     const regs = registrations(t.validators);

@@ -63,13 +63,21 @@ describe('behind a provider that limits eth_getLogs', () => {
 
     const created = await createAnchor(t.w, anchor, plan);
     await mine(t.anvil.rpcUrl, 10);
-    expect(await readAnchorState(limited, anchor, plan.anchorId)).toMatchObject({ status: 'created', createdBlock: created.tx!.receipt.blockNumber, provenBlock: 0n });
+    expect(await readAnchorState(limited, anchor, plan.anchorId)).toMatchObject({
+      status: 'created',
+      createdBlock: created.tx!.receipt.blockNumber,
+      provenBlock: 0n,
+    });
     expect(await findAnchorTx(limited, anchor, plan.anchorId, 'created')).toBe(created.tx!.txHash);
     expect(await findAnchorTx(limited, anchor, plan.anchorId, 'proven')).toBeUndefined();
 
     const proven = await executeComprehensiveProof(t.w, anchor, { anchorId: plan.anchorId, ...quorumSign(t.validators, [0, 1, 2, 3, 4], message) });
     const provenBlock = proven.tx!.receipt.blockNumber;
-    expect(await readAnchorState(limited, anchor, plan.anchorId)).toMatchObject({ status: 'proven', createdBlock: created.tx!.receipt.blockNumber, provenBlock });
+    expect(await readAnchorState(limited, anchor, plan.anchorId)).toMatchObject({
+      status: 'proven',
+      createdBlock: created.tx!.receipt.blockNumber,
+      provenBlock,
+    });
     expect(await findAnchorTx(limited, anchor, plan.anchorId, 'proven')).toBe(proven.tx!.txHash);
 
     const leaf = { proofAnchor: anchor, account, anchorId: plan.anchorId, leafIndex: 0n, maxRange: LIMIT };
@@ -101,11 +109,22 @@ describe('behind a provider that limits eth_getLogs', () => {
   });
 
   it('scanLogs covers [from, latest] in consecutive spans and finds what one unlimited call finds', async () => {
-    const direct = await t.w.public.getContractEvents({ address: t.sys.proofAnchor, abi: proofAnchorAbi, eventName: 'AnchorCreated', fromBlock: 0n, toBlock: 'latest' });
+    const direct = await t.w.public.getContractEvents({
+      address: t.sys.proofAnchor,
+      abi: proofAnchorAbi,
+      eventName: 'AnchorCreated',
+      fromBlock: 0n,
+      toBlock: 'latest',
+    });
     expect(direct.length).toBeGreaterThan(0);
     spans.length = 0;
-    const scanned = await scanLogs(limited, 0n, (fromBlock, toBlock) =>
-      limited.public.getContractEvents({ address: t.sys.proofAnchor, abi: proofAnchorAbi, eventName: 'AnchorCreated', fromBlock, toBlock }), { maxRange: LIMIT });
+    const scanned = await scanLogs(
+      limited,
+      0n,
+      (fromBlock, toBlock) =>
+        limited.public.getContractEvents({ address: t.sys.proofAnchor, abi: proofAnchorAbi, eventName: 'AnchorCreated', fromBlock, toBlock }),
+      { maxRange: LIMIT },
+    );
     expect(scanned.map((l) => l.transactionHash)).toEqual(direct.map((l) => l.transactionHash));
     expectContiguous(spans, 0n);
     await expect(scanLogs(limited, 0n, async () => [], { maxRange: 0 })).rejects.toThrow(RangeError);

@@ -20,7 +20,11 @@ afterAll(async () => {
 });
 
 const rpc = (method: string, params: unknown[]) =>
-  fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then((r) => r.json());
+  fetch(anvil.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  }).then((r) => r.json());
 
 const writer = (key: Hex) => createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, privateKey: key, pollingIntervalMs: 25 });
 
@@ -79,7 +83,9 @@ describe('revertErrorName', () => {
 
     const proxy = await startFaultProxy(anvil.rpcUrl, {
       answer: (_p, body) =>
-        ['eth_estimateGas', 'eth_sendRawTransaction'].includes(body?.method) ? { jsonrpc: '2.0', id: body.id, error: { code: -32603, message: 'upstream request timed out' } } : undefined,
+        ['eth_estimateGas', 'eth_sendRawTransaction'].includes(body?.method)
+          ? { jsonrpc: '2.0', id: body.id, error: { code: -32603, message: 'upstream request timed out' } }
+          : undefined,
     });
     try {
       const behind = createChainClients({ rpcUrl: proxy.url, chainId: 31337, privateKey: ANVIL_KEYS[2], pollingIntervalMs: 25 });

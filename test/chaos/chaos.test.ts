@@ -87,12 +87,20 @@ async function start(phase: string, label: string): Promise<Started> {
   );
   const body = { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey };
   // 409 = already signed (an earlier attempt went through): success for the client
-  await retrying(() => api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, body), (s) => s === 200 || s === 409, 'signature');
+  await retrying(
+    () => api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, body),
+    (s) => s === 200 || s === 409,
+    'signature',
+  );
   return { phase, intentId: p.intent_id, target };
 }
 
 async function status(id: string): Promise<Json> {
-  return retrying(() => api(b, 'GET', `/v1/transaction/${id}`), (s) => s === 200, 'read');
+  return retrying(
+    () => api(b, 'GET', `/v1/transaction/${id}`),
+    (s) => s === 200,
+    'read',
+  );
 }
 
 async function settle(started: Started[], timeoutMs: number): Promise<Map<string, Json>> {
@@ -123,7 +131,10 @@ describe('chaos', () => {
     await vn.stopValidator(1);
     await vn.stopValidator(4);
     for (let i = 0; i < 3; i++) started.push(await start('A', `${i}`));
-    const a = await settle(started.filter((s) => s.phase === 'A'), 420_000);
+    const a = await settle(
+      started.filter((s) => s.phase === 'A'),
+      420_000,
+    );
     console.log(`A settled after ${Date.now() - t0} ms`);
     await vn.startValidator(1);
     await vn.startValidator(4);
@@ -131,9 +142,14 @@ describe('chaos', () => {
     // B: one stopped, one signing garbage
     await vn.stopValidator(2);
     validatorProxies[6]!.settings.rewrite = (path, body) =>
-      (path.startsWith('/v1/attest') || path.startsWith('/v1/observe')) && typeof body?.message === 'string' ? { ...body, signature: blsSign(garbage.secretKey, body.message) } : undefined;
+      (path.startsWith('/v1/attest') || path.startsWith('/v1/observe')) && typeof body?.message === 'string'
+        ? { ...body, signature: blsSign(garbage.secretKey, body.message) }
+        : undefined;
     for (let i = 0; i < 3; i++) started.push(await start('B', `${i}`));
-    const bb = await settle(started.filter((s) => s.phase === 'B'), 420_000);
+    const bb = await settle(
+      started.filter((s) => s.phase === 'B'),
+      420_000,
+    );
     console.log(`B settled after ${Date.now() - t0} ms`);
     await vn.startValidator(2);
     validatorProxies[6]!.settings.rewrite = undefined;
@@ -171,7 +187,13 @@ describe('chaos', () => {
     let doubled = 0;
     for (const x of completed) {
       const anchorId = x.legs[0].anchor_id as Hex;
-      const ev = await w.public.getContractEvents({ address: b.identity.account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId }, fromBlock: 0n });
+      const ev = await w.public.getContractEvents({
+        address: b.identity.account,
+        abi: accountAbiWithAnchorErrors,
+        eventName: 'Executed',
+        args: { anchorId },
+        fromBlock: 0n,
+      });
       if (ev.length !== 1) doubled++;
     }
     // each target was called by its own intent only: exactly once if the leg ran, never twice

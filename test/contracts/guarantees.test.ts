@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { createAnchor, executeComprehensiveProof, readAnchorState, revertErrorName, type TxResult } from '../../src/chain/anchor.js';
-import { accountAbiWithAnchorErrors, createAccount, executeGovernanceProofDirect, executeLeg, isLegExecuted, proofForLeg, type AnchorProofArg } from '../../src/chain/account.js';
+import {
+  accountAbiWithAnchorErrors,
+  createAccount,
+  executeGovernanceProofDirect,
+  executeLeg,
+  isLegExecuted,
+  proofForLeg,
+  type AnchorProofArg,
+} from '../../src/chain/account.js';
 import { anchorMessage, planBatchAnchor } from '../../src/chain/formulas.js';
 import { blsAggregateSignatures, blsSign, signerBitmap } from '../../src/chain/bls.js';
 import { ANVIL_ADDRESSES, planFor, quorumSign, setupSystem, type TestSystem } from '../chain/fixture.js';
@@ -22,8 +30,7 @@ afterAll(async () => {
   await t?.anvil.stop();
 });
 
-const record = (tag: string) =>
-  encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(stringToHex(tag))] });
+const record = (tag: string) => encodeFunctionData({ abi: testTargetAbi, functionName: 'record', args: [keccak256(stringToHex(tag))] });
 
 async function targetState() {
   const read = <F extends 'calls' | 'lastValue' | 'lastCaller' | 'lastArg'>(functionName: F) =>
@@ -56,12 +63,7 @@ async function provenLeg(adiUrl: string, leg: { target: Address; value: bigint; 
 }
 
 /** Sends executeGovernanceProofDirect with fixed gas and asserts: mined, reverted, no logs, no state change. */
-async function expectExecutionRejected(
-  account: Address,
-  anchorId: Hex,
-  call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg },
-  gas = GAS,
-) {
+async function expectExecutionRejected(account: Address, anchorId: Hex, call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg }, gas = GAS) {
   const before = await snapshot(account, anchorId);
   const tx = await executeGovernanceProofDirect(t.w, account, call, { gas });
   expectRevertedWithoutLogs(tx);
@@ -267,9 +269,13 @@ describe('multi-leg anchors', () => {
     // bob's account cannot run alice's leg (nor with bob's own index)
     await expectExecutionRejected(bob, plan.anchorId, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 0) });
     await expectExecutionRejected(bob, plan.anchorId, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 1) });
-    expect((await executeGovernanceProofDirect(t.w, alice, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 0) })).status).toBe('success');
+    expect((await executeGovernanceProofDirect(t.w, alice, { target: legA.target, value: 0n, data: legA.data, proof: proofForLeg(plan, 0) })).status).toBe(
+      'success',
+    );
     expect((await targetState()).lastCaller).toBe(alice);
-    expect((await executeGovernanceProofDirect(t.w, bob, { target: legB.target, value: 0n, data: legB.data, proof: proofForLeg(plan, 1) })).status).toBe('success');
+    expect((await executeGovernanceProofDirect(t.w, bob, { target: legB.target, value: 0n, data: legB.data, proof: proofForLeg(plan, 1) })).status).toBe(
+      'success',
+    );
     expect((await targetState()).lastCaller).toBe(bob);
   });
 
@@ -317,7 +323,14 @@ describe('gas limit', () => {
     // try/catch, whose target returns the gas its failed inner call did not use)
     for (const gas of [300_000n, 900_000n, 1_540_000n]) {
       const sim = await t.w.public
-        .simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, leg.data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account, gas })
+        .simulateContract({
+          address: account,
+          abi: accountAbiWithAnchorErrors,
+          functionName: 'executeGovernanceProofDirect',
+          args: [leg.target, 0n, leg.data, { ...proof, merkleProof: [...proof.merkleProof] }],
+          account: t.w.account,
+          gas,
+        })
         .catch((e) => e);
       expect(revertErrorName(sim)).toBe('InsufficientGas');
       await expectExecutionRejected(account, plan.anchorId, { ...leg, proof }, gas);
@@ -345,12 +358,24 @@ describe('deadline', () => {
     const proof = proofForLeg(plan, 0);
     expect(proof.deadline).toBe(now + 600n);
     await expectExecutionRejected(account, plan.anchorId, { ...leg, proof: { ...proof, deadline: now + 86_400n } });
-    const early = await t.w.public.simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account });
+    const early = await t.w.public.simulateContract({
+      address: account,
+      abi: accountAbiWithAnchorErrors,
+      functionName: 'executeGovernanceProofDirect',
+      args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }],
+      account: t.w.account,
+    });
     expect(early.result).toBeDefined(); // before the deadline it would run
     await t.w.public.request({ method: 'evm_increaseTime', params: [601] } as never);
     await t.w.public.request({ method: 'evm_mine', params: [] } as never);
     const late = await t.w.public
-      .simulateContract({ address: account, abi: accountAbiWithAnchorErrors, functionName: 'executeGovernanceProofDirect', args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }], account: t.w.account })
+      .simulateContract({
+        address: account,
+        abi: accountAbiWithAnchorErrors,
+        functionName: 'executeGovernanceProofDirect',
+        args: [leg.target, 0n, data, { ...proof, merkleProof: [...proof.merkleProof] }],
+        account: t.w.account,
+      })
       .catch((e) => e);
     expect(revertErrorName(late)).toBe('AnchorExpired');
     await expectExecutionRejected(account, plan.anchorId, { ...leg, proof });

@@ -96,7 +96,11 @@ describe.skipIf(skip)('portal sign-up in headless Chromium', () => {
   });
 
   it('the sign-up endpoint validates its input', async () => {
-    const res = await fetch(`${server.url}/portal/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"organization_name":""}' });
+    const res = await fetch(`${server.url}/portal/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"organization_name":""}',
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatch(/^organization_name: /);
   });

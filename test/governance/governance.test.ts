@@ -75,7 +75,10 @@ async function prepare(identity: string, operations: unknown[], extra: Record<st
 }
 
 async function govSign(op: any, k: Key) {
-  const res = await call('POST', `/v1/governance/${op.governance_op_id}/signature`, { signature: sign(op.signing_data.hash_to_sign, k), public_key: k.publicKey });
+  const res = await call('POST', `/v1/governance/${op.governance_op_id}/signature`, {
+    signature: sign(op.signing_data.hash_to_sign, k),
+    public_key: k.publicKey,
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -97,7 +100,10 @@ async function prepareSign(body: Record<string, unknown>) {
 }
 
 async function submitSign(req: any, k: Key) {
-  const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, k), public_key: k.publicKey });
+  const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, {
+    signature: sign(req.signing_data.data_for_signature, k),
+    public_key: k.publicKey,
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -177,7 +183,11 @@ describe('governance and co-signing on the devnet', () => {
     });
     expect(mixed.status).toBe(400);
     expect((await mixed.json()).error).toMatch(/key_page, authority/);
-    const stranger = await call('POST', '/v1/governance', { identity: A.adi_url, operations: [{ type: 'set_threshold', threshold: 1 }], signer_public_key: c.publicKey });
+    const stranger = await call('POST', '/v1/governance', {
+      identity: A.adi_url,
+      operations: [{ type: 'set_threshold', threshold: 1 }],
+      signer_public_key: c.publicKey,
+    });
     expect(stranger.status).toBe(400);
     expect((await stranger.json()).error).toMatch(/^signer_public_key: not a key of/);
     const badField = await call('POST', '/v1/governance', { identity: A.adi_url, operations: [{ type: 'add_key', public_key_hash: 'zz' }] });
@@ -240,7 +250,9 @@ describe('governance and co-signing on the devnet', () => {
     });
     expect(body.stats).toMatchObject({ total: body.pagination.total, governance: expect.any(Number), awaiting_others: expect.any(Number) });
     expect(body.pagination).toMatchObject({ limit: 100, offset: 0 });
-    const paged = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(A.adi_url)}&category=governance&limit=1&offset=${body.pagination.total}`)).json();
+    const paged = await (
+      await call('GET', `/v1/pending?identity=${encodeURIComponent(A.adi_url)}&category=governance&limit=1&offset=${body.pagination.total}`)
+    ).json();
     expect(paged.actions).toEqual([]);
     expect(paged.pagination).toMatchObject({ limit: 1, offset: body.pagination.total, has_more: false });
     expect(body.scan.degraded).toBe(false);
@@ -250,10 +262,21 @@ describe('governance and co-signing on the devnet', () => {
       .from(events)
       .where(and(eq(events.resourceId, action.id), eq(events.type, 'inbox.action_pending')));
     expect(evs).toHaveLength(1);
-    expect(evs[0]!.data).toMatchObject({ pending_action_id: action.id, identity_id: A.id, kind: 'governance', ledger_tx_hash: op2.tx_hash, threshold: 2, signatures: 1, remaining_needed: 1 });
+    expect(evs[0]!.data).toMatchObject({
+      pending_action_id: action.id,
+      identity_id: A.id,
+      kind: 'governance',
+      ledger_tx_hash: op2.tx_hash,
+      threshold: 2,
+      signatures: 1,
+      remaining_needed: 1,
+    });
     // …and arrives at the organization's endpoint as a signed Standard Webhooks delivery, with the event's id
     const delivered = await eventually(() => receiver.received.find((r) => r.path === '/inbox' && r.headers['webhook-id'] === evs[0]!.id), 30_000);
-    const payload = new Webhook(webhookSecret).verify(delivered.body, delivered.headers as Record<string, string>) as { type: string; data: { pending_action_id: string } };
+    const payload = new Webhook(webhookSecret).verify(delivered.body, delivered.headers as Record<string, string>) as {
+      type: string;
+      data: { pending_action_id: string };
+    };
     expect(payload).toMatchObject({ type: 'inbox.action_pending', data: { pending_action_id: action.id } });
 
     const other = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
@@ -269,7 +292,10 @@ describe('governance and co-signing on the devnet', () => {
     expect((await number.json()).error).toMatch(/^vote:/);
     const req = await prepareSign({ type: 'pending_action', target_id: action.id, public_key: b.publicKey });
     expect(req.signing_data).toMatchObject({ transaction_hash: op2.tx_hash, signer_url: A.key_page_url, vote: 'approve', delegators: [] });
-    const wrong = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, c), public_key: b.publicKey });
+    const wrong = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, {
+      signature: sign(req.signing_data.data_for_signature, c),
+      public_key: b.publicKey,
+    });
     expect(wrong.status).toBe(400);
     expect((await wrong.json()).code).toBe('INVALID_SIGNATURE');
     // two submissions race: the claim lets exactly one through
@@ -341,7 +367,12 @@ describe('governance and co-signing on the devnet', () => {
 
     await scan();
     const inbox = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(D.adi_url)}`)).json();
-    expect(inbox.actions.find((x: any) => x.tx_hash === op.tx_hash)).toMatchObject({ identity_id: D.id, status: 'eligible', user_has_signed: false, awaiting_authorities: [D.book_url] });
+    expect(inbox.actions.find((x: any) => x.tx_hash === op.tx_hash)).toMatchObject({
+      identity_id: D.id,
+      status: 'eligible',
+      user_has_signed: false,
+      awaiting_authorities: [D.book_url],
+    });
 
     const res = await cosign({ type: 'pending_tx', target_id: op.tx_hash, identity: D.adi_url }, d);
     expect(res.status).toBe('submitted');

@@ -8,7 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { newClientKey } from '../identity/devnet.js';
-import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, submitToLedgerOnly, waitIntent, type CycleBench } from '../transaction/support.js';
+import {
+  api,
+  arg,
+  prepare,
+  recordLeg,
+  SEPOLIA,
+  sign,
+  startCycleBench,
+  submit,
+  submitToLedgerOnly,
+  waitIntent,
+  type CycleBench,
+} from '../transaction/support.js';
 
 let b: CycleBench;
 const seat2 = newClientKey();
@@ -25,7 +37,10 @@ afterAll(async () => {
 async function cosign(txHash: string, k: ReturnType<typeof newClientKey>, vote: string) {
   const req = await api(b, 'POST', '/v1/sign', { type: 'pending_tx', target_id: txHash, identity: b.identity.adiUrl, public_key: k.publicKey, vote });
   expect(req.status, JSON.stringify(req.body)).toBe(201);
-  const r = await api(b, 'POST', `/v1/sign/${req.body.sign_request_id}/signature`, { signature: sign(req.body.signing_data.data_for_signature, k.secretKey), public_key: k.publicKey });
+  const r = await api(b, 'POST', `/v1/sign/${req.body.sign_request_id}/signature`, {
+    signature: sign(req.body.signing_data.data_for_signature, k.secretKey),
+    public_key: k.publicKey,
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
 }
@@ -72,7 +87,12 @@ describe('co-signing a pending intent', () => {
       args: [{ orgId: b.app.key.orgId }],
     });
     const inbox = await api(b, 'GET', `/v1/pending?identity=${encodeURIComponent(b.identity.adiUrl)}&category=transactions`);
-    expect(inbox.body.actions.find((x: any) => x.tx_hash === s.tx_hash)).toMatchObject({ type: 'writeData', collected_signatures: 1, required_signatures: 2, is_ready: false });
+    expect(inbox.body.actions.find((x: any) => x.tx_hash === s.tx_hash)).toMatchObject({
+      type: 'writeData',
+      collected_signatures: 1,
+      required_signatures: 2,
+      is_ready: false,
+    });
 
     const r = await cosign(s.tx_hash, seat2, 'approve');
     expect(r.status).toBe('submitted');

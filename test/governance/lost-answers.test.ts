@@ -43,7 +43,8 @@ afterAll(async () => {
   await dn?.stop();
 });
 
-const call = (method: string, path: string, body?: unknown) => app.call(path, { method, key: app.key.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+const call = (method: string, path: string, body?: unknown) =>
+  app.call(path, { method, key: app.key.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 const sign = (hashHex: string, k: Key) => Buffer.from(ed25519.sign(Buffer.from(hashHex, 'hex'), k.secretKey)).toString('hex');
 
 /** Lose the ledger's answer to the next `n` submits (the ledger takes them). */
@@ -72,7 +73,10 @@ async function prepare(identity: string, operations: unknown[]) {
 }
 
 async function govSign(op: any, k: Key) {
-  const res = await call('POST', `/v1/governance/${op.governance_op_id}/signature`, { signature: sign(op.signing_data.hash_to_sign, k), public_key: k.publicKey });
+  const res = await call('POST', `/v1/governance/${op.governance_op_id}/signature`, {
+    signature: sign(op.signing_data.hash_to_sign, k),
+    public_key: k.publicKey,
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -94,7 +98,10 @@ async function cosign(identity: string, txHash: string, k: Key) {
   const prep = await call('POST', '/v1/sign', { type: 'pending_tx', target_id: txHash, identity, public_key: k.publicKey });
   const req = await prep.json();
   expect(prep.status, JSON.stringify(req)).toBe(201);
-  const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, k), public_key: k.publicKey });
+  const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, {
+    signature: sign(req.signing_data.data_for_signature, k),
+    public_key: k.publicKey,
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -158,7 +165,11 @@ describe('governance signatures whose ledger answer is lost', () => {
     const wf = app.deps.temporal.workflow;
     await wf.getHandle(`governance-${op.governance_op_id}`).terminate('test: restart with a short signing window');
     const input: GovernanceWorkflowInput = { opId: op.governance_op_id, orgId: app.key.orgId, nominatedPublicKey: z.publicKey, signingWindowSeconds: 1 };
-    const h = await wf.start('governanceWorkflow', { workflowId: `governance-${op.governance_op_id}`, taskQueue: app.config.temporal.taskQueue, args: [input] });
+    const h = await wf.start('governanceWorkflow', {
+      workflowId: `governance-${op.governance_op_id}`,
+      taskQueue: app.config.temporal.taskQueue,
+      args: [input],
+    });
     // before: 'expired' and governance.rejected, although the ledger had executed it
     expect(await h.result()).toEqual({ status: 'executed' });
     expect((await getGov(op.governance_op_id)).status).toBe('executed');
@@ -171,45 +182,63 @@ describe('governance signatures whose ledger answer is lost', () => {
 });
 
 describe('expiry and a signature at the same moment', () => {
-  it.runIf(appIsPostgres())('a signature arriving while the operation is being expired is refused (409 GOVERNANCE_CLOSED) and never reaches the ledger', async () => {
-    const op = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }]);
-    const id = op.governance_op_id as string;
-    const wf = app.deps.temporal.workflow;
-    await wf.getHandle(`governance-${id}`).terminate('test: restart with a short signing window');
-    // hold the operation's row so that expiry, once it starts, cannot finish until the signature has had its chance
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = app.db.transaction(async (tx) => {
-      await tx.execute(sql`select id from governance_ops where id = ${id} for update`);
-      locked();
-      await released;
-    });
-    await isLocked;
-    let update: Promise<{ status: number; body: any }> | undefined;
-    try {
-      const input: GovernanceWorkflowInput = { opId: id, orgId: app.key.orgId, nominatedPublicKey: z.publicKey, signingWindowSeconds: 1 };
-      const h = await wf.start('governanceWorkflow', { workflowId: `governance-${id}`, taskQueue: app.config.temporal.taskQueue, args: [input] });
-      // the signing window has ended and expiry is under way
-      await expect
-        .poll(async () => (await h.fetchHistory()).events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'expireGovernanceOp') ?? false, { timeout: 15_000, interval: 50 })
-        .toBe(true);
-      update = govSign(op, z);
-      // before: the signature was accepted and submitted while expiry went on, the ledger executed the operation and
-      // the gateway recorded it expired. Give it the time it would need to land.
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(await dn.ledger.getTransaction(op.tx_id).then(() => true, () => false)).toBe(false);
-    } finally {
-      release();
-      await holder;
-    }
-    const r = await update!;
-    expect(r.status, JSON.stringify(r.body)).toBe(409);
-    expect(r.body.code).toBe('GOVERNANCE_CLOSED');
-    await pollGov(id, (b) => b.status === 'expired');
-    expect(await dn.ledger.getTransaction(op.tx_id).then(() => true, () => false)).toBe(false);
-  }, 60_000);
+  it.runIf(appIsPostgres())(
+    'a signature arriving while the operation is being expired is refused (409 GOVERNANCE_CLOSED) and never reaches the ledger',
+    async () => {
+      const op = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }]);
+      const id = op.governance_op_id as string;
+      const wf = app.deps.temporal.workflow;
+      await wf.getHandle(`governance-${id}`).terminate('test: restart with a short signing window');
+      // hold the operation's row so that expiry, once it starts, cannot finish until the signature has had its chance
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = app.db.transaction(async (tx) => {
+        await tx.execute(sql`select id from governance_ops where id = ${id} for update`);
+        locked();
+        await released;
+      });
+      await isLocked;
+      let update: Promise<{ status: number; body: any }> | undefined;
+      try {
+        const input: GovernanceWorkflowInput = { opId: id, orgId: app.key.orgId, nominatedPublicKey: z.publicKey, signingWindowSeconds: 1 };
+        const h = await wf.start('governanceWorkflow', { workflowId: `governance-${id}`, taskQueue: app.config.temporal.taskQueue, args: [input] });
+        // the signing window has ended and expiry is under way
+        await expect
+          .poll(
+            async () =>
+              (await h.fetchHistory()).events?.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'expireGovernanceOp') ?? false,
+            { timeout: 15_000, interval: 50 },
+          )
+          .toBe(true);
+        update = govSign(op, z);
+        // before: the signature was accepted and submitted while expiry went on, the ledger executed the operation and
+        // the gateway recorded it expired. Give it the time it would need to land.
+        await new Promise((r) => setTimeout(r, 1500));
+        expect(
+          await dn.ledger.getTransaction(op.tx_id).then(
+            () => true,
+            () => false,
+          ),
+        ).toBe(false);
+      } finally {
+        release();
+        await holder;
+      }
+      const r = await update!;
+      expect(r.status, JSON.stringify(r.body)).toBe(409);
+      expect(r.body.code).toBe('GOVERNANCE_CLOSED');
+      await pollGov(id, (b) => b.status === 'expired');
+      expect(
+        await dn.ledger.getTransaction(op.tx_id).then(
+          () => true,
+          () => false,
+        ),
+      ).toBe(false);
+    },
+    60_000,
+  );
 });
 
 describe('stale signing data fails the operation', () => {
@@ -251,7 +280,10 @@ describe('co-signatures', () => {
     return { status: res.status, body: await res.json() };
   }
   async function submitSign(req: any, k: Key) {
-    const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, { signature: sign(req.signing_data.data_for_signature, k), public_key: k.publicKey });
+    const res = await call('POST', `/v1/sign/${req.sign_request_id}/signature`, {
+      signature: sign(req.signing_data.data_for_signature, k),
+      public_key: k.publicKey,
+    });
     return { status: res.status, body: await res.json() };
   }
 
@@ -331,7 +363,7 @@ describe('co-signatures', () => {
     await pollGov(op.governance_op_id, (b) => b.status === 'executed');
   }, 60_000);
 
-  it("a page change voids the votes it collected: they are not counted, and the key has not signed in the inbox", async () => {
+  it('a page change voids the votes it collected: they are not counted, and the key has not signed in the inbox', async () => {
     const g1 = await prepare(W.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
     expect((await govSign(g1, w1)).body.collected_signatures).toBe(1);
     // another operation changes the page (its version) while g1 waits
@@ -343,7 +375,11 @@ describe('co-signatures', () => {
     const g = await getGov(g1.governance_op_id);
     expect(g.collected_signatures).toBe(0);
     expect(g.is_ready).toBe(false);
-    await app.deps.temporal.workflow.execute('pendingScanWorkflow', { workflowId: `pending-scan-lost-${Date.now()}`, taskQueue: app.config.temporal.taskQueue, args: [{ orgId: app.key.orgId }] });
+    await app.deps.temporal.workflow.execute('pendingScanWorkflow', {
+      workflowId: `pending-scan-lost-${Date.now()}`,
+      taskQueue: app.config.temporal.taskQueue,
+      args: [{ orgId: app.key.orgId }],
+    });
     const inbox = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(W.adi_url)}`)).json();
     const a = inbox.actions.find((x: any) => x.tx_hash === g1.tx_hash);
     expect(a).toMatchObject({ user_has_signed: false, status: 'eligible', collected_signatures: 0, required_signatures: 2 });
@@ -368,17 +404,37 @@ describe('operations the ledger would refuse are refused when prepared, naming t
 
   it('the threshold is checked after each step, not only at the end', async () => {
     // before: 201 (3 keys, threshold 2 at the end), and the ledger rejected it after it was signed
-    const r = await attempt([{ type: 'set_threshold', threshold: 2 }, { type: 'add_key', public_key_hash: x }]);
+    const r = await attempt([
+      { type: 'set_threshold', threshold: 2 },
+      { type: 'add_key', public_key_hash: x },
+    ]);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
-    expect(r.body).toMatchObject({ code: 'QUORUM_UNREACHABLE', error: expect.stringMatching(/threshold 2 is above the 1 key\(s\) the page would hold after operations\[0\]/) });
-    expect((await attempt([{ type: 'add_key', public_key_hash: x }, { type: 'set_threshold', threshold: 2 }])).status).toBe(201);
+    expect(r.body).toMatchObject({
+      code: 'QUORUM_UNREACHABLE',
+      error: expect.stringMatching(/threshold 2 is above the 1 key\(s\) the page would hold after operations\[0\]/),
+    });
+    expect(
+      (
+        await attempt([
+          { type: 'add_key', public_key_hash: x },
+          { type: 'set_threshold', threshold: 2 },
+        ])
+      ).status,
+    ).toBe(201);
   });
 
   it('adding a key already on the page or removing one it does not hold is a 400 naming the operation, force or not', async () => {
     const own = publicKeyHashHex(p.publicKey);
     for (const [ops, field, text] of [
       [[{ type: 'add_key', public_key_hash: own }], 'operations[0]', /already on the key page/],
-      [[{ type: 'add_key', public_key_hash: x }, { type: 'add_key', public_key_hash: x }], 'operations[1]', /already on the key page/],
+      [
+        [
+          { type: 'add_key', public_key_hash: x },
+          { type: 'add_key', public_key_hash: x },
+        ],
+        'operations[1]',
+        /already on the key page/,
+      ],
       [[{ type: 'remove_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }], 'operations[0]', /not on the key page/],
     ] as [unknown[], string, RegExp][]) {
       for (const force of [false, true]) {

@@ -115,10 +115,15 @@ describe.skipIf(!hasPostgres)('worker killed mid-provisioning', () => {
 
     const second = await startWorker(config, database.db);
     try {
-      const done = await waitFor('active', async () => {
-        const r = await row(id);
-        return r.status === 'creating' ? undefined : r;
-      }, 90_000, 50);
+      const done = await waitFor(
+        'active',
+        async () => {
+          const r = await row(id);
+          return r.status === 'creating' ? undefined : r;
+        },
+        90_000,
+        50,
+      );
       expect(done.errorMessage).toBeNull();
       expect(done.status).toBe('active');
 

@@ -82,7 +82,11 @@ export function startWorker(config: Config, db: TestApp['db']) {
 }
 
 /** The app on a fresh database with this devnet's config, an organization and a read/write key. */
-export async function startIdentityApp(dn: IdentityDevnet, kind: DbKind, opts: { env?: Record<string, string>; quota?: number; postgresServerUrl?: string } = {}) {
+export async function startIdentityApp(
+  dn: IdentityDevnet,
+  kind: DbKind,
+  opts: { env?: Record<string, string>; quota?: number; postgresServerUrl?: string } = {},
+) {
   const app = await startTestApp(kind, { env: { ...dn.env, ...opts.env }, postgresServerUrl: opts.postgresServerUrl });
   const key: TestKey = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
   if (opts.quota !== undefined) {
@@ -103,13 +107,19 @@ export function uniqueName(prefix = 'idt'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-export async function pollIdentity(app: Awaited<ReturnType<typeof startIdentityApp>>, id: string, until: (b: any) => boolean, timeoutMs = 60_000): Promise<any> {
+export async function pollIdentity(
+  app: Awaited<ReturnType<typeof startIdentityApp>>,
+  id: string,
+  until: (b: any) => boolean,
+  timeoutMs = 60_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await app.call(`/v1/identity/${id}`, { key: app.key.key });
     const body = await res.json();
     // chain_accounts stay empty while the identity is creating; they are filled on the move to active
-    if (body.status === 'creating' && body.chain_accounts?.length) throw new Error(`identity ${id} shows chain accounts while creating: ${JSON.stringify(body)}`);
+    if (body.status === 'creating' && body.chain_accounts?.length)
+      throw new Error(`identity ${id} shows chain accounts while creating: ${JSON.stringify(body)}`);
     if (until(body)) return body;
     if (Date.now() > deadline) throw new Error(`identity ${id} did not reach the expected state: ${JSON.stringify(body)}`);
     await new Promise((r) => setTimeout(r, 50));

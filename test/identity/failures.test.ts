@@ -88,7 +88,9 @@ describe('validation (400, nothing created)', () => {
     // characters, 1,000 to 2,048,000 credits): refused, naming the fee and the shortest name that pays the base
     const short = await post({ name: 'shortname', public_key: newClientKey().publicKey });
     expect(short.status).toBe(400);
-    expect((await short.json()).error).toBe('name: a name of 9 characters costs 8000 credits to register on this ledger (its sliding fee for names of up to 12 characters); choose a name of at least 13 characters');
+    expect((await short.json()).error).toBe(
+      'name: a name of 9 characters costs 8000 credits to register on this ledger (its sliding fee for names of up to 12 characters); choose a name of at least 13 characters',
+    );
     for (const credits of [-1, 1.5, 2_000_000_000]) {
       const res = await post({ name: uniqueName(), public_key: newClientKey().publicKey, credits });
       expect(res.status, String(credits)).toBe(400);
@@ -119,7 +121,11 @@ describe('name already taken', () => {
     await dn.ledger.waitForTransaction(c.txId);
     await waitFor(async () => ((await dn.ledger.queryAccount(other.liteIdentity)).creditBalance ?? 0) > 0);
     const adi = `acc://${name}.acme`;
-    const r = await dn.ledger.signAndSubmit(adi, tx.createIdentity({ url: adi, keyBookUrl: `${adi}/book`, publicKeyHash: other.publicKeyHash }), other.asLite());
+    const r = await dn.ledger.signAndSubmit(
+      adi,
+      tx.createIdentity({ url: adi, keyBookUrl: `${adi}/book`, publicKeyHash: other.publicKeyHash }),
+      other.asLite(),
+    );
     expect((await dn.ledger.waitForTransaction(r.txId)).delivered).toBe(true);
 
     const usedBefore = (await org()).creditsUsed;
@@ -263,7 +269,11 @@ describe('sponsor out of credits', () => {
     const poorApp = await startIdentityApp(dn, kind, { env: { SPONSOR_KEY: poor } });
     const poorWorker = await startWorker(poorApp.config, poorApp.db);
     try {
-      const res = await poorApp.call('/v1/identity', { method: 'POST', key: poorApp.key.key, body: JSON.stringify({ name: uniqueName('poor'), public_key: newClientKey().publicKey }) });
+      const res = await poorApp.call('/v1/identity', {
+        method: 'POST',
+        key: poorApp.key.key,
+        body: JSON.stringify({ name: uniqueName('poor'), public_key: newClientKey().publicKey }),
+      });
       expect(res.status).toBe(202);
       const id = (await res.json()).identity.id;
       const failed = await pollIdentity(poorApp, id, (b) => b.status !== 'creating', 30_000);
@@ -394,7 +404,11 @@ describe('reads', () => {
     const res = await post({ name: uniqueName('mine'), public_key: newClientKey().publicKey });
     const id = (await res.json()).identity.id;
     const stranger = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
-    for (const [method, body] of [['GET', undefined], ['PATCH', JSON.stringify({ public_key: newClientKey().publicKey })], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', JSON.stringify({ public_key: newClientKey().publicKey })],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await app.call(`/v1/identity/${id}`, { method, key: stranger.key, body });
       expect(r.status, method).toBe(404);
     }
@@ -421,7 +435,10 @@ describe('reads', () => {
     // created within one millisecond (parallel POSTs, microseconds apart): a page ending inside that millisecond
     // must not make the next page skip the rest of it
     for (const [i, id] of ids.entries()) {
-      await app.db.update(identities).set({ createdAt: sql`${`2026-01-01T00:00:00.123${i + 1}00Z`}::timestamptz` }).where(eq(identities.id, id));
+      await app.db
+        .update(identities)
+        .set({ createdAt: sql`${`2026-01-01T00:00:00.123${i + 1}00Z`}::timestamptz` })
+        .where(eq(identities.id, id));
     }
     const sameMs: string[] = [];
     cursor = null;
@@ -451,7 +468,10 @@ describe('reads', () => {
 
   it('GET /v1/portfolio: live credits and balances per chain; a chain that does not answer is a per-chain error', async () => {
     const p = await createTestOrgAndKey(app.db, { rateLimitRpm: 100_000 });
-    const r = await post({ name: uniqueName('pf'), public_key: newClientKey().publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 7 }, { key: p.key });
+    const r = await post(
+      { name: uniqueName('pf'), public_key: newClientKey().publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 7 },
+      { key: p.key },
+    );
     const id = (await r.json()).identity.id;
     await pollIdentity({ ...app, key: p }, id, (b) => b.status === 'active');
     const pf = await get('/v1/portfolio', p.key).then((x) => x.json());

@@ -48,7 +48,11 @@ describe('devnet restart', () => {
 
     // write something on chain: record(a) on the example contract
     const sepolia = devnet.config.chains[0]!;
-    const wallet = createWalletClient({ chain: chainDefinition(sepolia.chainId, sepolia.rpcUrl), transport: http(sepolia.rpcUrl), account: privateKeyToAccount(ANVIL_DEV_KEY_0) });
+    const wallet = createWalletClient({
+      chain: chainDefinition(sepolia.chainId, sepolia.rpcUrl),
+      transport: http(sepolia.rpcUrl),
+      account: privateKeyToAccount(ANVIL_DEV_KEY_0),
+    });
     const a = arg('devnet-restart');
     const hash = await wallet.writeContract({ address: example, abi: testTargetAbi, functionName: 'record', args: [a] });
     expect((await clientOf(sepolia).waitForTransactionReceipt({ hash })).status).toBe('success');

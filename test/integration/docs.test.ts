@@ -10,7 +10,12 @@ type Operation = {
   parameters?: { name: string; in: string }[];
   'x-required-scopes'?: string[];
 };
-type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; security: unknown; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  security: unknown;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+};
 
 describe('OpenAPI description, /docs and /reference', () => {
   let t: TestApp;
@@ -36,12 +41,23 @@ describe('OpenAPI description, /docs and /reference', () => {
   });
 
   it('describes every route the app serves', () => {
-    const served = t.app.routes
-      .filter((r) => r.method !== 'ALL')
-      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+    const served = t.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
     const described = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
     expect(new Set(described)).toEqual(new Set(served));
-    expect(described).toEqual(expect.arrayContaining(['get /v1/health', 'post /v1/admin/api-keys', 'get /v1/admin/api-keys', 'delete /v1/admin/api-keys/{key_id}', 'post /v1/admin/api-keys/{key_id}/rotate', 'get /portal', 'post /portal/signup', 'get /docs/json', 'get /reference', 'get /metrics']));
+    expect(described).toEqual(
+      expect.arrayContaining([
+        'get /v1/health',
+        'post /v1/admin/api-keys',
+        'get /v1/admin/api-keys',
+        'delete /v1/admin/api-keys/{key_id}',
+        'post /v1/admin/api-keys/{key_id}/rotate',
+        'get /portal',
+        'post /portal/signup',
+        'get /docs/json',
+        'get /reference',
+        'get /metrics',
+      ]),
+    );
   });
 
   it('declares the X-API-Key scheme, required everywhere but on the public routes', () => {
@@ -75,7 +91,8 @@ describe('OpenAPI description, /docs and /reference', () => {
           expect(op.responses[s].content?.['application/json']?.schema, `${where} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });
         }
         // action endpoints (rotate, rotate-secret, verify, redeliver) take no body
-        if (method === 'post' && !/\/(rotate|rotate-secret|verify|redeliver)$/.test(path)) expect(op.requestBody?.content['application/json']?.schema, where).toBeDefined();
+        if (method === 'post' && !/\/(rotate|rotate-secret|verify|redeliver)$/.test(path))
+          expect(op.requestBody?.content['application/json']?.schema, where).toBeDefined();
       }
     }
     // what the middleware in front of every route can answer is documented everywhere it applies

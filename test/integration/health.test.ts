@@ -105,7 +105,10 @@ describe('GET /v1/health: what the public sees and how often it probes', () => {
     });
     await new Promise<void>((r) => rpc.listen(0, '127.0.0.1', r));
     const port = (rpc.address() as AddressInfo).port;
-    const config = testConfig({ LEDGER_URL: `http://operator:s3cret-pass@127.0.0.1:${port}/v3`, CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${port}` }]) });
+    const config = testConfig({
+      LEDGER_URL: `http://operator:s3cret-pass@127.0.0.1:${port}/v3`,
+      CHAINS: JSON.stringify([{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: `http://127.0.0.1:${port}` }]),
+    });
     database = await openTestDatabase('pglite');
     client = await testTemporalClient(config);
     const logger = createLogger('warn', {}, (line) => lines.push(line));
@@ -173,7 +176,12 @@ describe('GET /v1/health: the validators and the Temporal namespace', () => {
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
     sim = await startLedgerSim();
-    validators = await startDevnetValidators({ dataDir, ledgerUrl: sim.url, chains: [{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvil.rpcUrl, confirmations: 1 }], deployerKey: ANVIL_DEV_KEY_0 });
+    validators = await startDevnetValidators({
+      dataDir,
+      ledgerUrl: sim.url,
+      chains: [{ name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: anvil.rpcUrl, confirmations: 1 }],
+      deployerKey: ANVIL_DEV_KEY_0,
+    });
     database = await openTestDatabase('pglite');
   });
   afterAll(async () => {

@@ -65,7 +65,12 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(first.status).toBe(201);
     const body1 = await first.json();
     expect(body1.idempotent).toBeUndefined();
-    const second = await t.call('/v1/test/things', { method: 'POST', key: admin.key, body: '{ "name" : "replayed" }', headers: { 'Idempotency-Key': `"${idem}"` } }); // whitespace and RFC 8941 quoting do not matter
+    const second = await t.call('/v1/test/things', {
+      method: 'POST',
+      key: admin.key,
+      body: '{ "name" : "replayed" }',
+      headers: { 'Idempotency-Key': `"${idem}"` },
+    }); // whitespace and RFC 8941 quoting do not matter
     expect(second.status).toBe(201);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await second.json()).toEqual({ ...body1, idempotent: true });
@@ -112,7 +117,10 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(body1.warning).toMatch(/^Store this key now/);
     expect(body2).not.toHaveProperty('warning');
     expect(Object.keys(body2).sort()).toEqual(['api_key', 'idempotent', 'note', 'redacted']);
-    const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'secret-once')));
+    const rows = await t.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'secret-once')));
     expect(rows).toHaveLength(1);
   });
 
@@ -126,7 +134,10 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
   it('without the header every POST creates', async () => {
     await post('/v1/admin/api-keys', admin.key, { name: 'twice' });
     await post('/v1/admin/api-keys', admin.key, { name: 'twice' });
-    const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'twice')));
+    const rows = await t.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'twice')));
     expect(rows).toHaveLength(2);
   });
 
@@ -215,7 +226,12 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     const b = await bRes.json();
     expect(b.idempotent).toBeUndefined();
     expect(b.id).not.toBe(a.id);
-    expect(created.filter((x) => x.name === 'shared-key').map((x) => x.org).sort()).toEqual([admin.orgId, otherOrg.orgId].sort());
+    expect(
+      created
+        .filter((x) => x.name === 'shared-key')
+        .map((x) => x.org)
+        .sort(),
+    ).toEqual([admin.orgId, otherOrg.orgId].sort());
   });
 
   it('records are kept 24 hours, then the key may be used afresh', async () => {
@@ -251,16 +267,17 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
 
   it('concurrent duplicates create exactly one resource (real route: POST /v1/admin/api-keys)', async () => {
     const idem = randomUUID();
-    const responses = await Promise.all(
-      Array.from({ length: 25 }, () => post('/v1/admin/api-keys', admin.key, { name: 'concurrent' }, idem)),
-    );
+    const responses = await Promise.all(Array.from({ length: 25 }, () => post('/v1/admin/api-keys', admin.key, { name: 'concurrent' }, idem)));
     const bodies = await Promise.all(responses.map((r) => r.json()));
     const statuses = responses.map((r) => r.status);
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     const fresh = bodies.filter((b, i) => statuses[i] === 201 && !b.idempotent);
     expect(fresh).toHaveLength(1);
     for (const [i, b] of bodies.entries()) if (statuses[i] === 201) expect(b.api_key.id).toBe(fresh[0].api_key.id);
-    const rows = await t.db.select().from(apiKeys).where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'concurrent')));
+    const rows = await t.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.orgId, admin.orgId), eq(apiKeys.name, 'concurrent')));
     expect(rows).toHaveLength(1);
   });
 

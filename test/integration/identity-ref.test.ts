@@ -28,7 +28,12 @@ describe.each(dbKinds())('identity references (%s)', (kind) => {
   /** each route with a function placing `value` where the route takes the identity, the field it names, and whether ADI URLs are accepted */
   const routes: { name: string; field: string; adiUrl: boolean; send: (value: string) => ReturnType<typeof call> }[] = [
     { name: 'GET /v1/identity/{id}', field: 'id', adiUrl: false, send: (v) => call('GET', `/v1/identity/${encodeURIComponent(v)}`) },
-    { name: 'PATCH /v1/identity/{id}', field: 'id', adiUrl: false, send: (v) => call('PATCH', `/v1/identity/${encodeURIComponent(v)}`, { public_key: '22'.repeat(32) }) },
+    {
+      name: 'PATCH /v1/identity/{id}',
+      field: 'id',
+      adiUrl: false,
+      send: (v) => call('PATCH', `/v1/identity/${encodeURIComponent(v)}`, { public_key: '22'.repeat(32) }),
+    },
     { name: 'DELETE /v1/identity/{id}', field: 'id', adiUrl: false, send: (v) => call('DELETE', `/v1/identity/${encodeURIComponent(v)}`) },
     {
       name: 'POST /v1/transaction identity_id',
@@ -63,15 +68,18 @@ describe.each(dbKinds())('identity references (%s)', (kind) => {
     }
   });
 
-  it.each(routes.map((r) => [r.name, r] as const))('%s: an unknown or foreign identity stays a 404 IDENTITY_NOT_FOUND naming the field', async (_name, route) => {
-    const refs = [randomUUID(), strangersIdentity.id, ...(route.adiUrl ? [strangersIdentity.adiUrl, 'acc://nobody-here-at-all.acme'] : [])];
-    for (const ref of refs) {
-      const r = await route.send(ref);
-      expect(r.status, `${ref}: ${JSON.stringify(r.body)}`).toBe(404);
-      expect(r.body.code).toBe('IDENTITY_NOT_FOUND');
-      expect(r.body.details?.field).toBe(route.field);
-    }
-  });
+  it.each(routes.map((r) => [r.name, r] as const))(
+    '%s: an unknown or foreign identity stays a 404 IDENTITY_NOT_FOUND naming the field',
+    async (_name, route) => {
+      const refs = [randomUUID(), strangersIdentity.id, ...(route.adiUrl ? [strangersIdentity.adiUrl, 'acc://nobody-here-at-all.acme'] : [])];
+      for (const ref of refs) {
+        const r = await route.send(ref);
+        expect(r.status, `${ref}: ${JSON.stringify(r.body)}`).toBe(404);
+        expect(r.body.code).toBe('IDENTITY_NOT_FOUND');
+        expect(r.body.details?.field).toBe(route.field);
+      }
+    },
+  );
 
   it('the owner still reaches the identity by id and, where accepted, by ADI URL', async () => {
     const r = await t.call(`/v1/identity/${strangersIdentity.id}`, { key: stranger.key });

@@ -79,7 +79,12 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     const res = await t.call('/v1/admin/api-keys', {
       method: 'POST',
       key: adminA.key,
-      body: JSON.stringify({ name: 'ci', permissions: ['read', 'proof:read'], rate_limit_rpm: 120, expires_at: new Date(t.clock.ms + 86_400_000).toISOString() }),
+      body: JSON.stringify({
+        name: 'ci',
+        permissions: ['read', 'proof:read'],
+        rate_limit_rpm: 120,
+        expires_at: new Date(t.clock.ms + 86_400_000).toISOString(),
+      }),
     });
     expect(res.status).toBe(201);
     const { api_key: created, warning } = await res.json();
@@ -136,7 +141,11 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     const badBody = await bad.json();
     expect(badBody.error).toMatch(/^permissions\[0\]: /);
     expect(badBody.details.field).toBe('permissions[0]');
-    const past = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', expires_at: '2001-01-01T00:00:00Z' }) });
+    const past = await t.call('/v1/admin/api-keys', {
+      method: 'POST',
+      key: adminA.key,
+      body: JSON.stringify({ name: 'x', expires_at: '2001-01-01T00:00:00Z' }),
+    });
     await expectError(past, 400, 'expires_at: must be in the future', 'VALIDATION_ERROR');
   });
 
@@ -152,14 +161,27 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
   it('a body over 1 MiB is a 413 PAYLOAD_TOO_LARGE', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1_100_000) });
     // no Content-Length (streamed): counted while read
-    await expectError(await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: big }), 413, 'Request body larger than 1 MiB', 'PAYLOAD_TOO_LARGE');
+    await expectError(
+      await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: big }),
+      413,
+      'Request body larger than 1 MiB',
+      'PAYLOAD_TOO_LARGE',
+    );
     // over real HTTP with a Content-Length: refused before reading
     const server = await listen(t.app, '127.0.0.1', 0);
     try {
-      const res = await fetch(`${server.url}/v1/admin/api-keys`, { method: 'POST', headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' }, body: big });
+      const res = await fetch(`${server.url}/v1/admin/api-keys`, {
+        method: 'POST',
+        headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' },
+        body: big,
+      });
       await expectError(res, 413, 'Request body larger than 1 MiB', 'PAYLOAD_TOO_LARGE');
       // a normal body still goes through over both paths
-      const ok = await fetch(`${server.url}/v1/admin/api-keys`, { method: 'POST', headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'small' }) });
+      const ok = await fetch(`${server.url}/v1/admin/api-keys`, {
+        method: 'POST',
+        headers: { 'X-API-Key': adminA.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'small' }),
+      });
       expect(ok.status).toBe(201);
     } finally {
       await server.close();
@@ -224,6 +246,11 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
 
     const cross = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', org_id: adminB.orgId }) });
     await expectError(cross, 403, "org_id must be the caller's own organization", 'ORG_MISMATCH');
-    await expectError(await t.call('/v1/admin/api-keys/not-a-uuid', { method: 'DELETE', key: adminA.key }), 400, expect.stringMatching(/^key_id: /) as unknown as string, 'VALIDATION_ERROR');
+    await expectError(
+      await t.call('/v1/admin/api-keys/not-a-uuid', { method: 'DELETE', key: adminA.key }),
+      400,
+      expect.stringMatching(/^key_id: /) as unknown as string,
+      'VALIDATION_ERROR',
+    );
   });
 });

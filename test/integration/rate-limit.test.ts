@@ -84,9 +84,7 @@ describe.each(dbKinds())('rate limits (%s)', (kind) => {
 });
 
 async function burst(urls: string[], key: string, n: number): Promise<Response[]> {
-  return Promise.all(
-    Array.from({ length: n }, (_, i) => fetch(`${urls[i % urls.length]}/v1/admin/api-keys`, { headers: { 'X-API-Key': key } })),
-  );
+  return Promise.all(Array.from({ length: n }, (_, i) => fetch(`${urls[i % urls.length]}/v1/admin/api-keys`, { headers: { 'X-API-Key': key } })));
 }
 
 function summarize(responses: Response[]) {
@@ -122,7 +120,11 @@ describe.skipIf(!dbKinds().includes('postgres'))('one limit shared by several AP
         servers.push(await listen(app, '127.0.0.1', 0));
       }
       const k = await createTestOrgAndKey(databases[0].db, { isAdmin: true, rateLimitRpm: LIMIT });
-      const responses = await burst(servers.map((s) => s.url), k.key, N);
+      const responses = await burst(
+        servers.map((s) => s.url),
+        k.key,
+        N,
+      );
       expect(summarize(responses)).toEqual({ 200: LIMIT, 429: N - LIMIT });
       // each process answered both kinds, and every remaining count from 49 down to 0 was handed out once
       const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining')));

@@ -15,8 +15,16 @@ describe('ensureSchedules', () => {
   const q2 = `test-sched-${randomUUID()}`;
   const ids = [MAINTENANCE_SCHEDULE_ID, PENDING_DISCOVERY_SCHEDULE_ID];
   const drop = async () => {
-    for (const id of ids) await client.schedule.getHandle(id).delete().catch(() => {});
-    for (const wf of ['maintenance', 'pending-discovery']) await client.workflow.getHandle(wf).terminate('test cleanup').catch(() => {});
+    for (const id of ids)
+      await client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => {});
+    for (const wf of ['maintenance', 'pending-discovery'])
+      await client.workflow
+        .getHandle(wf)
+        .terminate('test cleanup')
+        .catch(() => {});
     for (const q of [q1, q2]) await stopWebhookDispatcher(client, q);
   };
   beforeAll(async () => {
@@ -30,8 +38,14 @@ describe('ensureSchedules', () => {
   const describeSchedule = (id: string) => client.schedule.getHandle(id).describe();
 
   it('updates an existing schedule whose interval or task queue changed, and only then', async () => {
-    expect(await ensureSchedules(client, q1, { pendingScanIntervalSeconds: 45 })).toEqual({ [MAINTENANCE_SCHEDULE_ID]: 'created', [PENDING_DISCOVERY_SCHEDULE_ID]: 'created' });
-    expect(await ensureSchedules(client, q1, { pendingScanIntervalSeconds: 45 })).toEqual({ [MAINTENANCE_SCHEDULE_ID]: 'unchanged', [PENDING_DISCOVERY_SCHEDULE_ID]: 'unchanged' });
+    expect(await ensureSchedules(client, q1, { pendingScanIntervalSeconds: 45 })).toEqual({
+      [MAINTENANCE_SCHEDULE_ID]: 'created',
+      [PENDING_DISCOVERY_SCHEDULE_ID]: 'created',
+    });
+    expect(await ensureSchedules(client, q1, { pendingScanIntervalSeconds: 45 })).toEqual({
+      [MAINTENANCE_SCHEDULE_ID]: 'unchanged',
+      [PENDING_DISCOVERY_SCHEDULE_ID]: 'unchanged',
+    });
     expect((await describeSchedule(PENDING_DISCOVERY_SCHEDULE_ID)).info.lastUpdatedAt).toBeUndefined();
 
     // PENDING_SCAN_INTERVAL_SECONDS changed: only pending discovery follows (failed before: the 45 s schedule stayed)
@@ -45,12 +59,18 @@ describe('ensureSchedules', () => {
 
     // a new task queue: both schedules start their workflows there now; a paused schedule stays paused
     await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).pause('operator pause');
-    expect(await ensureSchedules(client, q2, { pendingScanIntervalSeconds: 60 })).toEqual({ [MAINTENANCE_SCHEDULE_ID]: 'updated', [PENDING_DISCOVERY_SCHEDULE_ID]: 'updated' });
+    expect(await ensureSchedules(client, q2, { pendingScanIntervalSeconds: 60 })).toEqual({
+      [MAINTENANCE_SCHEDULE_ID]: 'updated',
+      [PENDING_DISCOVERY_SCHEDULE_ID]: 'updated',
+    });
     for (const id of ids) expect((await describeSchedule(id)).action.taskQueue).toBe(q2);
     d = await describeSchedule(MAINTENANCE_SCHEDULE_ID);
     expect(d.spec.intervals?.map((i) => Number(i.every))).toEqual([3_600_000]);
     expect(d.state.paused).toBe(true);
     expect(d.action.args).toEqual([{}]);
-    expect(await ensureSchedules(client, q2, { pendingScanIntervalSeconds: 60 })).toEqual({ [MAINTENANCE_SCHEDULE_ID]: 'unchanged', [PENDING_DISCOVERY_SCHEDULE_ID]: 'unchanged' });
+    expect(await ensureSchedules(client, q2, { pendingScanIntervalSeconds: 60 })).toEqual({
+      [MAINTENANCE_SCHEDULE_ID]: 'unchanged',
+      [PENDING_DISCOVERY_SCHEDULE_ID]: 'unchanged',
+    });
   });
 });

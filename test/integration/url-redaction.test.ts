@@ -24,7 +24,9 @@ import { createTestOrgAndKey, insertTestIdentity, startTestApp, type TestApp } f
 describe('redactUrls', () => {
   it('masks credentials everywhere, path and query of the dependency URLs, queries elsewhere', () => {
     registerSecretUrls(['https://eth-sepolia.g.alchemy.example/v2/KEY1']);
-    expect(redactUrls('URL: https://eth-sepolia.g.alchemy.example/v2/KEY1\nRequest body: {}')).toBe('URL: https://eth-sepolia.g.alchemy.example/***\nRequest body: {}');
+    expect(redactUrls('URL: https://eth-sepolia.g.alchemy.example/v2/KEY1\nRequest body: {}')).toBe(
+      'URL: https://eth-sepolia.g.alchemy.example/***\nRequest body: {}',
+    );
     // the same origin with another path (and the default port spelled out) is the same provider
     expect(redactUrls('(https://eth-sepolia.g.alchemy.example:443/v2/OTHER?x=1).')).toBe('(https://eth-sepolia.g.alchemy.example:443/***).');
     expect(redactUrls('ledger http://gw:s3cr3t@ledger.example:26660/v3 unreachable', ['http://ledger.example:26660'])).toBe(
@@ -40,9 +42,14 @@ describe('redactUrls', () => {
 describe('ledger errors answered by the co-signing routes', () => {
   it('a 502 LEDGER_UNAVAILABLE quotes the ledger without its credentials or path', () => {
     registerSecretUrls(['http://ledger.example:26660']);
-    const err = ledgerApiError(new LedgerTransportError('ledger http://gw:s3cr3t-token@ledger.example:26660/v3 unreachable: fetch failed'), 'pending transaction') as ApiError;
+    const err = ledgerApiError(
+      new LedgerTransportError('ledger http://gw:s3cr3t-token@ledger.example:26660/v3 unreachable: fetch failed'),
+      'pending transaction',
+    ) as ApiError;
     expect(err.status).toBe(502);
-    expect(err.message).toBe('pending transaction: the ledger network did not answer (ledger http://***@ledger.example:26660/*** unreachable: fetch failed); retry');
+    expect(err.message).toBe(
+      'pending transaction: the ledger network did not answer (ledger http://***@ledger.example:26660/*** unreachable: fetch failed); retry',
+    );
   });
 });
 
@@ -53,7 +60,10 @@ describe('log lines', () => {
     const chain = config.chains[0]!;
     const error = await createChainClients({ rpcUrl: chain.rpcUrl, chainId: chain.chainId })
       .public.getBalance({ address: '0x000000000000000000000000000000000000dEaD' })
-      .then(() => undefined, (e: unknown) => e as Error);
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
     expect(error?.message).toContain('SECRET-PROVIDER-KEY'); // what viem puts in its error
     const lines: string[] = [];
     const log = createLogger('info', { process: 'worker' }, (l) => lines.push(l)).child({ component: 'temporal-sdk' });
@@ -73,18 +83,31 @@ describe('activity failures kept by Temporal', () => {
     registerSecretUrls(['https://rpc.provider.example']);
     const config = testConfig();
     const database = await openTestDatabase('pglite');
-    const worker = await startTestWorker(config, database, {}, {
-      wrap: (a) => ({
-        ...a,
-        purgeExpired: async () => {
-          const cause = new Error('fetch to https://rpc.provider.example/v2/CAUSE-KEY-1 refused');
-          throw ApplicationFailure.create({ message: 'RPC https://rpc.provider.example/v2/MSG-KEY-2 failed; hook https://u:p@hooks.example/h?token=Q-KEY-3', nonRetryable: true, cause });
-        },
-      }),
-    });
+    const worker = await startTestWorker(
+      config,
+      database,
+      {},
+      {
+        wrap: (a) => ({
+          ...a,
+          purgeExpired: async () => {
+            const cause = new Error('fetch to https://rpc.provider.example/v2/CAUSE-KEY-1 refused');
+            throw ApplicationFailure.create({
+              message: 'RPC https://rpc.provider.example/v2/MSG-KEY-2 failed; hook https://u:p@hooks.example/h?token=Q-KEY-3',
+              nonRetryable: true,
+              cause,
+            });
+          },
+        }),
+      },
+    );
     const client = await testTemporalClient(config);
     try {
-      const handle = await client.workflow.start(maintenanceWorkflow, { taskQueue: config.temporal.taskQueue, workflowId: `redact-${randomUUID()}`, args: [{}] });
+      const handle = await client.workflow.start(maintenanceWorkflow, {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: `redact-${randomUUID()}`,
+        args: [{}],
+      });
       await expect(handle.result()).rejects.toThrow();
       const history = JSON.stringify(await handle.fetchHistory());
       for (const k of ['CAUSE-KEY-1', 'MSG-KEY-2', 'Q-KEY-3', 'u:p@']) expect(history).not.toContain(k);

@@ -31,7 +31,10 @@ function keyring(db: () => Db) {
   return (org: string, scopes: string) => {
     const id = `${org}|${scopes}`;
     if (!keys.has(id)) {
-      keys.set(id, createTestOrgAndKey(db(), { orgId: org, permissions: scopes.split(','), rateLimitRpm: 1_000_000 }).then((k) => k.key));
+      keys.set(
+        id,
+        createTestOrgAndKey(db(), { orgId: org, permissions: scopes.split(','), rateLimitRpm: 1_000_000 }).then((k) => k.key),
+      );
     }
     return keys.get(id)!;
   };
@@ -69,7 +72,13 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
   let app: ReturnType<typeof createApp>;
   const keyFor = keyring(() => database.db);
 
-  const newOrg = async () => (await database.db.insert(organizations).values({ name: `org-${randomUUID()}` }).returning())[0].id;
+  const newOrg = async () =>
+    (
+      await database.db
+        .insert(organizations)
+        .values({ name: `org-${randomUUID()}` })
+        .returning()
+    )[0].id;
   const api = async (method: string, path: string, opts: { org?: string; scopes?: string; body?: unknown } = {}) => {
     const headers: Record<string, string> = {};
     if (opts.org) headers['x-api-key'] = await keyFor(opts.org, opts.scopes ?? 'admin');
@@ -119,9 +128,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     ).rejects.toThrow('state change failed');
     expect((await emit(org, 'identity.active', a)).sequence).toBe(3);
     await expect(
-      database.db.transaction((tx) =>
-        recordEvent(tx, { orgId: org, type: 'transaction.failed', resourceId: a, data: { intent_id: a } as never }),
-      ),
+      database.db.transaction((tx) => recordEvent(tx, { orgId: org, type: 'transaction.failed', resourceId: a, data: { intent_id: a } as never })),
     ).rejects.toThrow(InvalidEventError);
     const rows = await database.db.select().from(events).where(eq(events.resourceId, a));
     expect(rows.map((r) => r.sequence).sort()).toEqual([1, 2, 3]);
@@ -147,7 +154,10 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
       .insert(webhookDeliveries)
       .values({ orgId: org, eventId: old2.id, endpointId: ep.id, eventType: 'identity.active', status: 'pending', workflowStartedAt: longAgo });
     await database.db.update(events).set({ dispatchedAt: new Date() }).where(eq(events.id, fresh.id));
-    await database.db.update(events).set({ createdAt: longAgo, dispatchedAt: longAgo }).where(inArray(events.id, [old1.id, old2.id]));
+    await database.db
+      .update(events)
+      .set({ createdAt: longAgo, dispatchedAt: longAgo })
+      .where(inArray(events.id, [old1.id, old2.id]));
 
     // whoever purges first (this call or the dispatcher's own), the outcome is the same
     await createWebhookActivities(database.db).purgeWebhookHistory({});
@@ -250,7 +260,9 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     // forget that the workflow was started, as a crash before markDeliveriesStarted would
     await database.db.update(webhookDeliveries).set({ workflowStartedAt: null }).where(eq(webhookDeliveries.id, waiting.id));
     await kickWebhookDispatcher(client, config.temporal.taskQueue);
-    await eventually(async () => (await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, waiting.id)))[0].workflowStartedAt !== null);
+    await eventually(
+      async () => (await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, waiting.id)))[0].workflowStartedAt !== null,
+    );
     expect(receiver.deliveries('/busy')).toHaveLength(1);
     await eventually(async () => (await deliveryOf(org, ev.id, ep.id))?.status === 'succeeded');
     const got = receiver.deliveries('/busy');
@@ -325,7 +337,10 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     const broken = await testTemporalClient({ ...config, temporal: { ...config.temporal, namespace: `missing-${randomUUID()}` } });
     try {
       const brokenApp = createApp({ config, database, temporal: broken, logger: quietLogger });
-      const res = await brokenApp.request(`/v1/webhooks/deliveries/${d.id}/redeliver`, { method: 'POST', headers: { 'x-api-key': await keyFor(org, 'admin') } });
+      const res = await brokenApp.request(`/v1/webhooks/deliveries/${d.id}/redeliver`, {
+        method: 'POST',
+        headers: { 'x-api-key': await keyFor(org, 'admin') },
+      });
       expect(res.status).toBe(503);
       expect((await res.json()).code).toBe('REDELIVERY_UNAVAILABLE');
     } finally {
@@ -387,9 +402,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     const list = await api('GET', `/v1/events?type=webhook_endpoint.disabled&resource_id=${down.id}`, { org });
     expect(list.body.data).toHaveLength(1);
     expect(list.body.data[0]).toMatchObject({ type: 'webhook_endpoint.disabled', sequence: 1, data: { endpoint_id: down.id, url: down.url } });
-    const seen = await eventually(() =>
-      receiver.deliveries('/watcher').find((r) => JSON.parse(r.body).type === 'webhook_endpoint.disabled'),
-    );
+    const seen = await eventually(() => receiver.deliveries('/watcher').find((r) => JSON.parse(r.body).type === 'webhook_endpoint.disabled'));
     expect(new Webhook(watcher.secret).verify(seen.body, seen.headers as Record<string, string>)).toMatchObject({ resource_id: down.id });
 
     // no redelivery to a disabled endpoint until it is re-enabled
@@ -502,7 +515,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(receiver.deliveries('/paused').map((r) => r.headers['webhook-id'])).toEqual([ev.id]);
   });
 
-  it('another organization\'s endpoints, deliveries and events answer 404; scopes are enforced', async () => {
+  it("another organization's endpoints, deliveries and events answer 404; scopes are enforced", async () => {
     const [a, b] = [await newOrg(), await newOrg()];
     const ep = (await api('POST', '/v1/webhooks/endpoints', { org: a, body: { url: receiver.url('/org-a'), skip_verification: true } })).body;
     const ev = await emit(a, 'identity.active');
@@ -617,8 +630,7 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
     const database = await openTestDatabase('pglite');
     const [org] = await database.db.insert(organizations).values({ name: 'prod' }).returning();
     const { key } = await createTestOrgAndKey(database.db, { orgId: org.id, permissions: ['write'], rateLimitRpm: 1_000_000 });
-    const make = (env: Record<string, string>) =>
-      createApp({ config: testConfig(env), database, temporal: undefined as never, logger: quietLogger });
+    const make = (env: Record<string, string>) => createApp({ config: testConfig(env), database, temporal: undefined as never, logger: quietLogger });
     const post = (a: ReturnType<typeof createApp>, url: string) =>
       a.request('/v1/webhooks/endpoints', {
         method: 'POST',
@@ -630,8 +642,19 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
     expect(loadConfig({ GATEWAY_ENV: 'devnet' }).webhooks.allowPrivateUrls).toBe(false);
     for (const env of ['production', 'devnet']) {
       // production requires a DATABASE_URL; the app uses the test database it is given
-      const app = make({ GATEWAY_ENV: env, WEBHOOK_ALLOW_PRIVATE_URLS: 'false', ...(env === 'production' ? { DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused' } : {}) });
-      for (const url of ['http://127.0.0.1:9/h', 'http://localhost:9/h', 'http://10.0.0.8/h', 'http://[::1]:9/h', 'http://169.254.169.254/', 'ftp://example.com/']) {
+      const app = make({
+        GATEWAY_ENV: env,
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
+        ...(env === 'production' ? { DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused' } : {}),
+      });
+      for (const url of [
+        'http://127.0.0.1:9/h',
+        'http://localhost:9/h',
+        'http://10.0.0.8/h',
+        'http://[::1]:9/h',
+        'http://169.254.169.254/',
+        'ftp://example.com/',
+      ]) {
         const res = await post(app, url);
         expect(res.status, `${env} ${url}`).toBe(400);
         expect((await res.json()).code).toBe('INVALID_WEBHOOK_URL');
@@ -650,7 +673,11 @@ describe.each(dbKinds())('webhook endpoints per organization (%s)', (kind) => {
       const { key } = await createTestOrgAndKey(database.db, { orgId: org.id, permissions: ['admin'], rateLimitRpm: 1_000_000 });
       const app = createApp({ config: testConfig({ WEBHOOK_MAX_ENDPOINTS_PER_ORG: '2' }), database, temporal: undefined as never, logger: quietLogger });
       const req = (method: string, path: string, body?: unknown) =>
-        app.request(path, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        app.request(path, {
+          method,
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
       const create = () => req('POST', '/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', skip_verification: true });
       const results = await Promise.all([create(), create(), create()]);
       expect(results.map((r) => r.status).sort()).toEqual([201, 201, 409]);
@@ -670,14 +697,19 @@ describe('webhook delivery workflow whose activities give up', () => {
   it('marks the delivery failed instead of leaving it pending', async () => {
     const config = testConfig({ WEBHOOK_RETRY_SCHEDULE: '0.2' });
     const database = await openTestDatabase('pglite');
-    const worker = await startTestWorker(config, database, {}, {
-      wrap: (a) => ({
-        ...a,
-        attemptDelivery: async () => {
-          throw ApplicationFailure.nonRetryable('database unreachable', 'TestOutage');
-        },
-      }),
-    });
+    const worker = await startTestWorker(
+      config,
+      database,
+      {},
+      {
+        wrap: (a) => ({
+          ...a,
+          attemptDelivery: async () => {
+            throw ApplicationFailure.nonRetryable('database unreachable', 'TestOutage');
+          },
+        }),
+      },
+    );
     const client = await testTemporalClient(config);
     try {
       const [org] = await database.db.insert(organizations).values({ name: 'outage' }).returning();
@@ -708,9 +740,8 @@ describe('webhook delivery workflow whose activities give up', () => {
   });
 });
 
-
 describe('webhook attempts on their own task queue', () => {
-  it('at most WEBHOOK_MAX_CONCURRENT_ATTEMPTS are in flight; the main queue\'s activities run meanwhile', async () => {
+  it("at most WEBHOOK_MAX_CONCURRENT_ATTEMPTS are in flight; the main queue's activities run meanwhile", async () => {
     const config = testConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '2', WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_DISPATCH_INTERVAL_MS: '200' });
     const taskQueue = config.temporal.taskQueue;
     const database = await openTestDatabase('pglite');
@@ -725,7 +756,9 @@ describe('webhook attempts on their own task queue', () => {
       const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
       await database.db.insert(webhookEndpoints).values(Array.from({ length: 5 }, () => ({ orgId: org.id, url: receiver.url('/held'), secret })));
       const resourceId = randomUUID();
-      const ev = await database.db.transaction((tx) => recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never));
+      const ev = await database.db.transaction((tx) =>
+        recordEvent(tx, { orgId: org.id, type: 'identity.active', resourceId, data: identityData(resourceId) } as never),
+      );
       await ensureWebhookDispatcher(client, taskQueue);
       await kickWebhookDispatcher(client, taskQueue);
 
@@ -762,7 +795,7 @@ describe('webhook attempts on their own task queue', () => {
     }
   });
 
-  it('the gateway\'s two workers stop together: the webhook worker shut down stops the main one', async () => {
+  it("the gateway's two workers stop together: the webhook worker shut down stops the main one", async () => {
     const database = await openTestDatabase('pglite');
     const worker = await startTestWorker(testConfig(), database, {}, { shutdownGraceTime: '1s' });
     try {

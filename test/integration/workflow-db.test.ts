@@ -38,12 +38,15 @@ describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
     const [org] = await database.db.insert(organizations).values({ name: 'maint' }).returning();
     const now = Date.now();
     const row = (key: string, expiresAt: Date) => ({
-      orgId: org.id, key, method: 'POST', path: '/v1/identity', requestHash: 'h', state: 'completed', expiresAt,
+      orgId: org.id,
+      key,
+      method: 'POST',
+      path: '/v1/identity',
+      requestHash: 'h',
+      state: 'completed',
+      expiresAt,
     });
-    await database.db.insert(idempotencyKeys).values([
-      row('old', new Date(now - 60_000)),
-      row('fresh', new Date(now + 24 * 3600_000)),
-    ]);
+    await database.db.insert(idempotencyKeys).values([row('old', new Date(now - 60_000)), row('fresh', new Date(now + 24 * 3600_000))]);
     await database.db.insert(rateLimitCounters).values([
       { bucket: 'key:a', windowStart: new Date(now - 10 * 60_000), count: 5 },
       { bucket: 'key:a', windowStart: new Date(now - 30_000), count: 2 },
@@ -87,10 +90,18 @@ describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
     const [orphan, ended, young] = [row('orphan-stalled-id', old), row('ended-stalled-id', old), row('young-stalled-id', new Date())];
     await database.db.insert(identities).values([orphan, ended, young]);
     // `ended` had a workflow that was terminated before it recorded anything
-    const endedHandle = await client.workflow.start('identityWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: `identity-${ended.id}`, args: [{}] });
+    const endedHandle = await client.workflow.start('identityWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `identity-${ended.id}`,
+      args: [{}],
+    });
     await endedHandle.terminate('test: an operator stopped it');
 
-    const result = await client.workflow.execute('maintenanceWorkflow', { taskQueue: config.temporal.taskQueue, workflowId: `maintenance-test-${randomUUID()}`, args: [{}] });
+    const result = await client.workflow.execute('maintenanceWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `maintenance-test-${randomUUID()}`,
+      args: [{}],
+    });
     expect(result).toMatchObject({ identitiesResumed: 1, identitiesFailed: 1 });
 
     const resumed = client.workflow.getHandle(`identity-${orphan.id}`);
@@ -100,7 +111,12 @@ describe.each(dbKinds())('workflow → worker → database (%s)', (kind) => {
       expect(d.typedSearchAttributes.get(IdentityIdKey)).toBe(orphan.id);
       const started = await resumed.fetchHistory();
       const input = started.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
-      expect(JSON.parse(Buffer.from(input.data!).toString())).toMatchObject({ identityId: orphan.id, adiUrl: orphan.adiUrl, chains: ['ethereum-sepolia'], credits: '10' });
+      expect(JSON.parse(Buffer.from(input.data!).toString())).toMatchObject({
+        identityId: orphan.id,
+        adiUrl: orphan.adiUrl,
+        chains: ['ethereum-sepolia'],
+        credits: '10',
+      });
     } finally {
       await resumed.terminate('test done');
     }

@@ -5,15 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { core, messaging } from 'accumulate.js';
-import {
-  LedgerInputError,
-  LedgerRpcError,
-  attachSignature,
-  dataEntryHash,
-  toHex,
-  tx,
-  verifyReceipt,
-} from '../../src/ledger/index.js';
+import { LedgerInputError, LedgerRpcError, attachSignature, dataEntryHash, toHex, tx, verifyReceipt } from '../../src/ledger/index.js';
 import { createAdi, executed, failureCode, fundedLite, held, newKey, openTarget, settle, waitFor, type Adi, type Sponsor, type Target } from './harness.js';
 
 let T: Target;
@@ -58,7 +50,10 @@ describe('ledger conformance', () => {
     const want = before + Number((amount * BigInt(oracle)) / 100_000_000n);
     expect((await c.queryKeyPage(adi.page)).creditBalance).toBe(want);
     // a wrong oracle value is refused
-    const code = await failureCode(c, c.signAndSubmit(sponsor.lta, tx.addCredits({ recipient: adi.page, amount, oracle: oracle + 1 }), held(sponsor.key, sponsor.lite)));
+    const code = await failureCode(
+      c,
+      c.signAndSubmit(sponsor.lta, tx.addCredits({ recipient: adi.page, amount, oracle: oracle + 1 }), held(sponsor.key, sponsor.lite)),
+    );
     expect(code).not.toBe('delivered');
   });
 
@@ -168,7 +163,13 @@ describe('ledger conformance', () => {
 
     it('stale signer version: a signature made for version 1 after the bump is refused (badSignerVersion)', async () => {
       const c = T.client;
-      const prepared = await c.prepareExternalSignature({ principal: data, body: tx.writeData(['stale']), signerUrl: adi.page, publicKey: adi.key.publicKey, signerVersion: 1 });
+      const prepared = await c.prepareExternalSignature({
+        principal: data,
+        body: tx.writeData(['stale']),
+        signerUrl: adi.page,
+        publicKey: adi.key.publicKey,
+        signerVersion: 1,
+      });
       const code = await failureCode(c, c.submitExternalSignature(prepared, sign(adi.key.seed, prepared.hashToSign)));
       expect(code).toBe('badSignerVersion');
     });
@@ -177,7 +178,12 @@ describe('ledger conformance', () => {
   it('replayed timestamp: a second transaction reusing the key timestamp is refused (badTimestamp)', async () => {
     const c = T.client;
     const fresh = await createAdi(c, sponsor, 500);
-    const first = await c.prepareExternalSignature({ principal: fresh.url, body: tx.createDataAccount({ url: `${fresh.url}/d1` }), signerUrl: fresh.page, publicKey: fresh.key.publicKey });
+    const first = await c.prepareExternalSignature({
+      principal: fresh.url,
+      body: tx.createDataAccount({ url: `${fresh.url}/d1` }),
+      signerUrl: fresh.page,
+      publicKey: fresh.key.publicKey,
+    });
     await executed(c, c.submitExternalSignature(first, sign(fresh.key.seed, first.hashToSign)));
     const again = await c.prepareExternalSignature({
       principal: fresh.url,
@@ -222,7 +228,9 @@ describe('ledger conformance', () => {
       const c = T.client;
       await expect(c.queryAccount('http://evil.example/x')).rejects.toBeInstanceOf(LedgerInputError);
       await expect(c.queryAccount('acc://bad name.acme')).rejects.toMatchObject({ field: 'url' });
-      await expect(c.prepareExternalSignature({ principal: data, body: tx.writeData(['x']), signerUrl: adi.page, publicKey: new Uint8Array(31) })).rejects.toMatchObject({ field: 'publicKey' });
+      await expect(
+        c.prepareExternalSignature({ principal: data, body: tx.writeData(['x']), signerUrl: adi.page, publicKey: new Uint8Array(31) }),
+      ).rejects.toMatchObject({ field: 'publicKey' });
       expect(() => tx.createIdentity({ url: 'acc://x.acme', keyBookUrl: 'acc://x.acme/book', publicKeyHash: 'abcd' })).toThrow(LedgerInputError);
     });
 

@@ -33,7 +33,17 @@ describe('ledger rules', () => {
     expect(b1 - b2).toBeGreaterThanOrEqual(30);
     expect(b1 - b2).toBeLessThanOrEqual(60);
     const k2 = newKey();
-    await executed(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: k2.publicKeyHash }, { type: 'setThreshold', threshold: 1 }]), held(adi.key, adi.page)));
+    await executed(
+      c,
+      c.signAndSubmit(
+        adi.page,
+        tx.updateKeyPage([
+          { type: 'addKey', publicKeyHash: k2.publicKeyHash },
+          { type: 'setThreshold', threshold: 1 },
+        ]),
+        held(adi.key, adi.page),
+      ),
+    );
     const b3 = await bal();
     expect(b2 - b3).toBe(400);
   });
@@ -55,7 +65,10 @@ describe('ledger rules', () => {
     const adi = await createAdi(c, sponsor, 1_000);
     const code = await failureCode(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/a/b` }), held(adi.key, adi.page)));
     expect(code).toBe('badRequest');
-    const st = await settle(c, c.signAndSubmit(adi.url, tx.updateAccountAuth([{ type: 'addAuthority', authority: 'acc://nobody-conformance.acme/book' }]), held(adi.key, adi.page)));
+    const st = await settle(
+      c,
+      c.signAndSubmit(adi.url, tx.updateAccountAuth([{ type: 'addAuthority', authority: 'acc://nobody-conformance.acme/book' }]), held(adi.key, adi.page)),
+    );
     expect(st.status).toBe('rejected');
   });
 
@@ -84,7 +97,15 @@ describe('ledger rules', () => {
     expect((await c.waitForTransaction(w.txId, { until: 'recorded' })).pending).toBe(true);
     expect((await settle(c, c.signPending(w.txId, held(k2, adi.page)))).status).toBe('delivered');
     // accept 2, reject 1, response 0 -> a single reject defeats it
-    const u = await c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'setThreshold', threshold: 2 }, { type: 'setRejectThreshold', threshold: 1 }, { type: 'setResponseThreshold', threshold: 0 }]), held(adi.key, adi.page));
+    const u = await c.signAndSubmit(
+      adi.page,
+      tx.updateKeyPage([
+        { type: 'setThreshold', threshold: 2 },
+        { type: 'setRejectThreshold', threshold: 1 },
+        { type: 'setResponseThreshold', threshold: 0 },
+      ]),
+      held(adi.key, adi.page),
+    );
     await c.waitForTransaction(u.txId, { until: 'recorded' });
     const stU = await c.waitForTransaction(u.txId, { until: 'recorded' });
     if (stU.pending) await c.signPending(u.txId, held(k2, adi.page));
@@ -136,7 +157,17 @@ describe('ledger rules', () => {
     const adi = await createAdi(c, sponsor, 1_000);
     await executed(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/data` }), held(adi.key, adi.page)));
     const k2 = newKey();
-    await executed(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: k2.publicKeyHash }, { type: 'setThreshold', threshold: 2 }]), held(adi.key, adi.page)));
+    await executed(
+      c,
+      c.signAndSubmit(
+        adi.page,
+        tx.updateKeyPage([
+          { type: 'addKey', publicKeyHash: k2.publicKeyHash },
+          { type: 'setThreshold', threshold: 2 },
+        ]),
+        held(adi.key, adi.page),
+      ),
+    );
     // deadline a few seconds after the ledger's own block time (the Go simulator's clock runs ahead of the wall clock)
     const ledgerTime = async () => Date.parse((await c.call<{ lastBlockTime: string }>('query', { scope: adi.page })).lastBlockTime);
     const deadline = (await ledgerTime()) + 3000;
@@ -159,11 +190,25 @@ describe('ledger rules', () => {
     const adi = await createAdi(c, sponsor, 1_000);
     const k2 = newKey();
     const k3 = newKey();
-    await executed(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: k2.publicKeyHash }, { type: 'addKey', publicKeyHash: k3.publicKeyHash }, { type: 'setThreshold', threshold: 2 }]), held(adi.key, adi.page)));
-    await executed(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/data` }), held(adi.key, adi.page)).then(async (r) => {
-      await c.waitForTransaction(r.txId, { until: 'recorded' });
-      return c.signPending(r.txId, held(k2, adi.page));
-    }));
+    await executed(
+      c,
+      c.signAndSubmit(
+        adi.page,
+        tx.updateKeyPage([
+          { type: 'addKey', publicKeyHash: k2.publicKeyHash },
+          { type: 'addKey', publicKeyHash: k3.publicKeyHash },
+          { type: 'setThreshold', threshold: 2 },
+        ]),
+        held(adi.key, adi.page),
+      ),
+    );
+    await executed(
+      c,
+      c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/data` }), held(adi.key, adi.page)).then(async (r) => {
+        await c.waitForTransaction(r.txId, { until: 'recorded' });
+        return c.signPending(r.txId, held(k2, adi.page));
+      }),
+    );
     // k1 initiates a write at version 2 (1 of 2 signatures)
     const w = await c.signAndSubmit(`${adi.url}/data`, tx.writeData(['stale-set']), held(adi.key, adi.page));
     await c.waitForTransaction(w.txId, { until: 'recorded' });
@@ -195,7 +240,10 @@ describe('ledger rules', () => {
     // page 2 signs for the ADI (book-level authority)
     await executed(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/by-page2` }), held(k2, page2)));
     // page 2 cannot modify page 1
-    const code = await failureCode(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: newKey().publicKeyHash }]), held(k2, page2)));
+    const code = await failureCode(
+      c,
+      c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: newKey().publicKeyHash }]), held(k2, page2)),
+    );
     expect(code).not.toBe('delivered');
   });
 

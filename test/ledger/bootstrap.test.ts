@@ -25,7 +25,15 @@ describe('bootstrap helpers', () => {
     const owner = randomBytes(32);
     const ownerKey = keyFromSeed(owner);
     const url = `acc://seed${randomBytes(4).toString('hex')}.acme`;
-    const args = { url, publicKeyHash: ownerKey.address.publicKeyHash, sponsor: s1.key, sponsorTokenAccount: s1.lta, pageCredits: 100, dataAccounts: [`${url}/data`], owner: { privateKey: owner, signerUrl: `${url}/book/1` } };
+    const args = {
+      url,
+      publicKeyHash: ownerKey.address.publicKeyHash,
+      sponsor: s1.key,
+      sponsorTokenAccount: s1.lta,
+      pageCredits: 100,
+      dataAccounts: [`${url}/data`],
+      owner: { privateKey: owner, signerUrl: `${url}/book/1` },
+    };
     const a = await ensureAdi(c, args);
     const spent = (await c.queryAccount(s1.lite)).creditBalance!;
     const b = await ensureAdi(c, args);
@@ -48,7 +56,13 @@ describe('bootstrap helpers', () => {
     await wait(c.signAndSubmit(s.lta, tx.addCredits({ recipient: page, amount, oracle }), s.key));
     const owner = { privateKey: gatewayKey, signerUrl: page };
     await wait(c.signAndSubmit(url, tx.createDataAccount({ url: `${url}/data` }), owner));
-    await wait(c.signAndSubmit(page, tx.updateKeyPage([{ type: 'updateKey', oldPublicKeyHash: gk.address.publicKeyHash, newPublicKeyHash: clientKey.address.publicKeyHash }]), owner));
+    await wait(
+      c.signAndSubmit(
+        page,
+        tx.updateKeyPage([{ type: 'updateKey', oldPublicKeyHash: gk.address.publicKeyHash, newPublicKeyHash: clientKey.address.publicKeyHash }]),
+        owner,
+      ),
+    );
     const elapsed = performance.now() - t0;
     const p = await c.queryKeyPage(page);
     expect(p.keys.map((k) => k.publicKeyHash)).toEqual([Buffer.from(clientKey.address.publicKeyHash).toString('hex')]);

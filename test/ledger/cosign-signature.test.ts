@@ -14,7 +14,8 @@ let A: TestKey, B: TestKey, C: TestKey;
 let data: string;
 
 const pk = (k: TestKey) => toHex(k.publicKey);
-const on = (r: SubmitResult, k: TestKey, vote?: 'accept' | 'reject' | 'abstain') => signatureOnLedger(c, { txId: r.txId, txHash: r.txHash, publicKey: pk(k), vote });
+const on = (r: SubmitResult, k: TestKey, vote?: 'accept' | 'reject' | 'abstain') =>
+  signatureOnLedger(c, { txId: r.txId, txHash: r.txHash, publicKey: pk(k), vote });
 
 async function pendingWrite(tag: string): Promise<SubmitResult> {
   const r = await c.signAndSubmit(data, tx.writeData([tag]), held(A, adi.page));
@@ -41,7 +42,11 @@ beforeAll(async () => {
     c,
     c.signAndSubmit(
       adi.page,
-      tx.updateKeyPage([{ type: 'addKey', publicKeyHash: B.publicKeyHash }, { type: 'addKey', publicKeyHash: C.publicKeyHash }, { type: 'setThreshold', threshold: 3 }]),
+      tx.updateKeyPage([
+        { type: 'addKey', publicKeyHash: B.publicKeyHash },
+        { type: 'addKey', publicKeyHash: C.publicKeyHash },
+        { type: 'setThreshold', threshold: 3 },
+      ]),
       held(A, adi.page),
     ),
   );
@@ -77,7 +82,7 @@ describe('signatureOnLedger', () => {
     await c.signPending(r1.txId, held(B, adi.page));
     await signedBy(r1, 3);
     expect((await on(r1, B))?.signed).toBe(true);
-    expect((await on(r1, C))).toMatchObject({ signed: false, recorded: false });
+    expect(await on(r1, C)).toMatchObject({ signed: false, recorded: false });
   });
 
   it('the vote must be the one asked for: a reject is not an accept, and is found when asked for', async () => {

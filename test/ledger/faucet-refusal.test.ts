@@ -12,7 +12,11 @@ import { liteIdentityUrl } from '../../src/ledger/urls.js';
 const LTA = `acc://${'0'.repeat(48)}/ACME`;
 
 function answering(result: unknown) {
-  const fetch = async (_u: string, init: any) => ({ ok: true, status: 200, text: async () => JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(init.body).id, result }) });
+  const fetch = async (_u: string, init: any) => ({
+    ok: true,
+    status: 200,
+    text: async () => JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(init.body).id, result }),
+  });
   return createLedgerClient({ url: 'http://node.invalid', fetch: fetch as any });
 }
 
@@ -26,22 +30,36 @@ afterAll(async () => {
 
 describe('faucet', () => {
   it('a refusal as the Go node shapes it (no success field, status failed) throws, as submit does', async () => {
-    const refused = { status: { code: 'badRequest', delivered: true, failed: true, error: { message: 'faucet is disabled', code: 'badRequest' } }, message: 'faucet is disabled' };
-    const err = await answering(refused).faucet(LTA).catch((e) => e);
+    const refused = {
+      status: { code: 'badRequest', delivered: true, failed: true, error: { message: 'faucet is disabled', code: 'badRequest' } },
+      message: 'faucet is disabled',
+    };
+    const err = await answering(refused)
+      .faucet(LTA)
+      .catch((e) => e);
     expect(err).toBeInstanceOf(LedgerSubmitError);
     expect(err.code).toBe('badRequest');
     expect(err.message).toBe('faucet is disabled');
-    const viaSubmit = await answering([refused]).submit({ signatures: [] } as any).catch((e) => e);
+    const viaSubmit = await answering([refused])
+      .submit({ signatures: [] } as any)
+      .catch((e) => e);
     expect(viaSubmit).toBeInstanceOf(LedgerSubmitError);
     expect([viaSubmit.code, viaSubmit.message]).toEqual([err.code, err.message]);
   });
 
   it('success false, or a status marked failed with success true, throws too', async () => {
-    const a = await answering({ success: false, status: { code: 'unknownError' } }).faucet(LTA).catch((e) => e);
+    const a = await answering({ success: false, status: { code: 'unknownError' } })
+      .faucet(LTA)
+      .catch((e) => e);
     expect(a).toBeInstanceOf(LedgerSubmitError);
     expect(a.code).toBe('unknownError');
     expect(a.message).toBe('faucet refused');
-    const b = await answering({ success: true, status: { failed: true, code: 'insufficientBalance', error: { message: 'faucet is empty', code: 'insufficientBalance' } } }).faucet(LTA).catch((e) => e);
+    const b = await answering({
+      success: true,
+      status: { failed: true, code: 'insufficientBalance', error: { message: 'faucet is empty', code: 'insufficientBalance' } },
+    })
+      .faucet(LTA)
+      .catch((e) => e);
     expect(b).toBeInstanceOf(LedgerSubmitError);
     expect(b.code).toBe('insufficientBalance');
   });

@@ -48,10 +48,23 @@ describe('listPending against the ledger simulator', () => {
     const B = newKey();
     data = `${adi.url}/data`;
     await executed(c, c.signAndSubmit(adi.url, tx.createDataAccount({ url: data }), held(adi.key, adi.page)));
-    await executed(c, c.signAndSubmit(adi.page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: B.publicKeyHash }, { type: 'setThreshold', threshold: 2 }]), held(adi.key, adi.page)));
+    await executed(
+      c,
+      c.signAndSubmit(
+        adi.page,
+        tx.updateKeyPage([
+          { type: 'addKey', publicKeyHash: B.publicKeyHash },
+          { type: 'setThreshold', threshold: 2 },
+        ]),
+        held(adi.key, adi.page),
+      ),
+    );
     // 130 writes signed by one of the two keys: all wait on the page
     for (let i = 0; i < 130; i++) hashes.push((await c.signAndSubmit(data, tx.writeData([`w${i}`]), held(adi.key, adi.page))).txHash);
-    await waitFor('all pending', async () => (t.sim ? t.sim.ledger.pendingOf(data).length === 130 : (await c.queryAccount(data)).pending.length >= 100) || undefined);
+    await waitFor(
+      'all pending',
+      async () => (t.sim ? t.sim.ledger.pendingOf(data).length === 130 : (await c.queryAccount(data)).pending.length >= 100) || undefined,
+    );
   }, 120_000);
 
   afterAll(async () => {

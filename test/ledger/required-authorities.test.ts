@@ -63,14 +63,20 @@ describe('requiredAuthorities', () => {
     expect(await requiredAuthorities(c, st)).toEqual([sp.lite.toLowerCase()]);
     expect(simRequired(st)).toEqual([sp.lite.toLowerCase()]);
 
-    const onLite = { principal: sp.lite, transaction: { header: { principal: sp.lite }, body: { type: 'writeData', entry: { type: 'doubleHash', data: ['00'] } } } };
+    const onLite = {
+      principal: sp.lite,
+      transaction: { header: { principal: sp.lite }, body: { type: 'writeData', entry: { type: 'doubleHash', data: ['00'] } } },
+    };
     expect(await requiredAuthorities(c, onLite)).toEqual([liteIdentityUrl(sp.key.publicKey).toLowerCase()]);
     expect(simRequired(onLite)).toEqual([sp.lite.toLowerCase()]);
   });
 
   it('a root identity’s CreateIdentity (its principal does not exist yet) needs no authority: anyone may sign it', async () => {
     const url = `acc://${randomName('root')}.acme`;
-    const root = { principal: url, transaction: new core.Transaction({ header: { principal: url }, body: tx.createIdentity({ url, authorities: [`${sp.lite}`] }) }).asObject() };
+    const root = {
+      principal: url,
+      transaction: new core.Transaction({ header: { principal: url }, body: tx.createIdentity({ url, authorities: [`${sp.lite}`] }) }).asObject(),
+    };
     expect(simRequired(root)).toBe('anyone');
     expect(await requiredAuthorities(c, root)).toEqual([]);
   });

@@ -48,13 +48,24 @@ describe('signature timestamps', () => {
   it('a key whose lastUsedOn is in microseconds (signed before this change) keeps working', async () => {
     const adi = await createAdi(T.client, sponsor, 500);
     const micros = Date.now() * 1000;
-    const old = await T.client.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/d1` }), signerUrl: adi.page, publicKey: adi.key.publicKey, timestamp: micros });
+    const old = await T.client.prepareExternalSignature({
+      principal: adi.url,
+      body: tx.createDataAccount({ url: `${adi.url}/d1` }),
+      signerUrl: adi.page,
+      publicKey: adi.key.publicKey,
+      timestamp: micros,
+    });
     await executed(T.client, T.client.submitExternalSignature(old, sign(adi.key.seed, old.hashToSign)));
     const page = await T.client.queryKeyPage(adi.page);
     expect(page.keys[0]!.lastUsedOn).toBe(micros);
     // a fresh client (no memory of what it issued) reads lastUsedOn from the page and goes above it
     const fresh = createLedgerClient({ url: T.client.url });
-    const p = await fresh.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/d2` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
+    const p = await fresh.prepareExternalSignature({
+      principal: adi.url,
+      body: tx.createDataAccount({ url: `${adi.url}/d2` }),
+      signerUrl: adi.page,
+      publicKey: adi.key.publicKey,
+    });
     expect(p.timestamp).toBe(micros + 1);
     const st = await executed(fresh, fresh.submitExternalSignature(p, sign(adi.key.seed, p.hashToSign)));
     expect(st.status).toBe('delivered');
@@ -66,8 +77,18 @@ describe('signature timestamps', () => {
     const c = createLedgerClient({ url: T.client.url });
     const now = Date.now();
     vi.spyOn(Date, 'now').mockReturnValue(now);
-    const a = await c.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/a` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
-    const b = await c.prepareExternalSignature({ principal: adi.url, body: tx.createDataAccount({ url: `${adi.url}/b` }), signerUrl: adi.page, publicKey: adi.key.publicKey });
+    const a = await c.prepareExternalSignature({
+      principal: adi.url,
+      body: tx.createDataAccount({ url: `${adi.url}/a` }),
+      signerUrl: adi.page,
+      publicKey: adi.key.publicKey,
+    });
+    const b = await c.prepareExternalSignature({
+      principal: adi.url,
+      body: tx.createDataAccount({ url: `${adi.url}/b` }),
+      signerUrl: adi.page,
+      publicKey: adi.key.publicKey,
+    });
     expect(await c.nextTimestamp(adi.page, adi.key.publicKey)).toBe(now + 2);
     vi.restoreAllMocks();
     expect(a.timestamp).toBe(now);

@@ -30,7 +30,13 @@ describe('ledger simulator fees', () => {
 
   it('a signature pays for its size past 256 B and for each delegation layer', () => {
     const fee = (delegators: string[]) => {
-      const md = signatureMetadata({ publicKey: new Uint8Array(32).fill(1), signer: 'acc://auditor-company-treasury.acme/book/1', signerVersion: 3, timestamp: 1, delegators });
+      const md = signatureMetadata({
+        publicKey: new Uint8Array(32).fill(1),
+        signer: 'acc://auditor-company-treasury.acme/book/1',
+        signerVersion: 3,
+        timestamp: 1,
+        delegators,
+      });
       const s = attachSignature(md, new Uint8Array(64).fill(2), new Uint8Array(32).fill(3));
       return { bytes: encode(s).length, units: (ledger as unknown as { signatureFee(s: unknown, d: number): number }).signatureFee(s, delegators.length) };
     };

@@ -71,14 +71,34 @@ describe('ledger-sim', () => {
     expect((await rawRpc(sim.url, '{not json')).error.code).toBe(-32700);
     expect((await rawRpc(sim.url, '{"jsonrpc":"2.0","id":1}')).error.code).toBe(-32600);
     expect((await rawRpc(sim.url, '{"jsonrpc":"2.0","id":1,"method":"nope"}')).error.code).toBe(-32601);
-    const env = await rawRpc(sim.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'submit', params: { envelope: { signatures: [{ type: 'ed25519', publicKey: 'abcd', signature: '00', signer: 'acc://x.acme/book/1', signerVersion: 1, transactionHash: '00'.repeat(32) }] } } }));
+    const env = await rawRpc(
+      sim.url,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'submit',
+        params: {
+          envelope: {
+            signatures: [
+              { type: 'ed25519', publicKey: 'abcd', signature: '00', signer: 'acc://x.acme/book/1', signerVersion: 1, transactionHash: '00'.repeat(32) },
+            ],
+          },
+        },
+      }),
+    );
     expect(JSON.stringify(env)).toMatch(/publicKey: expected 32 bytes|notFound|badRequest/);
     const bad = await rawRpc(sim.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'submit', params: { envelope: 'x' } }));
     expect(bad.error.code).toBe(-33400);
     const q = await rawRpc(sim.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'query', params: { scope: 'acc://bad name' } }));
     expect(q.error).toMatchObject({ code: -33400, data: { code: 'badRequest' } });
     await expect(c.queryAccount('acc://nobody.acme')).rejects.toBeInstanceOf(LedgerRpcError);
-    const batch = await rawRpc(sim.url, JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'network-status', params: {} }, { jsonrpc: '2.0', id: 2, method: 'nope' }]));
+    const batch = await rawRpc(
+      sim.url,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'network-status', params: {} },
+        { jsonrpc: '2.0', id: 2, method: 'nope' },
+      ]),
+    );
     expect(batch[0].result.oracle.price).toBe(50_000_000);
     expect(batch[1].error.code).toBe(-32601);
     expect((await c.networkStatus()).oraclePrice).toBe(50_000_000);
@@ -99,7 +119,14 @@ describe('ledger-sim', () => {
     sim.step();
     await c.signAndSubmit(url, tx.createDataAccount({ url: `${url}/data` }), held(k1, page));
     sim.step();
-    await c.signAndSubmit(page, tx.updateKeyPage([{ type: 'addKey', publicKeyHash: k2.publicKeyHash }, { type: 'setThreshold', threshold: 2 }]), held(k1, page));
+    await c.signAndSubmit(
+      page,
+      tx.updateKeyPage([
+        { type: 'addKey', publicKeyHash: k2.publicKeyHash },
+        { type: 'setThreshold', threshold: 2 },
+      ]),
+      held(k1, page),
+    );
     sim.step();
     const r = await c.signAndSubmit(`${url}/data`, tx.writeData(['sweep']), held(k1, page), { expireAt: new Date(Date.now() + 1000) });
     sim.step();
@@ -120,7 +147,12 @@ describe('ledger-sim robustness', () => {
     const k = newKey();
     const lite = liteIdentityUrl(k.publicKey);
     await c.faucet(`${lite}/ACME`);
-    const p = await c.prepareExternalSignature({ principal: `${lite}/ACME`, body: tx.sendTokens([{ url: `${lite}/ACME`, amount: 1n }]), signerUrl: lite, publicKey: k.publicKey });
+    const p = await c.prepareExternalSignature({
+      principal: `${lite}/ACME`,
+      body: tx.sendTokens([{ url: `${lite}/ACME`, amount: 1n }]),
+      signerUrl: lite,
+      publicKey: k.publicKey,
+    });
     const { ed25519Sign } = await import('../../src/ledger/ed25519.js');
     const sig = { ...p.metadataJson, signature: Buffer.from(ed25519Sign(Buffer.from(p.hashToSign, 'hex'), k.seed)).toString('hex'), transactionHash: p.txHash };
     const base = { transaction: [p.transactionJson], signatures: [sig] };

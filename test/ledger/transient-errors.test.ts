@@ -43,8 +43,15 @@ describe('isTransientLedgerError', () => {
   });
 
   it('a submission refused with a failed unknownError status is permanent', async () => {
-    const refused = { status: { code: 'unknownError', delivered: true, failed: true, error: { message: 'insufficient balance', code: 'unknownError' } }, message: 'insufficient balance' };
-    const fetch = async (_u: string, init: any) => ({ ok: true, status: 200, text: async () => JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(init.body).id, result: [refused] }) });
+    const refused = {
+      status: { code: 'unknownError', delivered: true, failed: true, error: { message: 'insufficient balance', code: 'unknownError' } },
+      message: 'insufficient balance',
+    };
+    const fetch = async (_u: string, init: any) => ({
+      ok: true,
+      status: 200,
+      text: async () => JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(init.body).id, result: [refused] }),
+    });
     const c = createLedgerClient({ url: 'http://node.invalid', fetch: fetch as any });
     const err = await c.submit({ signatures: [] } as any).catch((e) => e);
     expect(err).toBeInstanceOf(LedgerSubmitError);
@@ -63,7 +70,9 @@ describe('isTransientLedgerError', () => {
   });
 
   it('refusals stay permanent', () => {
-    expect(isTransientLedgerError(new LedgerSubmitError('invalid timestamp', 'badTimestamp', [{ status: { failed: true, code: 'badTimestamp' } }]))).toBe(false);
+    expect(isTransientLedgerError(new LedgerSubmitError('invalid timestamp', 'badTimestamp', [{ status: { failed: true, code: 'badTimestamp' } }]))).toBe(
+      false,
+    );
     expect(isTransientLedgerError(new LedgerTxFailedError('rejected', 'rejected', 'acc://x'))).toBe(false);
   });
 });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ED25519Key, Signer } from 'accumulate.js';
-import { LedgerInputError, fromHex, isValidAdiRoot, liteAuthorityValid, liteIdentityUrl, normUrl, parseAccUrl, signatureMetadata, tx } from '../../src/ledger/index.js';
+import {
+  LedgerInputError,
+  fromHex,
+  isValidAdiRoot,
+  liteAuthorityValid,
+  liteIdentityUrl,
+  normUrl,
+  parseAccUrl,
+  signatureMetadata,
+  tx,
+} from '../../src/ledger/index.js';
 import { createLedgerClient } from '../../src/ledger/client.js';
 
 describe('URLs and input validation', () => {

@@ -30,7 +30,9 @@ interface Recorded {
   history: unknown;
 }
 
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const recorded = files.map((f) => ({ file: f, ...(JSON.parse(readFileSync(`${DIR}${f}`, 'utf8')) as Recorded) }));
 
 describe('workflow replay', () => {
@@ -63,7 +65,10 @@ describe('workflow replay', () => {
     const tampered = JSON.parse(JSON.stringify(m.history).replace('"name":"purgeExpired"', '"name":"somethingElse"'));
     expect(JSON.stringify(tampered)).toContain('somethingElse');
     const results = [];
-    for await (const res of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, [{ workflowId: m.workflowId, history: historyFromJSON(tampered) }])) results.push(res);
+    for await (const res of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, [
+      { workflowId: m.workflowId, history: historyFromJSON(tampered) },
+    ]))
+      results.push(res);
     expect(results).toHaveLength(1);
     expect(results[0]!.error?.name).toBe('DeterminismViolationError');
   });

@@ -121,14 +121,25 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
     ids.txHash = txHash;
     const bundle = {
       intent: { operation_id: 'op-a' },
-      ledger: { tx_id: `acc://${txHash}@alpha.acme/data`, tx_hash: txHash, authority: { key_page: 'acc://alpha.acme/book/1', key_page_version: 1, threshold: 1, signatures: [] } },
+      ledger: {
+        tx_id: `acc://${txHash}@alpha.acme/data`,
+        tx_hash: txHash,
+        authority: { key_page: 'acc://alpha.acme/book/1', key_page_version: 1, threshold: 1, signatures: [] },
+      },
       chains: [],
     };
-    const [proof] = await db.insert(proofs).values({ orgId: a.orgId, intentId: intent.id, bundle: JSON.stringify(bundle), bundleHash: 'aa'.repeat(32), custody: [] }).returning();
+    const [proof] = await db
+      .insert(proofs)
+      .values({ orgId: a.orgId, intentId: intent.id, bundle: JSON.stringify(bundle), bundleHash: 'aa'.repeat(32), custody: [] })
+      .returning();
     ids.proof = proof.id;
     await db.update(intents).set({ proofId: proof.id });
 
-    const ep = await t.call('/v1/webhooks/endpoints', { method: 'POST', key: a.key, body: JSON.stringify({ url: 'http://127.0.0.1:9/a', skip_verification: true }) });
+    const ep = await t.call('/v1/webhooks/endpoints', {
+      method: 'POST',
+      key: a.key,
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/a', skip_verification: true }),
+    });
     expect(ep.status).toBe(201);
     ids.endpoint = (await ep.json()).id;
     const event = await db.transaction((tx) =>
@@ -149,12 +160,35 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
       }),
     );
     ids.event = event.id;
-    const [delivery] = await db.insert(webhookDeliveries).values({ orgId: a.orgId, eventId: event.id, endpointId: ids.endpoint, eventType: event.type, status: 'succeeded', attempts: 1, workflowStartedAt: new Date() }).returning();
+    const [delivery] = await db
+      .insert(webhookDeliveries)
+      .values({
+        orgId: a.orgId,
+        eventId: event.id,
+        endpointId: ids.endpoint,
+        eventType: event.type,
+        status: 'succeeded',
+        attempts: 1,
+        workflowStartedAt: new Date(),
+      })
+      .returning();
     ids.delivery = delivery.id;
-    const gov = { principal: 'acc://alpha.acme/book/1', signerUrl: 'acc://alpha.acme/book/1', txHash: 'ee'.repeat(32), txId: `acc://${'ee'.repeat(32)}@alpha.acme/book/1`, prepared: {} };
-    const [op] = await db.insert(governanceOps).values({ orgId: a.orgId, identityId: identity.id, kind: 'key_page', operations: [{ type: 'add_key' }], keyPageVersion: 1, ...gov }).returning();
+    const gov = {
+      principal: 'acc://alpha.acme/book/1',
+      signerUrl: 'acc://alpha.acme/book/1',
+      txHash: 'ee'.repeat(32),
+      txId: `acc://${'ee'.repeat(32)}@alpha.acme/book/1`,
+      prepared: {},
+    };
+    const [op] = await db
+      .insert(governanceOps)
+      .values({ orgId: a.orgId, identityId: identity.id, kind: 'key_page', operations: [{ type: 'add_key' }], keyPageVersion: 1, ...gov })
+      .returning();
     ids.governance = op.id;
-    const [sr] = await db.insert(signRequests).values({ orgId: a.orgId, identityId: identity.id, publicKey: PUBLIC_KEY, vote: 'accept', ...gov }).returning();
+    const [sr] = await db
+      .insert(signRequests)
+      .values({ orgId: a.orgId, identityId: identity.id, publicKey: PUBLIC_KEY, vote: 'accept', ...gov })
+      .returning();
     ids.signRequest = sr.id;
   });
   afterAll(async () => t?.close());
@@ -177,7 +211,11 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
     return hit && path.replace(/\{[^}]+\}/, hit[1]);
   }
   const send = (op: Operation, path: string, key: string) =>
-    t.call(path, { method: op.method, key, body: op.bodyRequired || BODIES[`${op.method} ${op.path}`] ? JSON.stringify(BODIES[`${op.method} ${op.path}`] ?? {}) : undefined });
+    t.call(path, {
+      method: op.method,
+      key,
+      body: op.bodyRequired || BODIES[`${op.method} ${op.path}`] ? JSON.stringify(BODIES[`${op.method} ${op.path}`] ?? {}) : undefined,
+    });
 
   it("another organization's ids are 404 on every operation that takes one, and A's resources stay as they were", async () => {
     const withId = ops.filter((o) => o.path.includes('{') && !(`${o.method} ${o.path}` in NOT_ORG_SCOPED));
@@ -210,7 +248,7 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
     expect(keys.find((k) => k.id === ids.key)).toMatchObject({ is_active: true });
   });
 
-  it('lists are organization-scoped: B sees none of A\'s resources', async () => {
+  it("lists are organization-scoped: B sees none of A's resources", async () => {
     const lists = ops.filter((o) => o.method === 'GET' && o.secured && !o.path.includes('{'));
     expect(lists.length).toBeGreaterThanOrEqual(6);
     for (const op of lists) {
@@ -250,12 +288,22 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
     for (const op of secured) {
       const path = op.path.replace(/\{[^}]+\}/g, randomUUID());
       for (const missing of op.scopes) {
-        await expectDenied(op, path, all.filter((s) => s !== missing && s !== 'admin'), missing); // admin holds every scope
+        await expectDenied(
+          op,
+          path,
+          all.filter((s) => s !== missing && s !== 'admin'),
+          missing,
+        ); // admin holds every scope
       }
       if (op.scopes.length) await expectAllowed(op, path, op.scopes);
       if (op.anyOf.length) {
         // admin holds every scope, so it is left out of the key that must be refused
-        await expectDenied(op, path, all.filter((s) => !op.anyOf.includes(s) && s !== 'admin'), op.anyOf[0]);
+        await expectDenied(
+          op,
+          path,
+          all.filter((s) => !op.anyOf.includes(s) && s !== 'admin'),
+          op.anyOf[0],
+        );
         for (const one of op.anyOf) await expectAllowed(op, path, [one]);
       }
     }

@@ -82,7 +82,12 @@ describe('security: no secret in the logs', () => {
 
     // an identity on both chains, provisioned by the worker, then a transaction prepared for it
     const client = newClientKey();
-    const idRes = await call(key, 'POST', '/v1/identity', { name: uniqueName('sec'), public_key: client.publicKey, chains: ['ethereum-sepolia', 'polygon-amoy'], credits: 100 });
+    const idRes = await call(key, 'POST', '/v1/identity', {
+      name: uniqueName('sec'),
+      public_key: client.publicKey,
+      chains: ['ethereum-sepolia', 'polygon-amoy'],
+      credits: 100,
+    });
     expect(idRes.status, JSON.stringify(idRes.body)).toBe(202);
     let identity: Json;
     for (const deadline = Date.now() + 180_000; ; ) {
@@ -94,7 +99,10 @@ describe('security: no secret in the logs', () => {
     const account = identity.chain_accounts[0].address;
     const prep = await call(key, 'POST', '/v1/transaction', {
       identity_id: identity.id,
-      intent: { adiUrl: identity.adi_url, legs: [{ legId: 'pay-1', chain: 'ethereum-sepolia', chainId: 11155111, fromAddress: account, toAddress: `0x${'22'.repeat(20)}`, amount: '1' }] },
+      intent: {
+        adiUrl: identity.adi_url,
+        legs: [{ legId: 'pay-1', chain: 'ethereum-sepolia', chainId: 11155111, fromAddress: account, toAddress: `0x${'22'.repeat(20)}`, amount: '1' }],
+      },
     });
     expect(prep.status, JSON.stringify(prep.body)).toBe(201);
 

@@ -30,7 +30,12 @@ describe.each(dbKinds())('gateway-wide sign-up cap (%s)', (kind) => {
       body: JSON.stringify({ organization_name: name }),
     });
   const orgCount = async (t: TestApp, selfServiceOnly = false) =>
-    (await t.db.select({ n: count() }).from(organizations).where(selfServiceOnly ? eq(organizations.selfService, true) : undefined))[0].n;
+    (
+      await t.db
+        .select({ n: count() })
+        .from(organizations)
+        .where(selfServiceOnly ? eq(organizations.selfService, true) : undefined)
+    )[0].n;
   const keyCount = async (t: TestApp) => (await t.db.select({ n: count() }).from(apiKeys))[0].n;
 
   it('with a cap of 2 the third sign-up in the hour is refused (429 SIGNUP_LIMIT_REACHED, Retry-After) and creates nothing', async () => {

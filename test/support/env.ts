@@ -21,7 +21,10 @@ export function dbKinds(): DbKind[] {
  * A fresh database: PGlite in memory, or a scratch database on the run's Postgres (or on `serverUrl`), whose `url`
  * other processes (a worker process) can open.
  */
-export async function openTestDatabase(kind: DbKind, serverUrl: string = inject('postgresUrl')): Promise<Database & { url?: string; cleanup(): Promise<void> }> {
+export async function openTestDatabase(
+  kind: DbKind,
+  serverUrl: string = inject('postgresUrl'),
+): Promise<Database & { url?: string; cleanup(): Promise<void> }> {
   if (kind === 'pglite') {
     const database = await openDatabase({ pgliteDir: 'memory' });
     return { ...database, cleanup: () => database.close() };

@@ -35,7 +35,11 @@ export function rpcLogRangeLimit(limit: number, seen: { from: bigint; to: bigint
       seen.push({ from: BigInt(fromBlock), to: BigInt(toBlock) });
       return undefined;
     }
-    return { jsonrpc: '2.0', id: body.id, error: { code: -32005, message: `eth_getLogs is limited to ${limit} blocks given by number (got ${fromBlock}..${toBlock})` } };
+    return {
+      jsonrpc: '2.0',
+      id: body.id,
+      error: { code: -32005, message: `eth_getLogs is limited to ${limit} blocks given by number (got ${fromBlock}..${toBlock})` },
+    };
   };
 }
 
@@ -43,7 +47,16 @@ export interface FaultProxy {
   url: string;
   settings: FaultSettings;
   /** inFlight: requests being handled now; maxInFlight: the most at one time */
-  stats: { requests: number; failed: number; dropped: number; droppedAfter: number; rewritten: number; answered: number; inFlight: number; maxInFlight: number };
+  stats: {
+    requests: number;
+    failed: number;
+    dropped: number;
+    droppedAfter: number;
+    rewritten: number;
+    answered: number;
+    inFlight: number;
+    maxInFlight: number;
+  };
   close(): Promise<void>;
 }
 

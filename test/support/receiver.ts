@@ -62,11 +62,7 @@ export async function startReceiver() {
 }
 
 /** Poll until `fn` returns a truthy value (or throw after `timeoutMs`). */
-export async function eventually<T>(
-  fn: () => Promise<T> | T,
-  timeoutMs = 20_000,
-  stepMs = 100,
-): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
+export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, stepMs = 100): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

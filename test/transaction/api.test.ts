@@ -11,7 +11,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerClient } from '../../src/ledger/index.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, uniqueName } from '../identity/devnet.js';
-import { AMOY, api, arg, createCycleIdentity, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, startCycleWorker, submit, submitToLedgerOnly, transferLeg, waitIntent, type CycleBench, type Json } from './support.js';
+import {
+  AMOY,
+  api,
+  arg,
+  createCycleIdentity,
+  prepare,
+  recordLeg,
+  runIntent,
+  SEPOLIA,
+  sign,
+  startCycleBench,
+  startCycleWorker,
+  submit,
+  submitToLedgerOnly,
+  transferLeg,
+  waitIntent,
+  type CycleBench,
+  type Json,
+} from './support.js';
 
 let b: CycleBench;
 
@@ -30,20 +48,50 @@ describe('POST /v1/transaction validation', () => {
   it('names the leg and the field of every malformed leg', async () => {
     const good = () => recordLeg(b, SEPOLIA, arg('v'));
     const cases: [string, (l: Json) => void, RegExp, string][] = [
-      ['missing functionSignature', (l) => delete l.contractCall.functionSignature, /leg "rec-ethereum-sepolia-\w+" contractCall\.functionSignature: required/, 'intent.legs[0].contractCall.functionSignature'],
+      [
+        'missing functionSignature',
+        (l) => delete l.contractCall.functionSignature,
+        /leg "rec-ethereum-sepolia-\w+" contractCall\.functionSignature: required/,
+        'intent.legs[0].contractCall.functionSignature',
+      ],
       ['negative amount', (l) => (l.amount = '-1'), /amount: must not be negative/, 'intent.legs[0].amount'],
       ['fractional amount', (l) => (l.amount = '1.5'), /amount: must be a non-negative integer in wei/, 'intent.legs[0].amount'],
-      ['amount ≠ value on a payable call', (l) => {
-        l.amount = '10';
-        l.contractCall.value = '5';
-      }, /amount: 10 must equal contractCall\.value 5/, 'intent.legs[0].amount'],
+      [
+        'amount ≠ value on a payable call',
+        (l) => {
+          l.amount = '10';
+          l.contractCall.value = '5';
+        },
+        /amount: 10 must equal contractCall\.value 5/,
+        'intent.legs[0].amount',
+      ],
       ['unknown chain', (l) => (l.chain = 'moonchain'), /chain: unknown chain "moonchain"/, 'intent.legs[0].chain'],
       ['chainId not the chain', (l) => (l.chainId = 1), /chainId: 1 does not match ethereum-sepolia/, 'intent.legs[0].chainId'],
-      ['fromAddress not the account', (l) => (l.fromAddress = '0x000000000000000000000000000000000000bEEF'), /fromAddress: must be the identity's abstract account/, 'intent.legs[0].fromAddress'],
-      ['args not matching the types', (l) => (l.contractCall.args = ['0x1234']), /args\[0\]: expected 32 bytes for bytes32/, 'intent.legs[0].contractCall.args[0]'],
+      [
+        'fromAddress not the account',
+        (l) => (l.fromAddress = '0x000000000000000000000000000000000000bEEF'),
+        /fromAddress: must be the identity's abstract account/,
+        'intent.legs[0].fromAddress',
+      ],
+      [
+        'args not matching the types',
+        (l) => (l.contractCall.args = ['0x1234']),
+        /args\[0\]: expected 32 bytes for bytes32/,
+        'intent.legs[0].contractCall.args[0]',
+      ],
       ['wrong number of args', (l) => (l.contractCall.args = []), /args: expected 1 arguments, got 0/, 'intent.legs[0].contractCall.args'],
-      ['selector instead of a signature', (l) => (l.contractCall.functionSignature = '0xa9059cbb'), /selector is not accepted/, 'intent.legs[0].contractCall.functionSignature'],
-      ['gas limit out of range', (l) => (l.contractCall.gasLimit = 40_000_000), /gasLimit: must be an integer from 10000 to 30000000/, 'intent.legs[0].contractCall.gasLimit'],
+      [
+        'selector instead of a signature',
+        (l) => (l.contractCall.functionSignature = '0xa9059cbb'),
+        /selector is not accepted/,
+        'intent.legs[0].contractCall.functionSignature',
+      ],
+      [
+        'gas limit out of range',
+        (l) => (l.contractCall.gasLimit = 40_000_000),
+        /gasLimit: must be an integer from 10000 to 30000000/,
+        'intent.legs[0].contractCall.gasLimit',
+      ],
       ['gas limit not an integer', (l) => (l.contractCall.gasLimit = '1e6'), /gasLimit: must be an integer/, 'intent.legs[0].contractCall.gasLimit'],
     ];
     for (const [name, mutate, msg, field] of cases) {
@@ -76,7 +124,9 @@ describe('POST /v1/transaction validation', () => {
     const r4 = await post(multi([recordLeg(b, SEPOLIA, arg('x')), second]));
     expect(r4.body.details.field).toBe('intent.legs[1].amount');
     // adiUrl of another identity, no legs, bad identity id
-    expect((await post({ identity_id: b.identity.id, intent: { adiUrl: 'acc://someone-else.acme', legs: [recordLeg(b, SEPOLIA, arg('y'))] } })).body.details.field).toBe('intent.adiUrl');
+    expect(
+      (await post({ identity_id: b.identity.id, intent: { adiUrl: 'acc://someone-else.acme', legs: [recordLeg(b, SEPOLIA, arg('y'))] } })).body.details.field,
+    ).toBe('intent.adiUrl');
     expect((await post({ identity_id: b.identity.id, intent: { adiUrl: b.identity.adiUrl, legs: [] } })).status).toBe(400);
     expect((await post({ identity_id: '7d3c1a9e-0000-4000-8000-000000000000', intent: {} })).status).toBe(404);
     // a seat that is not on the page
@@ -91,19 +141,28 @@ describe('POST /v1/transaction validation', () => {
   it('identity state: hash-only → 400, no credits → 402, not active → 409', async () => {
     const k = newClientKey();
     const { publicKeyHashHex } = await import('../../src/identity/keys.js');
-    const hashOnly = await api(b, 'POST', '/v1/identity', { name: uniqueName('ho'), public_key_hash: publicKeyHashHex(k.publicKey), chains: [SEPOLIA.name], credits: 10 });
+    const hashOnly = await api(b, 'POST', '/v1/identity', {
+      name: uniqueName('ho'),
+      public_key_hash: publicKeyHashHex(k.publicKey),
+      chains: [SEPOLIA.name],
+      credits: 10,
+    });
     const r1 = await post({ identity_id: hashOnly.body.identity.id, intent: { adiUrl: hashOnly.body.identity.adi_url, legs: [] } });
     expect(r1.status).toBe(400);
     expect(r1.body.error).toBe('Identity has no public key configured');
 
     const poor = await createCycleIdentity(b, 0);
-    const r2 = await post({ identity_id: poor.id, intent: { adiUrl: poor.adiUrl, legs: [{ ...transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '5'), fromAddress: poor.account }] } });
+    const r2 = await post({
+      identity_id: poor.id,
+      intent: { adiUrl: poor.adiUrl, legs: [{ ...transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '5'), fromAddress: poor.account }] },
+    });
     expect(r2.status).toBe(402);
     expect(r2.body.code).toBe('INSUFFICIENT_CREDITS');
 
     const creating = await api(b, 'POST', '/v1/identity', { name: uniqueName('cr'), public_key: k.publicKey, chains: [SEPOLIA.name], credits: 10 });
     const r3 = await post({ identity_id: creating.body.identity.id, intent: { adiUrl: creating.body.identity.adi_url, legs: [] } });
-    if (r3.status !== 409) expect(r3.body.code).toBe('VALIDATION_ERROR'); // provisioning may have won the race
+    if (r3.status !== 409)
+      expect(r3.body.code).toBe('VALIDATION_ERROR'); // provisioning may have won the race
     else expect(r3.body.code).toBe('IDENTITY_NOT_ACTIVE');
     await pollIdentity(b.app as never, creating.body.identity.id, (x) => x.status !== 'creating', 90_000);
   });
@@ -112,14 +171,20 @@ describe('POST /v1/transaction validation', () => {
     const to = '0x000000000000000000000000000000000000F00D';
     const w = b.wallets[SEPOLIA.name]!;
     const before = await w.public.getBalance({ address: to });
-    const p = await post({ identity_id: b.identity.id, intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '0.000001', tokenSymbol: 'ETH' } });
+    const p = await post({
+      identity_id: b.identity.id,
+      intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '0.000001', tokenSymbol: 'ETH' },
+    });
     expect(p.status).toBe(201);
     await submit(b, p.body);
     const done = await waitIntent(b, p.body.intent_id);
     expect(done.status).toBe('completed');
     expect(done.intent_type).toBe('transfer');
     expect(await w.public.getBalance({ address: to })).toBe(before + 10n ** 12n);
-    const bad = await post({ identity_id: b.identity.id, intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '1', tokenSymbol: 'DOGE' } });
+    const bad = await post({
+      identity_id: b.identity.id,
+      intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '1', tokenSymbol: 'DOGE' },
+    });
     expect(bad.body.details.field).toBe('intent.tokenSymbol');
     const ledgerShape = await post({ identity_id: b.identity.id, intent: { type: 'sendTokens', to: 'acc://bob.acme/tokens', amount: 5 } });
     expect(ledgerShape.status).toBe(422);
@@ -155,7 +220,10 @@ describe('signature lifecycle', () => {
     const done = await waitIntent(b, p.intent_id, undefined, 30_000);
     expect(done).toMatchObject({ status: 'expired', stage: 'failed' });
     expect(done.error_message).toMatch(/expired/);
-    const late = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
+    const late = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, {
+      signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey),
+      public_key: b.identity.key.publicKey,
+    });
     expect(late.status).toBe(409);
   });
 
@@ -250,7 +318,17 @@ describe('reading intents and proofs', () => {
     await Promise.all([1, 2, 3].map(() => api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`)));
     const custody = await api(b, 'GET', `/v1/proof/${done.proof_id}/custody`);
     expect(custody.body.chain_valid).toBe(true);
-    expect(custody.body.events.map((e: Json) => e.type)).toEqual(['created', 'attested', 'anchored', 'executed', 'observed', 'recorded', 'retrieved', 'retrieved', 'retrieved']);
+    expect(custody.body.events.map((e: Json) => e.type)).toEqual([
+      'created',
+      'attested',
+      'anchored',
+      'executed',
+      'observed',
+      'recorded',
+      'retrieved',
+      'retrieved',
+      'retrieved',
+    ]);
 
     const txs = done.legs[0].transactions;
     for (const h of [done.tx_hash, txs.execute_governance_proof_direct, txs.create_anchor, txs.execute_comprehensive_proof]) {
@@ -268,7 +346,12 @@ describe('reading intents and proofs', () => {
 
     // another organization
     const other = await createTestOrgAndKey(b.app.db, { rateLimitRpm: 100_000 });
-    for (const path of [`/v1/transaction/${done.intent_id}`, `/v1/proof/${done.proof_id}`, `/v1/proof/${done.proof_id}/bundle`, `/v1/proof/tx/${done.tx_hash}`]) {
+    for (const path of [
+      `/v1/transaction/${done.intent_id}`,
+      `/v1/proof/${done.proof_id}`,
+      `/v1/proof/${done.proof_id}/bundle`,
+      `/v1/proof/tx/${done.tx_hash}`,
+    ]) {
       const r = await b.app.call(path, { key: other.key });
       expect(r.status, path).toBe(404);
     }

@@ -57,7 +57,14 @@ describe('proof cycle', () => {
       status: 'complete',
       bundle_url: `/v1/proof/${done.proof_id}/bundle`,
       custody_url: `/v1/proof/${done.proof_id}/custody`,
-      attestations: [{ chain: SEPOLIA.name, anchor_id: leg.anchor_id, attested_by: leg.attested_by, legs: [{ leg_id: leg.leg_id, observed_by: leg.observed_by, result_id: leg.result_id }] }],
+      attestations: [
+        {
+          chain: SEPOLIA.name,
+          anchor_id: leg.anchor_id,
+          attested_by: leg.attested_by,
+          legs: [{ leg_id: leg.leg_id, observed_by: leg.observed_by, result_id: leg.result_id }],
+        },
+      ],
     });
     await receiptsOk(SEPOLIA.name, Object.values(leg.transactions));
     // the call ran once, from the account
@@ -79,9 +86,10 @@ describe('proof cycle', () => {
 
     // replaying the used proof reverts (from anyone)
     const tx = await w.public.getTransaction({ hash: leg.transactions.execute_governance_proof_direct });
-    const err = await w.public
-      .call({ to: b.identity.account, data: tx.input, account: w.account })
-      .then(() => undefined, (e) => e);
+    const err = await w.public.call({ to: b.identity.account, data: tx.input, account: w.account }).then(
+      () => undefined,
+      (e) => e,
+    );
     expect(err).toBeDefined();
     expect(revertErrorName(err) ?? String(err)).toMatch(/LeafAlreadyUsed|revert/);
     void accountAbiWithAnchorErrors;

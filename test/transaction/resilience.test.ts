@@ -109,7 +109,13 @@ describe.skipIf(!hasPostgres)('worker killed at every step', () => {
       const w = b.wallets[chain]!;
       const legs = done.legs.filter((l: any) => l.chain === chain);
       const anchorId = legs[0].anchor_id as Hex;
-      const executed = await w.public.getContractEvents({ address: b.identity.account, abi: accountAbiWithAnchorErrors, eventName: 'Executed', args: { anchorId }, fromBlock: 0n });
+      const executed = await w.public.getContractEvents({
+        address: b.identity.account,
+        abi: accountAbiWithAnchorErrors,
+        eventName: 'Executed',
+        args: { anchorId },
+        fromBlock: 0n,
+      });
       expect(executed.map((e) => Number(e.args.leafIndex)).sort()).toEqual(legs.map((l: any) => l.leaf_index).sort());
       const proofAnchor = b.dn.validators!.contracts.proofAnchor;
       for (const eventName of ['AnchorCreated', 'AnchorProven'] as const) {
@@ -156,7 +162,9 @@ describe('tampering executor', () => {
         const done = await waitIntent(b, p.intent_id);
         expect(done.status, k).toBe('failed');
         expect(done.legs[0].status).toBe('failed');
-        expect(done.error_message).toMatch(/reverted on chain \(InvalidMerkleProof: the runtime \(chain id, target, value, calldata\) does not match the anchored execution commitment\)/);
+        expect(done.error_message).toMatch(
+          /reverted on chain \(InvalidMerkleProof: the runtime \(chain id, target, value, calldata\) does not match the anchored execution commitment\)/,
+        );
         // the committed call never ran, and its proven leaf stays usable until the intent's expires_at: said so
         expect(done.error_message).toMatch(/proof stays valid until \d{4}-\d\d-\d\dT[\d:.]+Z \(the intent's expires_at\): anyone may still run the leg/);
         const tx = /transaction (0x[0-9a-f]{64})/.exec(done.error_message)![1] as Hex;

@@ -41,7 +41,9 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
-    const app = await startIdentityApp(dn, opts.postgresServerUrl || dbKinds().includes('postgres') ? 'postgres' : 'pglite', { postgresServerUrl: opts.postgresServerUrl });
+    const app = await startIdentityApp(dn, opts.postgresServerUrl || dbKinds().includes('postgres') ? 'postgres' : 'pglite', {
+      postgresServerUrl: opts.postgresServerUrl,
+    });
     stops.push(() => app.close());
     const bench: CycleBench = { dn, app, wallets: {}, targets: {}, identity: undefined as never, stop: stopAll };
     bench.worker = await startCycleWorker(app, opts.deps);
@@ -94,12 +96,26 @@ export async function createCycleIdentity(b: Pick<CycleBench, 'app' | 'wallets'>
 export { arg, CALLED_EVENT } from '../support/test-target.js';
 
 /** A TestTarget.record(arg) leg with the Called event (from the account) and the lastArg slot (3) expected. */
-export function recordLeg(b: CycleBench, chain: { name: string; chainId: number }, a: Hex, over: Json = {}, value = '0', target: Address = b.targets[chain.name]!): Json {
+export function recordLeg(
+  b: CycleBench,
+  chain: { name: string; chainId: number },
+  a: Hex,
+  over: Json = {},
+  value = '0',
+  target: Address = b.targets[chain.name]!,
+): Json {
   return testTargetLeg({ chain, account: b.identity.account, target, arg: a, value, over });
 }
 
 export function transferLeg(b: CycleBench, chain: { name: string; chainId: number }, to: Address, wei: string): Json {
-  return { legId: `pay-${chain.name}-${to.slice(2, 8)}`, chain: chain.name, chainId: chain.chainId, fromAddress: b.identity.account, toAddress: to, amount: wei };
+  return {
+    legId: `pay-${chain.name}-${to.slice(2, 8)}`,
+    chain: chain.name,
+    chainId: chain.chainId,
+    fromAddress: b.identity.account,
+    toAddress: to,
+    amount: wei,
+  };
 }
 
 export async function api(b: CycleBench, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -150,7 +166,12 @@ export async function submitToLedgerOnly(b: CycleBench, p: Json) {
   return b.dn.ledger.submitExternalSignature(prepared, sign(p.signing_data.hash_to_sign, b.identity.key.secretKey));
 }
 
-export async function waitIntent(b: CycleBench, id: string, until: (x: Json) => boolean = (x) => ['completed', 'failed', 'expired'].includes(x.status), timeoutMs = 120_000): Promise<Json> {
+export async function waitIntent(
+  b: CycleBench,
+  id: string,
+  until: (x: Json) => boolean = (x) => ['completed', 'failed', 'expired'].includes(x.status),
+  timeoutMs = 120_000,
+): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await api(b, 'GET', `/v1/transaction/${id}`);

@@ -51,11 +51,30 @@ describe('config', () => {
       sandbox: { identityQuota: 5, creditGrant: 10_000n },
       signupMaxPerHour: 100,
     });
-    const c = loadConfig({ RATE_LIMIT_DEFAULT_RPM: '120', RATE_LIMIT_IP_RPM: '10', TRUST_PROXY: 'true', SANDBOX_IDENTITY_QUOTA: '2', SANDBOX_CREDIT_GRANT: '123456789012345678901', MAX_API_KEYS_PER_ORG: '7', TRUST_PROXY_HOPS: '2', SIGNUP_MAX_PER_HOUR: '25' });
-    expect(c.platform).toEqual({ defaultRpm: 120, ipRpm: 10, trustProxy: true, trustProxyHops: 2, maxKeysPerOrg: 7, sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n }, signupMaxPerHour: 25 });
-    expect(configProblems({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' }).map((p) => p.variable).sort()).toEqual(
-      ['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY'],
-    );
+    const c = loadConfig({
+      RATE_LIMIT_DEFAULT_RPM: '120',
+      RATE_LIMIT_IP_RPM: '10',
+      TRUST_PROXY: 'true',
+      SANDBOX_IDENTITY_QUOTA: '2',
+      SANDBOX_CREDIT_GRANT: '123456789012345678901',
+      MAX_API_KEYS_PER_ORG: '7',
+      TRUST_PROXY_HOPS: '2',
+      SIGNUP_MAX_PER_HOUR: '25',
+    });
+    expect(c.platform).toEqual({
+      defaultRpm: 120,
+      ipRpm: 10,
+      trustProxy: true,
+      trustProxyHops: 2,
+      maxKeysPerOrg: 7,
+      sandbox: { identityQuota: 2, creditGrant: 123456789012345678901n },
+      signupMaxPerHour: 25,
+    });
+    expect(
+      configProblems({ RATE_LIMIT_DEFAULT_RPM: '0', SANDBOX_CREDIT_GRANT: '-1', TRUST_PROXY: 'yes' })
+        .map((p) => p.variable)
+        .sort(),
+    ).toEqual(['RATE_LIMIT_DEFAULT_RPM', 'SANDBOX_CREDIT_GRANT', 'TRUST_PROXY']);
   });
 
   it('reads the hourly self-service sign-up cap (0 turns sign-up off)', () => {
@@ -75,7 +94,7 @@ describe('config', () => {
     }
   });
 
-  it('reads how many webhook attempts a worker runs at once (its webhook task queue\'s slots)', () => {
+  it("reads how many webhook attempts a worker runs at once (its webhook task queue's slots)", () => {
     expect(loadConfig({}).webhooks.maxConcurrentAttempts).toBe(20);
     expect(loadConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '1' }).webhooks.maxConcurrentAttempts).toBe(1);
     expect(loadConfig({ WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '1000' }).webhooks.maxConcurrentAttempts).toBe(1000);
@@ -96,9 +115,7 @@ describe('config', () => {
       LOG_LEVEL: 'loud',
       VALIDATOR_URLS: 'http://ok:1,not a url',
     });
-    expect(problems.map((p) => p.variable).sort()).toEqual(
-      ['API_PORT', 'DATABASE_URL', 'LOG_LEVEL', 'TEMPORAL_ADDRESS', 'VALIDATOR_URLS'].sort(),
-    );
+    expect(problems.map((p) => p.variable).sort()).toEqual(['API_PORT', 'DATABASE_URL', 'LOG_LEVEL', 'TEMPORAL_ADDRESS', 'VALIDATOR_URLS'].sort());
     expect(problems.find((p) => p.variable === 'DATABASE_URL')!.message).toMatch(/postgres/);
   });
 

@@ -41,7 +41,13 @@ describe('field validation names the field', () => {
   it.each([
     [[{ type: 'add_key', public_key_hash: 'abc' }], 'operations[0].public_key_hash'],
     [[{ type: 'add_key' }], 'operations[0].public_key_hash'],
-    [[{ type: 'add_key', public_key_hash: h('a') }, { type: 'set_threshold', threshold: 0 }], 'operations[1].threshold'],
+    [
+      [
+        { type: 'add_key', public_key_hash: h('a') },
+        { type: 'set_threshold', threshold: 0 },
+      ],
+      'operations[1].threshold',
+    ],
     [[{ type: 'set_threshold', threshold: 1.5 }], 'operations[0].threshold'],
     [[{ type: 'add_delegate' }], 'operations[0].delegate_url'],
     [[{ type: 'add_authority', authority_url: 'not a url' }], 'operations[0].authority_url'],
@@ -50,7 +56,12 @@ describe('field validation names the field', () => {
     expect(field(ops)).toBe(expected);
   });
   it('valid operations build the ledger body', () => {
-    expect(governanceBody('key_page', [{ type: 'add_key', public_key_hash: h('a') }, { type: 'set_threshold', threshold: 2 }]).type).toBeDefined();
+    expect(
+      governanceBody('key_page', [
+        { type: 'add_key', public_key_hash: h('a') },
+        { type: 'set_threshold', threshold: 2 },
+      ]).type,
+    ).toBeDefined();
     expect(field([{ type: 'add_delegate', delegate_url: 'acc://x.acme/book' }])).toBeUndefined();
   });
 });
@@ -59,7 +70,12 @@ describe('keyPageQuorumProblem', () => {
   it('threshold above the number of entries is refused', () => {
     expect(problem(page(['a', 'b'], 1), [{ type: 'set_threshold', threshold: 3 }])).toMatch(/threshold 3 is above the 2 key/);
     expect(problem(page(['a', 'b'], 1), [{ type: 'set_threshold', threshold: 2 }])).toBeNull();
-    expect(problem(page(['a'], 1), [{ type: 'add_key', public_key_hash: h('b') }, { type: 'set_threshold', threshold: 2 }])).toBeNull();
+    expect(
+      problem(page(['a'], 1), [
+        { type: 'add_key', public_key_hash: h('b') },
+        { type: 'set_threshold', threshold: 2 },
+      ]),
+    ).toBeNull();
   });
   it('removing the last entry is refused; a delegate counts as an entry', () => {
     expect(problem(page(['a'], 1), [{ type: 'remove_key', public_key_hash: h('a') }])).toMatch(/last key/);
@@ -68,7 +84,12 @@ describe('keyPageQuorumProblem', () => {
   });
   it('removing a key clamps the threshold as the ledger does, so 2-of-2 minus a key is 1-of-1', () => {
     expect(problem(page(['a', 'b'], 2), [{ type: 'remove_key', public_key_hash: h('b') }])).toBeNull();
-    expect(problem(page(['a', 'b'], 2), [{ type: 'remove_key', public_key_hash: h('b') }, { type: 'set_threshold', threshold: 2 }])).toMatch(/above the 1 key/);
+    expect(
+      problem(page(['a', 'b'], 2), [
+        { type: 'remove_key', public_key_hash: h('b') },
+        { type: 'set_threshold', threshold: 2 },
+      ]),
+    ).toMatch(/above the 1 key/);
   });
 });
 
@@ -82,6 +103,8 @@ describe('authorityQuorumProblem', () => {
         { type: 'removeAuthority', authority: 'acc://a.acme/book' },
       ]),
     ).toBeNull();
-    expect(authorityQuorumProblem([...auths, { url: 'acc://c.acme/book', disabled: true }], [{ type: 'removeAuthority', authority: 'acc://A.acme/book' }])).toMatch(/last authority/);
+    expect(
+      authorityQuorumProblem([...auths, { url: 'acc://c.acme/book', disabled: true }], [{ type: 'removeAuthority', authority: 'acc://A.acme/book' }]),
+    ).toMatch(/last authority/);
   });
 });

@@ -17,11 +17,14 @@ describe('freePort', () => {
       expect(p).toBeLessThan(ephemeralLow);
     }
     const servers = await Promise.all(
-      ports.map((p) => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-        const s = createServer();
-        s.once('error', reject);
-        s.listen(p, '127.0.0.1', () => resolve(s));
-      })),
+      ports.map(
+        (p) =>
+          new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+            const s = createServer();
+            s.once('error', reject);
+            s.listen(p, '127.0.0.1', () => resolve(s));
+          }),
+      ),
     );
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   });

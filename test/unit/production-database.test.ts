@@ -20,7 +20,12 @@ const WORKER_ENV = {
   RELAYER_PRIVATE_KEY: `0x${'22'.repeat(32)}`,
   VALIDATOR_URLS: 'https://v0.example.test',
   CHAINS: JSON.stringify([
-    { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: 'https://rpc.example.test', contracts: { proofAnchor: `0x${'aa'.repeat(20)}`, accountFactory: `0x${'bb'.repeat(20)}` } },
+    {
+      name: 'ethereum-sepolia',
+      chainId: 11155111,
+      rpcUrl: 'https://rpc.example.test',
+      contracts: { proofAnchor: `0x${'aa'.repeat(20)}`, accountFactory: `0x${'bb'.repeat(20)}` },
+    },
   ]),
 };
 const PG = 'postgres://gw@db.example.test:5432/gw';
@@ -39,7 +44,11 @@ describe('production needs a shared database', () => {
   it('GATEWAY_ENV=production without DATABASE_URL is a config error naming it; the devnet default still runs without', () => {
     expect(configProblems({ GATEWAY_ENV: 'production' })).toEqual([{ variable: 'DATABASE_URL', message: expect.stringContaining('GATEWAY_ENV=production') }]);
     // reported together with the other problems, not instead of them
-    expect(configProblems({ GATEWAY_ENV: 'production', API_PORT: 'x' }).map((p) => p.variable).sort()).toEqual(['API_PORT', 'DATABASE_URL']);
+    expect(
+      configProblems({ GATEWAY_ENV: 'production', API_PORT: 'x' })
+        .map((p) => p.variable)
+        .sort(),
+    ).toEqual(['API_PORT', 'DATABASE_URL']);
     expect(loadConfig({ GATEWAY_ENV: 'production', DATABASE_URL: PG }).databaseUrl).toBe(PG);
     expect(loadConfig({}).databaseUrl).toBeUndefined();
     expect(loadConfig({ GATEWAY_ENV: 'devnet' }).databaseUrl).toBeUndefined();
@@ -47,7 +56,9 @@ describe('production needs a shared database', () => {
 
   it('a worker in its own process needs DATABASE_URL, whatever GATEWAY_ENV says', () => {
     const config = loadConfig(WORKER_ENV);
-    expect(workerDependencyProblems(config, WORKER_ENV, { ownProcess: true })).toEqual([{ variable: 'DATABASE_URL', message: expect.stringContaining('PGlite') }]);
+    expect(workerDependencyProblems(config, WORKER_ENV, { ownProcess: true })).toEqual([
+      { variable: 'DATABASE_URL', message: expect.stringContaining('PGlite') },
+    ]);
     expect(() => assertWorkerDependencies(config, WORKER_ENV)).toThrow(/DATABASE_URL: not set/);
     const withPg = { ...WORKER_ENV, DATABASE_URL: PG };
     expect(() => assertWorkerDependencies(loadConfig(withPg), withPg)).not.toThrow();
@@ -74,7 +85,10 @@ describe('embedded PGlite serves one process', () => {
     const first = await openDatabase({ dataDir });
     try {
       await first.db.execute(sql`insert into organizations (name) values ('first')`);
-      const err = await openDatabase({ dataDir }).then(() => undefined, (e: unknown) => e);
+      const err = await openDatabase({ dataDir }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ConfigError);
       expect((err as ConfigError).message).toMatch(/DATABASE_URL: .*already open in process \d+/);
     } finally {

@@ -7,9 +7,7 @@ describe('temporal-dev.yml', () => {
   const profile = loadTemporalProfile();
 
   it('registers every search attribute the workflows set, with the same type', () => {
-    const expected = Object.fromEntries(
-      SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, k.type === 'KEYWORD' ? 'Keyword' : k.type]),
-    );
+    const expected = Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, k.type === 'KEYWORD' ? 'Keyword' : k.type]));
     expect(profile.searchAttributes).toEqual(expected);
     expect(Object.keys(expected).sort()).toEqual(['IdentityId', 'IntentId', 'OrgId', 'Stage']);
   });

@@ -20,7 +20,7 @@ describe('signing', () => {
     expect(() => new Webhook(s)).not.toThrow();
   });
 
-  it('our signature verifies with the standardwebhooks library, and the library\'s with ours', () => {
+  it("our signature verifies with the standardwebhooks library, and the library's with ours", () => {
     const secret = generateSecret();
     const ts = Math.floor(Date.now() / 1000);
     const headers = signedHeaders([secret], 'msg_1', ts, body);
@@ -84,15 +84,26 @@ describe('event catalogue', () => {
   it('names the required types and the endpoint-disabled event', () => {
     expect(EVENT_TYPES).toEqual(
       expect.arrayContaining([
-        'identity.active', 'identity.failed', 'transaction.submitted', 'transaction.completed', 'transaction.failed',
-        'governance.executed', 'governance.rejected', 'inbox.action_pending', 'webhook_endpoint.disabled',
+        'identity.active',
+        'identity.failed',
+        'transaction.submitted',
+        'transaction.completed',
+        'transaction.failed',
+        'governance.executed',
+        'governance.rejected',
+        'inbox.action_pending',
+        'webhook_endpoint.disabled',
       ]),
     );
   });
   it('rejects payloads missing required fields and keeps extra ones', () => {
     expect(EVENT_SCHEMAS['transaction.failed'].safeParse({ intent_id: 'x' }).success).toBe(false);
     const ok = EVENT_SCHEMAS['identity.failed'].parse({
-      identity_id: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11', name: 'acme', stage: 'credits', error: 'boom', extra: 1,
+      identity_id: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11',
+      name: 'acme',
+      stage: 'credits',
+      error: 'boom',
+      extra: 1,
     });
     expect(ok).toMatchObject({ extra: 1 });
   });
@@ -100,7 +111,19 @@ describe('event catalogue', () => {
 
 describe('webhook URL rules', () => {
   it('classifies addresses', () => {
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+    ]) {
       expect(isPrivateAddress(ip), ip).toBe(true);
     }
     for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) expect(isPrivateAddress(ip), ip).toBe(false);
@@ -108,11 +131,26 @@ describe('webhook URL rules', () => {
 
   it('outside the devnet: loopback, private and names resolving to them are refused', async () => {
     const opts = { allowPrivate: false, resolve: async (h: string) => (h === 'evil.example' ? ['10.0.0.5'] : ['93.184.215.14']) };
-    for (const url of ['http://127.0.0.1:9000/h', 'http://localhost/h', 'https://[::1]/h', 'http://10.0.0.1/h', 'http://169.254.169.254/latest', 'https://evil.example/h',
+    for (const url of [
+      'http://127.0.0.1:9000/h',
+      'http://localhost/h',
+      'https://[::1]/h',
+      'http://10.0.0.1/h',
+      'http://169.254.169.254/latest',
+      'https://evil.example/h',
       // the same addresses spelled otherwise (decimal, hex, octal, short, IPv4-mapped IPv6, unspecified), and
       // loopback names with a trailing dot (the resolver here would answer a public address for them)
-      'http://2130706433/h', 'http://0x7f.1/h', 'http://017700000001/h', 'http://127.1/h', 'http://[::ffff:127.0.0.1]/h',
-      'http://[::ffff:a9fe:a9fe]/', 'http://0.0.0.0/h', 'http://[::]/h', 'http://localhost./h', 'http://api.localhost./h']) {
+      'http://2130706433/h',
+      'http://0x7f.1/h',
+      'http://017700000001/h',
+      'http://127.1/h',
+      'http://[::ffff:127.0.0.1]/h',
+      'http://[::ffff:a9fe:a9fe]/',
+      'http://0.0.0.0/h',
+      'http://[::]/h',
+      'http://localhost./h',
+      'http://api.localhost./h',
+    ]) {
       await expect(checkWebhookUrl(url, opts), url).rejects.toThrow(UrlRejected);
     }
     await expect(checkWebhookUrl('https://hooks.example.com/in', opts)).resolves.toBeInstanceOf(URL);
@@ -167,11 +205,25 @@ describe('webhook sender: the address is checked on the connection itself', () =
 
   it('connects to the address the check saw; a slow resolver times out', async () => {
     // allowed (the opt-in): the name is resolved once, by our lookup, and the socket goes there
-    const res = await sendWebhook({ url: `http://hooks.example:${port()}/ok`, msgId: 'm3', body: '{"a":1}', secrets, timeoutMs: 2000, allowPrivate: true, resolve: async () => ['127.0.0.1'] });
+    const res = await sendWebhook({
+      url: `http://hooks.example:${port()}/ok`,
+      msgId: 'm3',
+      body: '{"a":1}',
+      secrets,
+      timeoutMs: 2000,
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+    });
     expect(res).toMatchObject({ ok: true, statusCode: 200, responseBody: 'ok' });
     expect(receiver.received.at(-1)).toMatchObject({ path: '/ok', body: '{"a":1}' });
     const slow = await sendWebhook({
-      url: `http://slow.example:${port()}/ok`, msgId: 'm4', body: '{}', secrets, timeoutMs: 5000, allowPrivate: false, dnsTimeoutMs: 100,
+      url: `http://slow.example:${port()}/ok`,
+      msgId: 'm4',
+      body: '{}',
+      secrets,
+      timeoutMs: 5000,
+      allowPrivate: false,
+      dnsTimeoutMs: 100,
       resolve: () => new Promise<string[]>((r) => setTimeout(() => r(['93.184.215.14']), 2000)),
     });
     expect(slow.error).toMatch(/did not resolve within 100 ms/);
@@ -185,4 +237,3 @@ describe('webhook sender: the address is checked on the connection itself', () =
     }
   });
 });
-

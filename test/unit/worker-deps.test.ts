@@ -15,7 +15,12 @@ const FULL = {
   RELAYER_PRIVATE_KEY: `0x${'22'.repeat(32)}`,
   VALIDATOR_URLS: 'https://v0.example.test,https://v1.example.test',
   CHAINS: JSON.stringify([
-    { name: 'ethereum-sepolia', chainId: 11155111, rpcUrl: 'https://rpc.example.test', contracts: { proofAnchor: `0x${'aa'.repeat(20)}`, accountFactory: `0x${'bb'.repeat(20)}` } },
+    {
+      name: 'ethereum-sepolia',
+      chainId: 11155111,
+      rpcUrl: 'https://rpc.example.test',
+      contracts: { proofAnchor: `0x${'aa'.repeat(20)}`, accountFactory: `0x${'bb'.repeat(20)}` },
+    },
   ]),
 };
 const vars = (env: Record<string, string>) => workerDependencyProblems(loadConfig(env), env).map((p) => p.variable);

@@ -16,7 +16,12 @@ const h = (s: string) => keccak256(stringToHex(s));
 
 const calls: f.ExecutionCall[] = [
   { chainId: CHAIN, target: '0x000000000000000000000000000000000000bEEF', value: 10n ** 18n, data: '0x' },
-  { chainId: CHAIN, target: '0x2222222222222222222222222222222222222222', value: 0n, data: '0xa9059cbb000000000000000000000000000000000000000000000000000000000000beef0000000000000000000000000000000000000000000000000de0b6b3a7640000' },
+  {
+    chainId: CHAIN,
+    target: '0x2222222222222222222222222222222222222222',
+    value: 0n,
+    data: '0xa9059cbb000000000000000000000000000000000000000000000000000000000000beef0000000000000000000000000000000000000000000000000de0b6b3a7640000',
+  },
   { chainId: 80002n, target: '0x2222222222222222222222222222222222222222', value: 2n ** 256n - 1n, data: '0x00' },
 ];
 const adiUrls = ['acc://alice.acme', 'acc://bob.acme/book/1', 'acc://ünïcode.acme'];
@@ -26,7 +31,7 @@ const blobs = [
   { kind: 'INTENT', version: '1.0', b: [3, 1, 2], a: { z: true, y: null } },
   { legs: [{ chainId: 11155111, to: '0xbeef', amount: '1000000000000000000' }] },
   {},
-  { 'é': 1, e: 2, E: 3 },
+  { é: 1, e: 2, E: 3 },
 ];
 
 const vectors = {
@@ -41,7 +46,13 @@ const vectors = {
   legLeaf: calls.map((c, i) => {
     // every other leaf has a gas limit (0 = none)
     const gasLimit = i % 2 ? 250_000n + BigInt(i) : 0n;
-    const input = { account: ACCOUNT, adiHash: f.adiHash(adiUrls[i % adiUrls.length]!), executionCommitment: f.executionCommitment(c), deadline: 1_800_000_000n + BigInt(i), gasLimit };
+    const input = {
+      account: ACCOUNT,
+      adiHash: f.adiHash(adiUrls[i % adiUrls.length]!),
+      executionCommitment: f.executionCommitment(c),
+      deadline: 1_800_000_000n + BigInt(i),
+      gasLimit,
+    };
     return { input: { ...input, deadline: input.deadline.toString(), gasLimit: input.gasLimit.toString() }, output: f.legLeaf(input) };
   }),
   merkle: leafSets.map((leaves) => ({
@@ -63,10 +74,12 @@ const vectors = {
   }),
   validatorSetRoot: (() => {
     const input = { publicKeys: keys.map((k) => k.publicKey), powers: [100n, 100n, 50n], thresholdNum: 2n, thresholdDen: 3n };
-    return [{
-      input: { ...input, powers: input.powers.map(String), thresholdNum: '2', thresholdDen: '3' },
-      output: f.validatorSetRoot(input),
-    }];
+    return [
+      {
+        input: { ...input, powers: input.powers.map(String), thresholdNum: '2', thresholdDen: '3' },
+        output: f.validatorSetRoot(input),
+      },
+    ];
   })(),
   operationId: [{ input: blobs, canonical: blobs.map(f.canonicalJson), output: f.operationId(blobs) }],
   resultMessage: (() => {
