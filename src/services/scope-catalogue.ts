@@ -1,0 +1,22 @@
+/**
+ * What each scope an API key can hold is for. The operations that need each scope are not listed here: GET /v1/scopes
+ * reads them from the routes' own declarations (the rules the scope check enforces), so they cannot drift.
+ */
+import { SCOPES, type Scope } from '../db/api-keys.js';
+
+const DESCRIPTIONS: Record<Scope, string> = {
+  read: 'Read identities, transactions, governance operations, pending actions, the portfolio and chains; also webhook endpoints, deliveries and the event log',
+  write: 'Create and change identities, prepare and sign transactions, governance operations and co-signatures; also manage webhook endpoints',
+  'proof:read': 'Read proof artifacts, bundles, custody chains and ledger receipts',
+  admin: "Manage the organization's API keys and read /metrics; an admin key also passes every any-of rule",
+  'webhook:write': 'Register, change, verify and delete webhook endpoints, rotate their secrets, redeliver',
+  'webhook:read': 'List webhook endpoints and the delivery log',
+  'events:read': 'Read the event log',
+};
+
+export interface ScopeEntry {
+  name: Scope;
+  description: string;
+}
+
+export const SCOPE_CATALOGUE: readonly ScopeEntry[] = SCOPES.map((name) => ({ name, description: DESCRIPTIONS[name] }));
