@@ -24,6 +24,7 @@ import {
 import { adiNameProblem, BASE_IDENTITY_FEE_UNITS, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../identity/keys.js';
 import type { Logger } from '../log.js';
 import { redactUrls } from '../net/redact.js';
+import { withTimeout } from '../net/timeout.js';
 import { identityWorkflowId, startIdentityWorkflowOrCompensate } from '../temporal/identities.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity } from './identity-access.js';
@@ -65,9 +66,6 @@ export interface PortfolioEntry {
 }
 
 const bad = (field: string, message: string) => new ApiError(400, 'VALIDATION_ERROR', `${field}: ${message}`, { field });
-
-const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
-  Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`${what} did not answer within ${ms} ms`)), ms).unref())]);
 
 /** The create request's checks (400s naming the field), its key and key hash, and the warnings of the answer. */
 function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {

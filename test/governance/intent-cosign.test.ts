@@ -6,21 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { newClientKey } from '../identity/devnet.js';
-import {
-  api,
-  arg,
-  prepare,
-  recordLeg,
-  SEPOLIA,
-  sign,
-  startCycleBench,
-  submit,
-  submitToLedgerOnly,
-  waitIntent,
-  type CycleBench,
-} from '../transaction/support.js';
+import { api, arg, prepare, recordLeg, SEPOLIA, startCycleBench, submit, submitToLedgerOnly, waitIntent, type CycleBench } from '../transaction/support.js';
+import { cosign as cosignWith, makePanel } from './panel.js';
 
 let b: CycleBench;
 const seat2 = newClientKey();
@@ -34,38 +22,11 @@ afterAll(async () => {
   await b?.stop();
 });
 
-async function cosign(txHash: string, k: ReturnType<typeof newClientKey>, vote: string) {
-  const req = await api(b, 'POST', '/v1/sign', { type: 'pending_tx', target_id: txHash, identity: b.identity.adiUrl, public_key: k.publicKey, vote });
-  expect(req.status, JSON.stringify(req.body)).toBe(201);
-  const r = await api(b, 'POST', `/v1/sign/${req.body.sign_request_id}/signature`, {
-    signature: sign(req.body.signing_data.data_for_signature, k.secretKey),
-    public_key: k.publicKey,
-  });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body;
-}
+const cosign = (txHash: string, k: ReturnType<typeof newClientKey>, vote: string) => cosignWith(b, txHash, k, vote);
 
 describe('co-signing a pending intent', () => {
   it('the identity page becomes 2-of-3 through governance', async () => {
-    const op = await api(b, 'POST', '/v1/governance', {
-      identity: b.identity.adiUrl,
-      operations: [
-        { type: 'add_key', public_key_hash: publicKeyHashHex(seat2.publicKey) },
-        { type: 'add_key', public_key_hash: publicKeyHashHex(seat3.publicKey) },
-        { type: 'set_threshold', threshold: 2 },
-      ],
-    });
-    expect(op.status, JSON.stringify(op.body)).toBe(201);
-    const s = await api(b, 'POST', `/v1/governance/${op.body.governance_op_id}/signature`, {
-      signature: sign(op.body.signing_data.hash_to_sign, b.identity.key.secretKey),
-      public_key: b.identity.key.publicKey,
-    });
-    expect(s.status, JSON.stringify(s.body)).toBe(200);
-    const deadline = Date.now() + 30_000;
-    while ((await api(b, 'GET', `/v1/governance/${op.body.governance_op_id}`)).body.status !== 'executed') {
-      if (Date.now() > deadline) throw new Error('governance operation did not execute');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await makePanel(b, [seat2, seat3], 2);
     const page = await b.dn.ledger.queryKeyPage(`${b.identity.adiUrl}/book/1`);
     expect(page).toMatchObject({ acceptThreshold: 2 });
     expect(page.keys).toHaveLength(3);
