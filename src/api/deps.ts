@@ -25,5 +25,7 @@ export interface AppEnv {
     logger: Logger;
     /** absent on public routes (health, docs, portal) */
     auth?: AuthContext;
+    /** set when no route serves the request (./middleware/routing.ts): `allow` lists a known path's methods */
+    routeMiss?: { allow?: string[] };
   };
 }

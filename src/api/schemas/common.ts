@@ -1,5 +1,6 @@
 /** Shared OpenAPI pieces: the error body, the rate-limit headers, the standard error responses. */
 import { z } from '@hono/zod-openapi';
+import { UUID } from '../../db/ids.js';
 
 export const ErrorSchema = z
   .object({
@@ -57,3 +58,34 @@ export function jsonResponse(schema: z.ZodType, description: string) {
 }
 
 export const UuidParam = (name: string) => z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
+
+/** What a lookup answers for an id that names no resource: its 404 code, message and details. */
+export interface NotFoundAnswer {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** The key, in a zod issue's params, of the 404 answer for a path parameter (see resourceIdParam). */
+const NOT_FOUND_ISSUE = 'not_found';
+
+/**
+ * A resource id in a path (a UUID). A value of another form names no resource, so it is answered like an id that
+ * names none: 404 with the resource's own answer (`notFound`), never 400 (docs/api-conventions.md). Path parameters
+ * are checked before the body; the app's validation hook turns the failure into the 404.
+ */
+export function resourceIdParam(name: string, notFound: NotFoundAnswer, description: string) {
+  return z
+    .string()
+    .refine((v) => UUID.test(v), { error: notFound.message, params: { [NOT_FOUND_ISSUE]: notFound } })
+    .openapi({ param: { name, in: 'path' }, format: 'uuid', description, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
+}
+
+/** The 404 answer for a path parameter that failed validation: the resource's own where it declares one. */
+export function notFoundOfParamIssues(issues: readonly object[]): NotFoundAnswer {
+  for (const issue of issues) {
+    const answer = (issue as { params?: Record<string, unknown> }).params?.[NOT_FOUND_ISSUE] as NotFoundAnswer | undefined;
+    if (answer) return answer;
+  }
+  return { code: 'NOT_FOUND', message: 'Not found' };
+}
