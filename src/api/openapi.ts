@@ -9,12 +9,15 @@ import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from './deps.js';
 import { isPublicPath } from './middleware/auth.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from './schemas/common.js';
-import { API_KEY_SCHEME } from './secure-route.js';
+import { API_KEY_SCHEME, BEARER_SCHEME, KEY_SECURITY } from './secure-route.js';
 
 const DESCRIPTION = `Gateway for proof-gated on-chain authorization.
 
-Authentication: every request except the public ones (GET /v1/health, /docs, /docs/json, /reference, /portal) carries
-the header X-API-Key with a key \`ck_live_…\` (create one at /portal, or with POST /v1/admin/api-keys).
+Authentication: every request except the public ones (GET /v1/health, GET /v1/health/ready, GET /v1/scopes,
+GET /v1/errors, /docs, /docs/json, /reference, /portal) carries the header X-API-Key with a key \`ck_live_…\` (create
+one at /portal, or with POST /v1/admin/api-keys), or the same key as \`Authorization: Bearer ck_live_…\` (both
+headers with different keys: 401 CONFLICTING_API_KEYS). GET /v1/me shows the calling key, GET /v1/scopes what each
+scope opens, GET /v1/errors every error code.
 
 Rate limits: per key (rate_limit_rpm, default 60 requests per minute), per client IP without a key. Every response
 carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix timestamp of the window's end); over
@@ -36,7 +39,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     openapi: '3.1.0',
     info: { title: 'Proof gateway API', version: '1.0.0', description: DESCRIPTION },
     servers: [{ url: deps.config.api.publicBaseUrl }],
-    security: [{ [API_KEY_SCHEME]: [] }],
+    security: KEY_SECURITY,
   });
   // The auth and rate-limit middleware run in front of every route, so every operation can answer 429 and 503 (a
   // presented key cannot be checked), and every non-public one 401 and 403; the body limit and Hono's JSON parsing,
@@ -51,7 +54,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       for (const code of codes) {
         if (!op.responses[code]) op.responses[code] = { ...std[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
-      if (!isPublic && op.security === undefined) op.security = [{ [API_KEY_SCHEME]: [] }];
+      if (!isPublic && op.security === undefined) op.security = KEY_SECURITY;
     }
   }
   return doc;
@@ -63,6 +66,12 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     in: 'header',
     name: 'X-API-Key',
     description: 'API key, ck_live_ followed by 43 base62 characters; shown once at creation',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', BEARER_SCHEME, {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'The same API key as Authorization: Bearer ck_live_…, for clients configured with an access token. Sending both headers with different keys is a 401 CONFLICTING_API_KEYS',
   });
 
   const jsonDoc = (description: string) => ({

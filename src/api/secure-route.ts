@@ -1,6 +1,6 @@
 /**
  * `secureRoute(deps, config)`: createRoute for an authenticated operation, the one way routes declare one. It adds
- *   - the X-API-Key security requirement and the standard error responses (401, 403, 429, 500, plus 400 when the
+ *   - the security requirement (X-API-Key, or the same key as Authorization: Bearer) and the standard error responses (401, 403, 429, 500, plus 400 when the
  *     route validates any input and 409/422 when idempotent) with the Error body and the rate-limit headers, to the OpenAPI description;
  *   - the scope check (./middleware/scopes.ts: all of a list, or `{ anyOf }`) and, with `idempotent: true`, the
  *     Idempotency-Key middleware, to the handler chain, in front of request validation;
@@ -18,6 +18,10 @@ import { requireScopes, scopeExtension, type ScopeRule } from './middleware/scop
 import { errorResponses } from './schemas/common.js';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
+/** the same keys sent as `Authorization: Bearer <key>` */
+export const BEARER_SCHEME = 'BearerAuth';
+/** an authenticated operation's requirement: either header */
+export const KEY_SECURITY: Record<string, string[]>[] = [{ [API_KEY_SCHEME]: [] }, { [BEARER_SCHEME]: [] }];
 
 export interface SecureRouteOptions {
   /** scopes the key must hold: all of a list, e.g. ['write'] or ['proof:read'], or any one of `{ anyOf: [...] }` */
@@ -47,7 +51,7 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
   const std = errorResponses(...(validates ? [400] : []), 401, 403, 429, 500, ...(idempotent ? [409, 422] : []));
   return createRoute({
     ...rest,
-    security: [{ [API_KEY_SCHEME]: [] }],
+    security: KEY_SECURITY,
     ...(parameters.length ? { parameters } : {}),
     ...scopeExtension(scopes),
     ...(idempotent ? { 'x-idempotent': true } : {}),

@@ -30,6 +30,7 @@ const ROWS: Row[] = [
   ['PAYLOAD_TOO_LARGE', 413, 'The request body is larger than 1 MiB'],
   ['UNSUPPORTED_MEDIA_TYPE', 415, 'The body was not sent as Content-Type: application/json'],
   ['HEADERS_TOO_LARGE', 431, 'The request headers are larger than the server accepts'],
+  ['METHOD_NOT_ALLOWED', 405, 'The path exists but does not take this method; the Allow header lists the methods it takes'],
   ['NOT_FOUND', 404, "No such route, or no such resource (webhook endpoint, delivery, event, API key) in the caller's organization"],
   ['HTTP_ERROR', 500, 'A failure raised by the HTTP framework that has no code of its own; the status is the one answered'],
   // authentication and authorization

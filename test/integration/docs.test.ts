@@ -60,17 +60,18 @@ describe('OpenAPI description, /docs and /reference', () => {
     );
   });
 
-  it('declares the X-API-Key scheme, required everywhere but on the public routes', () => {
+  it('declares the X-API-Key scheme (or the same key as a Bearer token), required everywhere but on the public routes', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
-    expect(doc.security).toEqual([{ ApiKeyAuth: [] }]);
-    const publicOps = ['/v1/health', '/docs', '/docs/json', '/reference', '/portal', '/portal/signup'];
+    expect(doc.components.securitySchemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
+    const publicOps = ['/v1/health', '/v1/health/ready', '/v1/scopes', '/v1/errors', '/docs', '/docs/json', '/reference', '/portal', '/portal/signup'];
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const where = `${method} ${path}`;
         if (publicOps.includes(path)) {
           expect(op.security, where).toEqual([]);
         } else {
-          expect(op.security, where).toEqual([{ ApiKeyAuth: [] }]);
+          expect(op.security, where).toEqual([{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
           for (const s of ['401', '403', '429']) expect(op.responses[s], `${where} ${s}`).toBeDefined();
         }
       }
@@ -87,7 +88,7 @@ describe('OpenAPI description, /docs and /reference', () => {
         expect(ok.length, where).toBeGreaterThan(0);
         for (const s of ok) if (s !== '204') expect(Object.values(op.responses[s].content ?? {})[0]?.schema, `${where} ${s}`).toBeDefined();
         for (const s of codes.filter((x) => /^[45]/.test(x))) {
-          if (where === 'get /v1/health' && s === '503') continue; // the health body names what is down
+          if ((where === 'get /v1/health' || where === 'get /v1/health/ready') && s === '503') continue; // the health body names what is down
           expect(op.responses[s].content?.['application/json']?.schema, `${where} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });
         }
         // action endpoints (rotate, rotate-secret, verify, redeliver) take no body

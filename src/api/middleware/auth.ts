@@ -1,11 +1,14 @@
 /**
  * API-key authentication and rate limiting, applied to every request:
- *   1. identify the caller from X-API-Key (SHA-256 lookup; the raw key is never logged or stored);
+ *   1. identify the caller from X-API-Key or `Authorization: Bearer <key>` (the same keys; both headers carrying
+ *      different keys are refused; SHA-256 lookup; the raw key is never logged or stored);
  *   2. count the request against the key's own limit (rate_limit_rpm), or, without a valid key, the client IP's;
- *      a public path (sign-up, health, docs) always counts against the client IP, whatever key it carries, so a
- *      key with a high limit cannot lift the per-IP limit on sign-ups;
- *   3. on every path but the public ones, refuse with the spec's exact texts:
- *      401 Missing X-API-Key header / Invalid API key format / Invalid API key,
+ *      a public path (sign-up, health, docs, the catalogues) always counts against the client IP, whatever key it
+ *      carries, so a key with a high limit cannot lift the per-IP limit on sign-ups;
+ *   3. on every path but the public ones (and requests no route serves, answered 404/405 by ./routing.ts), refuse
+ *      with the spec's exact texts:
+ *      401 Missing X-API-Key header / Invalid API key format / Invalid API key (and, for the Authorization header,
+ *      401 UNSUPPORTED_AUTH_SCHEME for a scheme other than Bearer and 401 CONFLICTING_API_KEYS for two different keys),
  *      403 API key is deactivated / API key has expired;
  *   4. set `c.get('auth')` (AuthContext) for the routes.
  * Routes then demand scopes through secureRoute (the scope model: ./scopes.ts).
@@ -18,14 +21,22 @@ import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
 
+/**
+ * GET (and HEAD) paths reachable without a key besides the docs and the portal: liveness and readiness probes, and the
+ * scope and error catalogues a client reads before it holds a key.
+ */
+const PUBLIC_GETS = new Set(['/v1/health', '/v1/health/ready', '/v1/scopes', '/v1/errors']);
+
 /** Paths reachable without a key. /metrics is not one of them: it needs an admin key. */
 export function isPublicPath(method: string, path: string): boolean {
-  if (path === '/v1/health') return method === 'GET' || method === 'HEAD';
+  if (PUBLIC_GETS.has(path)) return method === 'GET' || method === 'HEAD';
   return path === '/docs' || path === '/docs/json' || path === '/reference' || path === '/portal' || path.startsWith('/portal/');
 }
 
 type KeyCheck =
   | { kind: 'missing' }
+  | { kind: 'scheme' }
+  | { kind: 'conflict' }
   | { kind: 'malformed' }
   | { kind: 'unknown' }
   | { kind: 'revoked'; key: ApiKeyRow }
@@ -52,6 +63,26 @@ export function clientIp(c: Context<AppEnv>, trustProxy: boolean, hops = 1): str
   }
 }
 
+/**
+ * The raw key a request presents: X-API-Key, or the token of `Authorization: Bearer <key>` (the scheme is
+ * case-insensitive). A non-Bearer Authorization header beside X-API-Key is left alone (it may be a proxy's); alone it
+ * is `scheme`. Both headers with different keys are `conflict`: which one is meant cannot be guessed.
+ */
+export function presentedKey(
+  xApiKey: string | undefined,
+  authorization: string | undefined,
+): { kind: 'key'; key: string } | { kind: 'missing' | 'scheme' | 'conflict' } {
+  const header = xApiKey === '' ? undefined : xApiKey;
+  const auth = authorization?.trim() || undefined;
+  if (auth === undefined) return header === undefined ? { kind: 'missing' } : { kind: 'key', key: header };
+  const bearer = /^bearer(?:\s+(.*))?$/i.exec(auth);
+  if (!bearer) return header === undefined ? { kind: 'scheme' } : { kind: 'key', key: header };
+  const token = bearer[1]?.trim() || undefined;
+  if (header !== undefined && token !== undefined && token !== header) return { kind: 'conflict' };
+  const key = header ?? token;
+  return key === undefined ? { kind: 'missing' } : { kind: 'key', key };
+}
+
 export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const db = deps.database.db;
   const now = deps.now ?? Date.now;
@@ -59,12 +90,12 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const { ipRpm, trustProxy, trustProxyHops } = deps.config.platform;
 
   return async (c, next) => {
-    const raw = c.req.header('x-api-key');
+    const presented = presentedKey(c.req.header('x-api-key'), c.req.header('authorization'));
     let check: KeyCheck;
-    if (raw === undefined || raw === '') check = { kind: 'missing' };
-    else if (!KEY_FORMAT.test(raw)) check = { kind: 'malformed' };
+    if (presented.kind !== 'key') check = { kind: presented.kind };
+    else if (!KEY_FORMAT.test(presented.key)) check = { kind: 'malformed' };
     else {
-      const key = await findApiKeyByRaw(db, raw).catch((err) => {
+      const key = await findApiKeyByRaw(db, presented.key).catch((err) => {
         c.get('logger').error('API key lookup failed', { err });
         throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable; retry shortly', undefined, { 'Retry-After': '5' });
       });
@@ -90,10 +121,15 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       // bookkeeping only; never delays or fails a call, and skipped (no round trip) while the row read is fresh
       const t = now();
       if (!key.lastUsedAt || t - key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) touchApiKey(db, key.id, new Date(t)).catch(() => {});
-    } else if (!isPublic) {
+    } else if (!isPublic && !c.get('routeMiss')) {
+      // a request no route serves gets its 404/405 whatever key it carries (./routing.ts)
       switch (check.kind) {
         case 'missing':
           throw new ApiError(401, 'MISSING_API_KEY', 'Missing X-API-Key header');
+        case 'scheme':
+          throw new ApiError(401, 'UNSUPPORTED_AUTH_SCHEME', 'Unsupported Authorization scheme: send the API key as Authorization: Bearer <key> or X-API-Key');
+        case 'conflict':
+          throw new ApiError(401, 'CONFLICTING_API_KEYS', 'X-API-Key and Authorization: Bearer carry different API keys; send one key');
         case 'malformed':
           throw new ApiError(401, 'INVALID_API_KEY_FORMAT', 'Invalid API key format');
         case 'unknown':

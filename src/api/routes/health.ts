@@ -5,6 +5,11 @@
  * credentials) and how long it took are logged server-side, with URLs masked (src/net/redact.ts). Probe results are
  * cached for HEALTH_CACHE_MS and concurrent calls share one round of probes, so unauthenticated callers cannot
  * make the gateway fan out to its dependencies at their request rate.
+ *
+ * GET /v1/health/ready — public, a readiness probe: 200 `{ status: "ready", checks }` while the database and Temporal
+ * answer (what every request needs: keys, rate limits, records, workflows), else 503 `{ status: "not_ready", error,
+ * checks }`. The ledger, validators and chains are left out: an outage there fails the requests that need it, not
+ * the gateway as a whole. Same privacy and caching as /v1/health; public because orchestrators probe without credentials.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { meetsThreshold } from '../../chain/formulas.js';
@@ -42,6 +47,27 @@ const route = createRoute({
   responses: {
     200: { description: 'Every dependency answered', content: { 'application/json': { schema: HealthSchema } } },
     503: { description: 'At least one dependency is down', content: { 'application/json': { schema: HealthSchema } } },
+  },
+});
+
+const ReadinessSchema = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    error: z.string().optional(),
+    checks: z.record(z.string(), CheckSchema),
+  })
+  .openapi('Readiness');
+
+const readyRoute = createRoute({
+  method: 'get',
+  path: '/v1/health/ready',
+  tags: ['Health'],
+  summary: 'Readiness: can the gateway serve requests',
+  description: `Public, no API key (a load balancer or orchestrator probe). 200 while the database and Temporal answer; 503 naming which does not (results cached ${HEALTH_CACHE_MS / 1000} s). The ledger, validators and chains are checked by GET /v1/health.`,
+  security: [],
+  responses: {
+    200: { description: 'Ready', content: { 'application/json': { schema: ReadinessSchema } } },
+    503: { description: 'Not ready: the database or Temporal does not answer', content: { 'application/json': { schema: ReadinessSchema } } },
   },
 });
 
@@ -105,10 +131,10 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   }
   const names = Object.keys(probes);
 
-  async function probeAll(): Promise<Record<string, Check>> {
-    const results = await Promise.all(names.map((n) => timed(probes[n])));
+  async function probeAll(which: readonly string[]): Promise<Record<string, Check>> {
+    const results = await Promise.all(which.map((n) => timed(probes[n])));
     const checks: Record<string, Check> = {};
-    names.forEach((n, i) => {
+    which.forEach((n, i) => {
       const r = results[i];
       checks[n] = { status: r.status };
       if (r.status === 'down') {
@@ -118,18 +144,30 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     return checks;
   }
 
-  // one round of probes at a time; its result answers every request for HEALTH_CACHE_MS after it started
-  let cached: { at: number; checks: Promise<Record<string, Check>> } | undefined;
-  const currentChecks = () => {
-    const t = now();
-    if (!cached || t - cached.at >= HEALTH_CACHE_MS || t < cached.at) cached = { at: t, checks: probeAll() };
-    return cached.checks;
-  };
+  /** one round of probes of `which` at a time; its result answers every request for HEALTH_CACHE_MS after it started */
+  function cachedChecks(which: readonly string[]) {
+    let cached: { at: number; checks: Promise<Record<string, Check>> } | undefined;
+    return () => {
+      const t = now();
+      if (!cached || t - cached.at >= HEALTH_CACHE_MS || t < cached.at) cached = { at: t, checks: probeAll(which) };
+      return cached.checks;
+    };
+  }
+  const currentChecks = cachedChecks(names);
+  const readiness = ['database', 'temporal'] as const;
+  const readinessChecks = cachedChecks(readiness);
 
   app.openapi(route, async (c) => {
     const checks = await currentChecks();
     const down = names.filter((n) => checks[n].status === 'down');
     if (down.length === 0) return c.json({ status: 'healthy' as const, checks }, 200);
     return c.json({ status: 'unhealthy' as const, error: `Unavailable: ${down.join(', ')}`, checks }, 503);
+  });
+
+  app.openapi(readyRoute, async (c) => {
+    const checks = await readinessChecks();
+    const down = readiness.filter((n) => checks[n].status === 'down');
+    if (down.length === 0) return c.json({ status: 'ready' as const, checks }, 200);
+    return c.json({ status: 'not_ready' as const, error: `Unavailable: ${down.join(', ')}`, checks }, 503);
   });
 }
