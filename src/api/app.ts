@@ -2,18 +2,21 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { apiLedgerClient } from '../services/deps.js';
 import type { AppDeps, AppDepsInput, AppEnv } from './deps.js';
-import { fieldOfPath, notFound, onError } from './errors.js';
+import { errorBody, fieldOfPath, onError } from './errors.js';
 import { apiKeyAuth } from './middleware/auth.js';
 import { bodyLimit } from './middleware/body-limit.js';
 import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
+import { routeCheck, routeNotFound } from './middleware/routing.js';
 import { registerDocsRoutes } from './openapi.js';
+import { notFoundOfParamIssues } from './schemas/common.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerCosignRoutes } from './routes/cosign.js';
 import { registerGovernanceRoutes } from './routes/governance.js';
 import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMeRoutes } from './routes/me.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerTransactionRoutes } from './routes/transaction.js';
 import { registerProofRoutes } from './routes/proof.js';
@@ -25,8 +28,9 @@ import { registerWebhookRoutes } from './routes/webhooks.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Order: request id + log line → metrics → API-key auth and rate limit (every response gets the X-RateLimit-*
- * headers; everything but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
+ * Order: request id + log line → metrics → route check (a path no route has is a 404, a method it does not take a
+ * 405, with or without a key) → API-key auth and rate limit (every response gets the X-RateLimit-* headers;
+ * everything else but the public paths needs a valid key) → body limit → routes. Routes demand scopes and opt into
  * Idempotency-Key through secureRoute (src/api/secure-route.ts).
  */
 export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } = {}): OpenAPIHono<AppEnv> {
@@ -35,8 +39,13 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
-        // details.field names the first failing field, as on every VALIDATION_ERROR; details.issues has them all
         const issues = result.error.issues;
+        // a path parameter names a resource: a value that cannot name one is not found, exactly like an unknown id
+        if (result.target === 'param') {
+          const nf = notFoundOfParamIssues(issues);
+          return c.json(errorBody(nf.message, nf.code, nf.details), 404);
+        }
+        // details.field names the first failing field, as on every VALIDATION_ERROR; details.issues has them all
         const field = fieldOfPath(issues[0]?.path ?? []) || (result.target === 'json' ? 'body' : result.target);
         return c.json({ error: `${field}: ${issues[0]?.message ?? 'invalid'}`, code: 'VALIDATION_ERROR', details: { field, issues } }, 400);
       }
@@ -44,11 +53,13 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   });
   app.use('*', requestId(deps.logger));
   app.use('*', httpMetrics(metrics));
+  app.use('*', routeCheck(app));
   app.use('*', apiKeyAuth(deps));
   app.use('*', bodyLimit(MAX_BODY_BYTES));
   app.onError(onError);
-  app.notFound(notFound);
+  app.notFound(routeNotFound);
   registerHealthRoutes(app, deps);
+  registerMeRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerTransactionRoutes(app, deps);

@@ -4,7 +4,7 @@
  *             prepared for that seat (and the page's credits checked), the row, then the workflow `intent-<id>`
  *             started (the row undone only when the workflow did not start)
  *   submit    the signature as an Update on `intent-<id>`: verified by the workflow, then sent to the ledger
- *   read      one intent with its per-chain cycles
+ *   read      one intent with its per-chain cycles (its live co-signing progress: intent-progress.ts)
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
@@ -25,10 +25,14 @@ import { findOrgIdentity, requireActive, requireSigningKey } from './identity-ac
 const NATIVE_SYMBOLS: Record<string, readonly string[]> = { 'polygon-amoy': ['POL', 'MATIC'] };
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
+/** The proof classes the gateway runs (`proof_class`, written into the intent); the first is the default. */
+export const PROOF_CLASSES = ['standard'] as const;
+export type ProofClass = (typeof PROOF_CLASSES)[number];
+
 export interface PrepareIntentRequest {
   identity_id: string;
   intent: Record<string, unknown>;
-  proof_class?: string;
+  proof_class?: ProofClass;
   contract_addresses?: string[];
   signer_public_key?: string;
   signer_key_page?: string;
@@ -98,7 +102,7 @@ async function canonicalIntent(
       },
       body.intent,
     );
-    const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: body.proof_class ?? 'standard' });
+    const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: body.proof_class ?? PROOF_CLASSES[0] });
     return { built, intentType: type };
   } catch (e) {
     if (e instanceof IntentRequestError) throw new ApiError(e.code === 'UNSUPPORTED_INTENT' ? 422 : 400, e.code, e.message, { field: e.field, ...e.details });

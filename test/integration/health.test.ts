@@ -81,10 +81,10 @@ describe('GET /v1/health', () => {
     expect(body.checks.database.status).toBe('down');
   });
 
-  it('unknown routes need a key like every non-public path (the 404 with a key: platform-auth.test.ts)', async () => {
+  it('unknown routes are a 404 without a key too, before authentication (with a key: platform-auth.test.ts)', async () => {
     const res = await app.request('/v1/nope');
-    expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ error: 'Missing X-API-Key header', code: 'MISSING_API_KEY' });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'No route for GET /v1/nope', code: 'NOT_FOUND' });
   });
 });
 

@@ -25,16 +25,20 @@ describe.each(dbKinds())('identity references (%s)', (kind) => {
     return { status: r.status, body: (await r.json()) as { code: string; error: string; details?: { field?: string } } };
   };
 
-  /** each route with a function placing `value` where the route takes the identity, the field it names, and whether ADI URLs are accepted */
-  const routes: { name: string; field: string; adiUrl: boolean; send: (value: string) => ReturnType<typeof call> }[] = [
-    { name: 'GET /v1/identity/{id}', field: 'id', adiUrl: false, send: (v) => call('GET', `/v1/identity/${encodeURIComponent(v)}`) },
+  /**
+   * each route with a function placing `value` where the route takes the identity, the field it names, whether ADI
+   * URLs are accepted, and whether the value is a path id (a malformed path id is a 404 like an unknown one, not a 400)
+   */
+  const routes: { name: string; field: string; adiUrl: boolean; path?: boolean; send: (value: string) => ReturnType<typeof call> }[] = [
+    { name: 'GET /v1/identity/{id}', field: 'id', adiUrl: false, path: true, send: (v) => call('GET', `/v1/identity/${encodeURIComponent(v)}`) },
     {
       name: 'PATCH /v1/identity/{id}',
       field: 'id',
       adiUrl: false,
+      path: true,
       send: (v) => call('PATCH', `/v1/identity/${encodeURIComponent(v)}`, { public_key: '22'.repeat(32) }),
     },
-    { name: 'DELETE /v1/identity/{id}', field: 'id', adiUrl: false, send: (v) => call('DELETE', `/v1/identity/${encodeURIComponent(v)}`) },
+    { name: 'DELETE /v1/identity/{id}', field: 'id', adiUrl: false, path: true, send: (v) => call('DELETE', `/v1/identity/${encodeURIComponent(v)}`) },
     {
       name: 'POST /v1/transaction identity_id',
       field: 'identity_id',
@@ -52,7 +56,21 @@ describe.each(dbKinds())('identity references (%s)', (kind) => {
     },
   ];
 
-  it.each(routes.map((r) => [r.name, r] as const))('%s: a malformed identity reference is a 400 VALIDATION_ERROR naming the field', async (_name, route) => {
+  const notInPath = routes.filter((r) => !r.path);
+  const inPath = routes.filter((r) => r.path);
+
+  it.each(inPath.map((r) => [r.name, r] as const))(
+    '%s: a malformed identity id in the path is the 404 IDENTITY_NOT_FOUND of an unknown one',
+    async (_name, route) => {
+      for (const bad of ['not-a-uuid', '12345', `${randomUUID()}x`, 'alice-corp-treasury.acme', strangersIdentity.adiUrl]) {
+        const r = await route.send(bad);
+        expect(r.status, `${bad}: ${JSON.stringify(r.body)}`).toBe(404);
+        expect(r.body).toEqual({ error: 'Identity not found', code: 'IDENTITY_NOT_FOUND', details: { field: route.field } });
+      }
+    },
+  );
+
+  it.each(notInPath.map((r) => [r.name, r] as const))('%s: a malformed identity reference is a 400 VALIDATION_ERROR naming the field', async (_name, route) => {
     for (const bad of ['not-a-uuid', '12345', `${randomUUID()}x`, 'alice-corp-treasury.acme']) {
       const r = await route.send(bad);
       expect(r.status, `${bad}: ${JSON.stringify(r.body)}`).toBe(400);

@@ -37,7 +37,8 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
   it('403 with the spec texts: deactivated (revoked) and expired keys', async () => {
     const revoked = await createTestOrgAndKey(t.db, { orgId: adminA.orgId });
     await t.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, revoked.keyId));
-    await expectError(await t.call('/v1/nothing-here', { key: revoked.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
+    // on a route that exists: a path no route has is a 404 whatever the key (docs/api-conventions.md)
+    await expectError(await t.call('/v1/identities', { key: revoked.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
 
     const soon = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, isAdmin: true, expiresAt: new Date(t.clock.ms + 30_000) });
     expect((await t.call('/v1/admin/api-keys', { key: soon.key })).status).toBe(200);
@@ -51,17 +52,20 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     }
   });
 
-  it('public paths need no key; unknown paths need one and are JSON 404s with it', async () => {
+  it('public paths need no key; unknown paths and wrong methods are JSON 404s and 405s with or without one', async () => {
     for (const path of ['/docs/json', '/docs', '/reference', '/portal']) {
       const res = await t.call(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('x-ratelimit-reset'), path).toMatch(/^\d{10}$/);
     }
     expect([200, 503]).toContain((await t.call('/v1/health')).status);
-    await expectError(await t.call('/v1/nope'), 401, 'Missing X-API-Key header', 'MISSING_API_KEY');
+    // answered before authentication (docs/api-conventions.md)
+    await expectError(await t.call('/v1/nope'), 404, 'No route for GET /v1/nope', 'NOT_FOUND');
     await expectError(await t.call('/v1/nope', { key: adminA.key }), 404, 'No route for GET /v1/nope', 'NOT_FOUND');
-    // POST to the health path is not public
-    expect((await t.call('/v1/health', { method: 'POST' })).status).toBe(401);
+    // POST to the health path is a wrong method, not a missing key
+    const post = await t.call('/v1/health', { method: 'POST' });
+    await expectError(post, 405, 'Method POST not allowed on /v1/health; allowed: GET, HEAD, OPTIONS', 'METHOD_NOT_ALLOWED');
+    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
 
   it('a scope the key lacks is a 403 naming it', async () => {
@@ -246,11 +250,7 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
 
     const cross = await t.call('/v1/admin/api-keys', { method: 'POST', key: adminA.key, body: JSON.stringify({ name: 'x', org_id: adminB.orgId }) });
     await expectError(cross, 403, "org_id must be the caller's own organization", 'ORG_MISMATCH');
-    await expectError(
-      await t.call('/v1/admin/api-keys/not-a-uuid', { method: 'DELETE', key: adminA.key }),
-      400,
-      expect.stringMatching(/^key_id: /) as unknown as string,
-      'VALIDATION_ERROR',
-    );
+    // a malformed id names no key: the same 404 as an unknown one (docs/api-conventions.md)
+    await expectError(await t.call('/v1/admin/api-keys/not-a-uuid', { method: 'DELETE', key: adminA.key }), 404, 'API key not found', 'NOT_FOUND');
   });
 });

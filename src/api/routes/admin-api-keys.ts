@@ -12,8 +12,10 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { withholdOnReplay } from '../middleware/idempotency.js';
-import { ErrorSchema, errorResponses, RATE_LIMIT_HEADERS, UuidParam } from '../schemas/common.js';
+import { ErrorSchema, errorResponses, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
+
+const API_KEY_NOT_FOUND = { code: 'NOT_FOUND', message: 'API key not found' };
 
 const ScopeSchema = z.enum(SCOPES).openapi({
   description:
@@ -180,7 +182,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       summary: 'Revoke an API key',
       description: 'Deactivates the key at once, for every API process; a revoked key cannot be restored. Revoking a revoked key is a no-op (204).',
       scopes: ['admin'],
-      request: { params: z.object({ key_id: UuidParam('key_id') }) },
+      request: { params: z.object({ key_id: resourceIdParam('key_id', API_KEY_NOT_FOUND, 'API key id (UUID)') }) },
       responses: {
         204: { description: 'Revoked', headers: RATE_LIMIT_HEADERS },
         ...errorResponses(400, 404),
@@ -189,7 +191,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     async (c) => {
       const auth = requireAuth(c);
       const { key_id } = c.req.valid('param');
-      if (!(await revokeApiKey(db, auth.orgId, key_id, now()))) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
+      if (!(await revokeApiKey(db, auth.orgId, key_id, now()))) throw new ApiError(404, API_KEY_NOT_FOUND.code, API_KEY_NOT_FOUND.message);
       c.get('logger').info('api key revoked', { revoked_key_id: key_id });
       return c.body(null, 204);
     },
@@ -204,7 +206,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       description:
         'Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once. An expired key cannot be rotated (409 API_KEY_EXPIRED naming the expiry): create a new key.',
       scopes: ['admin'],
-      request: { params: z.object({ key_id: UuidParam('key_id') }) },
+      request: { params: z.object({ key_id: resourceIdParam('key_id', API_KEY_NOT_FOUND, 'API key id (UUID)') }) },
       responses: {
         200: json(z.object({ previous_id: z.uuid(), new_key: CreatedApiKeySchema, warning: z.string() }), 'Rotated; the new raw key is returned once'),
         ...errorResponses(400, 404),
@@ -219,7 +221,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const auth = requireAuth(c);
       const { key_id } = c.req.valid('param');
       const rotated = await rotateApiKey(db, auth.orgId, key_id, now());
-      if (!rotated) throw new ApiError(404, 'NOT_FOUND', 'API key not found');
+      if (!rotated) throw new ApiError(404, API_KEY_NOT_FOUND.code, API_KEY_NOT_FOUND.message);
       if ('expired' in rotated) {
         const at = rotated.expired.expiresAt!.toISOString();
         throw new ApiError(409, 'API_KEY_EXPIRED', `API key expired at ${at}; a rotation would inherit that expiry — create a new key instead`, {

@@ -12,7 +12,7 @@ import { findOrgIdentity } from '../../services/identity-access.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse } from '../schemas/common.js';
+import { errorResponses, jsonResponse, resourceIdParam } from '../schemas/common.js';
 import { offsetPagination } from '../pagination.js';
 import { OffsetPaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
@@ -134,7 +134,7 @@ function registerSubmit(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         'The signature over data_for_signature by the key the request was prepared for. The request is claimed atomically and spent once: a second submission is a 404. 400 when the signature does not verify (nothing is sent; the request stays usable); 502 when the ledger could not be reached (the claim is released: retry the same signature).',
       scopes: ['write'],
       request: {
-        params: z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' }, description: 'Sign request id' }) }),
+        params: z.object({ id: resourceIdParam('id', { code: 'SIGN_REQUEST_NOT_FOUND', message: 'Sign request not found' }, 'Sign request id (UUID)') }),
         body: { required: true, content: { 'application/json': { schema: SignatureBody } } },
       },
       responses: { 200: jsonResponse(SignResult, 'Submitted'), ...errorResponses(400, 404, 409, 502) },

@@ -8,13 +8,13 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
 import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
-import { envelopeOf } from '../../webhooks/catalogue.js';
+import { envelopeOf, EVENT_TYPES, isEventType } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
 import { pageOf } from '../pagination.js';
-import { ErrorSchema } from '../schemas/common.js';
+import { ErrorSchema, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { UUID } from '../../db/ids.js';
 
@@ -42,7 +42,10 @@ const listRoute = (deps: AppDeps) =>
       "Events of the caller's organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then always the last event returned, so polling with it never skips an event. Scope: read or admin.",
     request: {
       query: z.object({
-        type: z.string().optional(),
+        type: z
+          .string()
+          .optional()
+          .openapi({ description: `Event types, comma-separated; any other value is a 400. The types: ${EVENT_TYPES.join(', ')}` }),
         resource_id: z.string().optional(),
         starting_after: z.string().optional(),
         order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
@@ -71,7 +74,7 @@ const getRoute = (deps: AppDeps) =>
     tags: ['Events'],
     scopes: SCOPE_RULES.eventsRead,
     summary: 'Get an event',
-    request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) }) },
+    request: { params: z.object({ id: resourceIdParam('id', { code: 'NOT_FOUND', message: 'Event not found' }, 'Event id (UUID)') }) },
     responses: {
       200: { description: 'The event', content: { 'application/json': { schema: EventSchema } } },
       401: err('Missing or invalid API key'),
@@ -79,6 +82,22 @@ const getRoute = (deps: AppDeps) =>
       404: err('No such event in this organization (or older than 30 days)'),
     },
   });
+
+/** The `type` filter: event types of the catalogue, comma-separated; any other value is a 400 listing the known ones. */
+function eventTypesOf(param: string): string[] {
+  const types = param
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const unknown = types.filter((t) => !isEventType(t));
+  if (unknown.length > 0) {
+    throw new ApiError(400, 'VALIDATION_ERROR', `type: unknown event type ${unknown.join(', ')}; known types: ${EVENT_TYPES.join(', ')}`, {
+      field: 'type',
+      known_types: EVENT_TYPES,
+    });
+  }
+  return types;
+}
 
 export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
@@ -89,11 +108,7 @@ export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     const q = c.req.valid('query');
     const forward = q.order === 'asc';
     const query: EventListQuery = { since: since(), resourceId: q.resource_id || undefined, forward, limit: q.limit + 1 };
-    if (q.type)
-      query.types = q.type
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
+    if (q.type) query.types = eventTypesOf(q.type);
     if (q.starting_after) {
       if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id', { field: 'starting_after' });
       const cursor = await getOrgEventPosition(db, auth.orgId, q.starting_after);

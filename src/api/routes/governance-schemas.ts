@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import type { GovernanceOpRow } from '../../db/governance.js';
 import { OPERATION_TYPES } from '../../governance/operations.js';
 import type { StoredPreparedSignature } from '../../ledger/index.js';
+import { resourceIdParam } from '../schemas/common.js';
 
 export const OperationSchema = z
   .object({
@@ -88,7 +89,9 @@ export const SignatureResult = z
   })
   .openapi('GovernanceSignatureResult');
 
-export const IdParam = z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' }, description: 'Governance operation id' }) });
+export const IdParam = z.object({
+  id: resourceIdParam('id', { code: 'GOVERNANCE_NOT_FOUND', message: 'Governance operation not found' }, 'Governance operation id (UUID)'),
+});
 
 export function governanceView(op: GovernanceOpRow, identityUrl: string) {
   const p = op.prepared as unknown as StoredPreparedSignature;

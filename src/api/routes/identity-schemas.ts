@@ -1,5 +1,6 @@
 /** Schemas of the identity routes and the API view of an identity row. */
 import { z } from '@hono/zod-openapi';
+import { resourceIdParam } from '../schemas/common.js';
 import { IDENTITY_STATUSES, type ChainAccountRow, type IdentityRow } from '../../db/identities.js';
 
 export const ChainAccountSchema = z
@@ -69,7 +70,9 @@ export const PatchBody = z
   .object({ public_key: z.string().openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash' }) })
   .openapi('RepairIdentityRequest');
 
-export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'Identity id (UUID)' }) });
+export const IdParam = z.object({
+  id: resourceIdParam('id', { code: 'IDENTITY_NOT_FOUND', message: 'Identity not found', details: { field: 'id' } }, 'Identity id (UUID)'),
+});
 
 export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): z.infer<typeof IdentitySchema> {
   return {

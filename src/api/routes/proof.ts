@@ -18,7 +18,7 @@ import { appendCustody } from '../../proof/custody-trail.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS } from '../schemas/common.js';
+import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
 const ProofSchema = z
@@ -56,7 +56,7 @@ const ProofSchema = z
   })
   .openapi('Proof');
 
-const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'Proof id (UUID)' }) });
+const IdParam = z.object({ id: resourceIdParam('id', { code: 'PROOF_NOT_FOUND', message: 'Proof not found' }, 'Proof id (UUID)') });
 const TxParam = z.object({
   tx_hash: z.string().openapi({ param: { name: 'tx_hash', in: 'path' }, description: 'Ledger or chain transaction hash (hex, 0x optional)' }),
 });
@@ -216,8 +216,8 @@ function registerArtifactRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     async (c) => {
       const auth = requireAuth(c);
       const h = c.req.valid('param').tx_hash.toLowerCase();
-      if (!/^(0x)?[0-9a-f]{64}$/.test(h)) throw new ApiError(400, 'VALIDATION_ERROR', 'tx_hash: must be 32 bytes of hex', { field: 'tx_hash' });
-      const intent = await findOrgIntentByTxHash(db, auth.orgId, h);
+      // a value that is no hash names no transaction: the 404 of an unknown one (docs/api-conventions.md)
+      const intent = /^(0x)?[0-9a-f]{64}$/.test(h) ? await findOrgIntentByTxHash(db, auth.orgId, h) : undefined;
       if (!intent?.proofId) throw new ApiError(404, 'PROOF_NOT_FOUND', 'No proof for this transaction hash', { tx_hash: h });
       const row = await findProof(db, auth.orgId, intent.proofId);
       return c.json(artifact(row, await statusOf(db, row)), 200);
@@ -258,7 +258,9 @@ function registerReceiptRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     }),
     async (c) => {
       const h = c.req.valid('param').tx_hash.toLowerCase().replace(/^0x/, '');
-      if (!/^[0-9a-f]{64}$/.test(h)) throw new ApiError(400, 'VALIDATION_ERROR', 'tx_hash: must be 32 bytes of hex', { field: 'tx_hash' });
+      const unknown = () => new ApiError(404, 'TRANSACTION_NOT_FOUND', 'No such transaction on the ledger', { tx_hash: h });
+      // a value that is no hash names no transaction: the 404 of an unknown one (docs/api-conventions.md)
+      if (!/^[0-9a-f]{64}$/.test(h)) throw unknown();
       try {
         // the v3 API finds a message by hash alone with the principal `unknown`
         const st = await ledger.getTransaction(h, 'acc://unknown');
@@ -279,7 +281,7 @@ function registerReceiptRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         );
       } catch (e) {
         if (e instanceof ApiError) throw e;
-        if (isNotFound(e)) throw new ApiError(404, 'TRANSACTION_NOT_FOUND', 'No such transaction on the ledger', { tx_hash: h });
+        if (isNotFound(e)) throw unknown();
         if (e instanceof LedgerInputError) throw new ApiError(400, 'VALIDATION_ERROR', `tx_hash: ${e.message}`, { field: 'tx_hash' });
         if (e instanceof LedgerTransportError) throw new ApiError(502, 'LEDGER_UNAVAILABLE', 'The ledger could not be reached; retry shortly');
         throw e;

@@ -1,6 +1,8 @@
 /** Schemas of the transaction routes and the API view of an intent row. */
 import { z } from '@hono/zod-openapi';
 import { INTENT_STATUSES, type IntentChainRow, type IntentRow } from '../../db/intents.js';
+import { PROOF_CLASSES } from '../../services/intents.js';
+import { resourceIdParam } from '../schemas/common.js';
 
 export const SigningDataSchema = z
   .object({
@@ -82,6 +84,36 @@ export const IntentSchema = z
   })
   .openapi('Intent');
 
+export const SigningProgressSchema = z
+  .object({
+    key_page: z.string().openapi({ description: "The intent's signing key page: the page whose signatures are counted" }),
+    collected_signatures: z.number().int().openapi({ description: 'Distinct keys of the page whose approval counts on the ledger transaction' }),
+    required_signatures: z.number().int().openapi({ description: "The page's accept threshold (M of M-of-N)" }),
+    awaiting_authorities: z.array(z.string()).openapi({
+      description: 'Key books whose approval the ledger still waits for (the signing page’s own book until its threshold is met); empty once executed',
+    }),
+    signers: z
+      .array(
+        z.object({
+          public_key: z.string().openapi({ description: 'Hex Ed25519 public key' }),
+          public_key_hash: z.string().openapi({ description: 'SHA-256 of the key (hex), as the key page lists it' }),
+          vote: z.enum(['approve', 'reject', 'abstain']),
+        }),
+      )
+      .openapi({ description: 'The keys of the page that signed, with their votes' }),
+    is_ready: z.boolean().openapi({ description: 'The ledger executed the transaction, or it holds every approval it needs' }),
+    ledger_status: z.string().openapi({ description: "The ledger's status of the transaction: pending, delivered, or the failure (rejected, expired, ...)" }),
+  })
+  .openapi('IntentSigningProgress');
+
+/** An intent as GET /v1/transaction/{intent_id} returns it: the list's view plus the live signing progress. */
+export const IntentDetailSchema = IntentSchema.extend({
+  signing_progress: SigningProgressSchema.nullable().openapi({
+    description:
+      "Co-signing of the intent's ledger transaction, read live from the ledger on every read: while it waits for co-signers, the signatures collected and required and the key books still awaited; once executed, the final counts. null before the signature is submitted, or when the ledger does not answer within a few seconds (the rest of the intent is unaffected). Not part of list answers.",
+  }),
+}).openapi('IntentDetail');
+
 export const CreateBody = z
   .object({
     identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent' }),
@@ -89,14 +121,19 @@ export const CreateBody = z
       description:
         'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] } or a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }',
     }),
-    proof_class: z.string().optional().openapi({ description: 'standard (default)' }),
+    proof_class: z
+      .enum(PROOF_CLASSES, { error: `must be one of: ${PROOF_CLASSES.join(', ')}` })
+      .optional()
+      .openapi({ description: `How the proof cycle runs; the gateway supports: ${PROOF_CLASSES.join(', ')} (the default). Any other value is a 400.` }),
     contract_addresses: z.array(z.string()).optional().openapi({ description: 'Allow-list: every contract call must target one of these' }),
     signer_public_key: z.string().optional().openapi({ description: '64 hex: the key-page member that signs (default: the identity key)' }),
     signer_key_page: z.string().optional().openapi({ description: 'Key page URL of the same key book (default: page 1)' }),
   })
   .openapi('CreateTransactionRequest');
 
-export const IntentIdParam = z.object({ intent_id: z.string().openapi({ param: { name: 'intent_id', in: 'path' }, description: 'Intent id (UUID)' }) });
+export const IntentIdParam = z.object({
+  intent_id: resourceIdParam('intent_id', { code: 'INTENT_NOT_FOUND', message: 'Intent not found' }, 'Intent id (UUID)'),
+});
 
 function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegViewSchema>[] {
   const legs = (row.intent as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];

@@ -11,7 +11,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
 import { offsetPagination } from '../pagination.js';
-import { ErrorSchema } from '../schemas/common.js';
+import { ErrorSchema, resourceIdParam } from '../schemas/common.js';
 import { OffsetPaginationSchema } from '../schemas/pagination.js';
 import {
   attemptView,
@@ -29,7 +29,8 @@ const SECRET_WARNING = 'Store this secret now: it is not shown again. Rotate it 
 
 const err = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11' }) });
+const EndpointIdParam = z.object({ id: resourceIdParam('id', { code: 'NOT_FOUND', message: 'Webhook endpoint not found' }, 'Webhook endpoint id (UUID)') });
+const DeliveryIdParam = z.object({ id: resourceIdParam('id', { code: 'NOT_FOUND', message: 'Webhook delivery not found' }, 'Webhook delivery id (UUID)') });
 
 const tags = ['Webhooks'];
 const authErrors = { 401: err('Missing or invalid API key'), 403: err('API key lacks the scope') };
@@ -94,7 +95,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags,
       scopes: SCOPE_RULES.webhookRead,
       summary: 'Get a webhook endpoint',
-      request: { params: IdParam },
+      request: { params: EndpointIdParam },
       responses: { 200: json(EndpointSchema, 'The endpoint'), 404: err('No such endpoint in this organization'), ...authErrors },
     }),
     async (c) => c.json(endpointView(await webhooks.findOrgEndpoint(deps.database.db, requireAuth(c).orgId, c.req.valid('param').id)), 200),
@@ -110,7 +111,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       description:
         'Sets the given fields. A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; events that arrived while it was disabled are in the delivery log as failed (`endpoint disabled`) and, like every delivery that failed meanwhile, can be sent again with redeliver. Scope: webhook:write or admin.',
       request: {
-        params: IdParam,
+        params: EndpointIdParam,
         body: {
           required: true,
           content: {
@@ -145,7 +146,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: SCOPE_RULES.webhookWrite,
       summary: 'Delete a webhook endpoint',
       description: 'Stops all deliveries to the endpoint; its delivery log stays readable. Scope: webhook:write or admin.',
-      request: { params: IdParam },
+      request: { params: EndpointIdParam },
       responses: { 204: { description: 'Deleted' }, 404: err('No such endpoint in this organization'), ...authErrors },
     }),
     async (c) => {
@@ -167,7 +168,7 @@ function registerEndpointActionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       description:
         'Replaces the secret (generated unless given) and returns it once. For 24 hours every delivery also carries a `v1` signature with the replaced secret (with every earlier one still in its 24 hours too, up to 5), so receivers can switch without losing messages, even when a rotation is retried. 409 when another rotation of the endpoint ran at the same time. Scope: webhook:write or admin.',
       request: {
-        params: IdParam,
+        params: EndpointIdParam,
         body: { required: false, content: { 'application/json': { schema: z.object({ secret: z.string().min(16).max(255).optional() }).strict() } } },
       },
       responses: {
@@ -204,7 +205,7 @@ function registerEndpointActionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       summary: 'Send a verification ping',
       description:
         'Posts a signed `webhook.ping` to the endpoint now and answers 200 either way: `verified` true and `verified_at` set on a 2xx, else the error. Scope: webhook:write or admin.',
-      request: { params: IdParam },
+      request: { params: EndpointIdParam },
       responses: {
         200: json(
           z.object({ verified: z.boolean(), error: z.string().nullable(), status_code: z.number().int().nullable(), duration_ms: z.number().int() }),
@@ -264,7 +265,7 @@ function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       summary: 'Get a webhook delivery with every attempt',
       description:
         'Includes the exact body sent (`payload`) and the `webhook-id`, so a receiver can reproduce the signature of an attempt from its `webhook_timestamp`. Scope: webhook:read, read or admin.',
-      request: { params: IdParam },
+      request: { params: DeliveryIdParam },
       responses: { 200: json(DeliveryDetailSchema, 'The delivery'), 404: err('No such delivery in this organization'), ...authErrors },
     }),
     async (c) => {
@@ -283,7 +284,7 @@ function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       summary: 'Deliver again',
       description:
         'Sends the same event (same `webhook-id`) to the same endpoint again now, then on the retry schedule if that attempt fails. Works for delivered, failed and waiting deliveries. 409 when the endpoint is disabled or deleted. Scope: webhook:write or admin.',
-      request: { params: IdParam },
+      request: { params: DeliveryIdParam },
       responses: {
         202: json(z.object({ id: z.string(), status: z.literal('pending') }), 'Redelivery started'),
         404: err('No such delivery in this organization'),

@@ -57,8 +57,6 @@ export function jsonResponse(schema: z.ZodType, description: string) {
   return { description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } };
 }
 
-export const UuidParam = (name: string) => z.uuid().openapi({ param: { name, in: 'path' }, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
-
 /** What a lookup answers for an id that names no resource: its 404 code, message and details. */
 export interface NotFoundAnswer {
   code: string;
