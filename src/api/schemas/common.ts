@@ -25,7 +25,7 @@ export const RATE_LIMIT_HEADERS = {
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR; a body that is not JSON: "body: malformed JSON") or the rule broken',
-  401: 'Missing X-API-Key header, invalid API key format, or invalid API key',
+  401: 'Missing X-API-Key header, invalid API key format, or invalid API key; sent as Authorization: a scheme other than Bearer (UNSUPPORTED_AUTH_SCHEME), or a key other than the one in X-API-Key (CONFLICTING_API_KEYS)',
   403: 'API key is deactivated, API key has expired, or the key lacks the scope this operation needs (INSUFFICIENT_SCOPE)',
   404: "Not found in the caller's organization",
   409: 'A request with the same Idempotency-Key is still in progress (IDEMPOTENCY_KEY_IN_FLIGHT); retry after Retry-After seconds with the same key',
