@@ -4,11 +4,12 @@
  *                                             ledger WriteData for the nominated key → 201 with hash_to_sign;
  *                                             the workflow intent-<id> starts and waits. Idempotency-Key honoured.
  *   POST /v1/transaction/{intent_id}/signature  a Temporal Update on intent-<id>: verified, then submitted
- *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id
+ *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id, live signing progress
  *   GET  /v1/transactions                     list, newest first, cursor pagination
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { getChainsOfIntents, INTENT_STATUSES, listOrgIntents } from '../../db/intents.js';
+import { intentSigningProgress } from '../../services/intent-progress.js';
 import { prepareIntent, readIntent, submitSignature } from '../../services/intents.js';
 import { SignatureBody } from '../cosign-common.js';
 import { cursorOf, keysetPage } from '../pagination.js';
@@ -17,7 +18,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
-import { CreateBody, IntentIdParam, IntentSchema, intentView, SigningDataSchema } from './transaction-schemas.js';
+import { CreateBody, IntentDetailSchema, IntentIdParam, IntentSchema, intentView, SigningDataSchema } from './transaction-schemas.js';
 
 export function registerTransactionRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   registerPrepare(app, deps);
@@ -109,15 +110,15 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Transactions'],
       summary: 'Read an intent',
       description:
-        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure.',
+        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure. signing_progress: how far the co-signing of the ledger transaction is (collected and required signatures, the key books still awaited, who signed), read live from the ledger; null before submission or when the ledger does not answer in time.',
       scopes: ['read'],
       request: { params: IntentIdParam },
-      responses: { 200: jsonResponse(IntentSchema, 'The intent'), ...errorResponses(404) },
+      responses: { 200: jsonResponse(IntentDetailSchema, 'The intent'), ...errorResponses(404) },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const found = await readIntent(deps, auth.orgId, c.req.valid('param').intent_id);
-      return c.json(intentView(found.row, found.chains), 200);
+      const caller = callerOf(c);
+      const found = await readIntent(deps, caller.orgId, c.req.valid('param').intent_id);
+      return c.json({ ...intentView(found.row, found.chains), signing_progress: await intentSigningProgress(deps, caller, found.row) }, 200);
     },
   );
 }
