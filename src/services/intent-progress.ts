@@ -35,22 +35,36 @@ export interface IntentSigningProgress {
   ledger_status: string;
 }
 
+export type SigningProgressReader = (caller: Caller, row: IntentRow) => Promise<IntentSigningProgress | null>;
+
 /**
  * The live signing progress of an intent's ledger transaction: null before it was submitted (there is no ledger
  * transaction yet) and when the ledger does not answer within READ_TIMEOUT_MS or does not know the transaction.
- * Once the transaction executed the counts are final (the signature set no longer changes); required_signatures is
- * then the page's threshold as the ledger has it now.
+ * Once the transaction left `pending` the counts are final (the signature set no longer changes): the reader keeps
+ * them, so a client polling a running or finished intent costs no ledger reads after the first. What it keeps are
+ * facts that never change, so API replicas need not share them; a bounded number, the oldest going first.
+ * required_signatures of a settled transaction is the page's threshold at that first read.
  */
-export async function intentSigningProgress(deps: ServiceDeps, caller: Caller, row: IntentRow): Promise<IntentSigningProgress | null> {
-  const txId = row.ledgerTxId;
-  if (!txId || !row.txHash) return null;
-  try {
-    return await withTimeout(readProgress(deps, row, txId), READ_TIMEOUT_MS, 'ledger');
-  } catch (e) {
-    if (!isNotFound(e))
-      caller.log.warn('intent signing progress unreadable', { intent_id: row.id, err: redactUrls((e as Error).message, [deps.config.ledgerUrl]) });
-    return null;
-  }
+export function createSigningProgressReader(deps: ServiceDeps, keep = 10_000): SigningProgressReader {
+  const settled = new Map<string, IntentSigningProgress>();
+  return async (caller, row) => {
+    const txId = row.ledgerTxId;
+    if (!txId || !row.txHash) return null;
+    const known = settled.get(txId);
+    if (known) return known;
+    try {
+      const progress = await withTimeout(readProgress(deps, row, txId), READ_TIMEOUT_MS, 'ledger');
+      if (progress.ledger_status !== 'pending') {
+        if (settled.size >= keep) settled.delete(settled.keys().next().value as string);
+        settled.set(txId, progress);
+      }
+      return progress;
+    } catch (e) {
+      if (!isNotFound(e))
+        caller.log.warn('intent signing progress unreadable', { intent_id: row.id, err: redactUrls((e as Error).message, [deps.config.ledgerUrl]) });
+      return null;
+    }
+  };
 }
 
 async function readProgress(deps: ServiceDeps, row: IntentRow, txId: string): Promise<IntentSigningProgress> {

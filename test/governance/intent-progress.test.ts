@@ -101,4 +101,27 @@ describe('co-signing progress on GET /v1/transaction/{id}', () => {
       await new Promise((r) => silent.close(r));
     }
   }, 30_000);
+
+  it('a settled transaction is read from the ledger once: polling a running or finished intent costs no ledger reads', async () => {
+    let calls = 0;
+    const counted = new Proxy(b.app.deps.ledger, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls++;
+          return value.apply(target, args);
+        };
+      },
+    });
+    const app = createApp({ ...b.app.deps, ledger: counted });
+    const read = async () =>
+      ((await (await app.request(`/v1/transaction/${intentId}`, { headers: { 'X-API-Key': b.app.key.key } })).json()) as any).signing_progress;
+    const first = await read();
+    expect(first).toMatchObject({ collected_signatures: 2, ledger_status: 'delivered' });
+    const afterFirst = calls;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect(await read()).toEqual(first);
+    expect(calls).toBe(afterFirst);
+  }, 30_000);
 });

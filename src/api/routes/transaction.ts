@@ -9,7 +9,7 @@
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { getChainsOfIntents, INTENT_STATUSES, listOrgIntents } from '../../db/intents.js';
-import { intentSigningProgress } from '../../services/intent-progress.js';
+import { createSigningProgressReader } from '../../services/intent-progress.js';
 import { prepareIntent, readIntent, submitSignature } from '../../services/intents.js';
 import { SignatureBody } from '../cosign-common.js';
 import { cursorOf, keysetPage } from '../pagination.js';
@@ -103,6 +103,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
 }
 
 function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const signingProgress = createSigningProgressReader(deps);
   app.openapi(
     secureRoute(deps, {
       method: 'get',
@@ -118,7 +119,7 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     async (c) => {
       const caller = callerOf(c);
       const found = await readIntent(deps, caller.orgId, c.req.valid('param').intent_id);
-      return c.json({ ...intentView(found.row, found.chains), signing_progress: await intentSigningProgress(deps, caller, found.row) }, 200);
+      return c.json({ ...intentView(found.row, found.chains), signing_progress: await signingProgress(caller, found.row) }, 200);
     },
   );
 }
