@@ -12,6 +12,7 @@ import type { PoolClient } from 'pg';
 import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
+import { withTimeout } from '../net/timeout.js';
 
 export type Schema = typeof schema;
 /** The drizzle database both drivers produce; queries are written once against this type. */
@@ -64,7 +65,9 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   return {
     db: db as unknown as Db,
     driver: 'postgres',
-    ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`), timeoutMs, 'database'),
+    ping: async (timeoutMs = 2000) => {
+      await withTimeout(db.execute(sql`select 1`), timeoutMs, 'database');
+    },
     close: () => pool.end(),
     // Several API/worker processes may start at once; a session advisory lock on one dedicated connection
     // serialises their migrations.
@@ -103,7 +106,9 @@ async function openPglite(dir: string): Promise<Database & { migrate(): Promise<
   return {
     db: db as unknown as Db,
     driver: 'pglite',
-    ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`), timeoutMs, 'database'),
+    ping: async (timeoutMs = 2000) => {
+      await withTimeout(db.execute(sql`select 1`), timeoutMs, 'database');
+    },
     close: async () => {
       try {
         await client.close();
@@ -177,19 +182,5 @@ function processAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      p,
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
