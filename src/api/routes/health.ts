@@ -14,7 +14,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { meetsThreshold } from '../../chain/formulas.js';
 import { readChainId } from '../../chain/rpc.js';
-import { createLedgerClient } from '../../ledger/client.js';
+import { withTimeout } from '../../net/timeout.js';
 import { httpFetch } from '../../net/fetch.js';
 import { redactUrls } from '../../net/redact.js';
 import { pingTemporal } from '../../temporal/client.js';
@@ -117,12 +117,11 @@ async function expectChainId(rpcUrl: string, chainId: number, timeoutMs: number)
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const TIMEOUT = 2000;
   const now = deps.now ?? Date.now;
-  const ledger = createLedgerClient({ url: deps.config.ledgerUrl, timeoutMs: TIMEOUT });
   const probes: Record<string, () => Promise<void>> = {
     database: () => deps.database.ping(TIMEOUT),
     temporal: () => pingTemporal(deps.temporal, TIMEOUT),
     ledger: async () => {
-      await ledger.networkStatus();
+      await withTimeout(deps.ledger.networkStatus(), TIMEOUT, 'ledger');
     },
   };
   if (deps.config.validatorUrls.length) probes.validators = () => expectValidatorQuorum(deps.config.validatorUrls, TIMEOUT);
