@@ -123,14 +123,28 @@ export function createKeyPageHashes(ops: GovernanceOperation[]): string[][] {
   });
 }
 
+/** The message ending of an operation that would change nothing (refused alike for every operation type). */
+export const CHANGES_NOTHING = 'the operation changes nothing';
+
 /**
- * The first operation the ledger would refuse when applying `ops` in order to `page`, named by its index: adding an
- * entry (key or delegate) the page already holds, or removing one it does not hold. Null when every step applies.
- * Not a policy (force does not skip it): the ledger would reject the transaction after it was signed.
+ * The first operation that would change nothing when applying `ops` in order to `page`, named by its index: adding
+ * an entry (key or delegate) the page already holds, removing one it does not hold (both refused by the ledger after
+ * the transaction was signed), or setting the threshold the page has at that point. Null when every step changes
+ * something. Not a policy (force does not skip it).
  */
-export function keyPageStepProblem(page: Pick<KeyPageInfo, 'keys'>, ops: KeyPageOp[]): { field: string; message: string } | null {
+export function keyPageStepProblem(
+  page: Pick<KeyPageInfo, 'keys'> & { acceptThreshold?: number },
+  ops: KeyPageOp[],
+): { field: string; message: string } | null {
   const entries = new Set(page.keys.map((k) => (k.publicKeyHash ? `k:${k.publicKeyHash.toLowerCase()}` : `d:${normUrl(k.delegate ?? '')}`)));
+  let threshold = page.acceptThreshold === undefined ? undefined : Math.max(1, page.acceptThreshold);
   for (const [i, op] of ops.entries()) {
+    const field = `operations[${i}]`;
+    if (op.type === 'setThreshold') {
+      if (threshold === op.threshold) return { field, message: `the key page's threshold is already ${threshold}: ${CHANGES_NOTHING}` };
+      threshold = op.threshold;
+      continue;
+    }
     let entry: string;
     let what: string;
     if (op.type === 'addKey' || op.type === 'removeKey') {
@@ -140,16 +154,102 @@ export function keyPageStepProblem(page: Pick<KeyPageInfo, 'keys'>, ops: KeyPage
       entry = `d:${normUrl(op.delegate)}`;
       what = `delegate ${normUrl(op.delegate)}`;
     } else continue;
-    const field = `operations[${i}]`;
     if (op.type === 'addKey' || op.type === 'addDelegate') {
-      if (entries.has(entry)) return { field, message: `the ${what} is already on the key page` };
+      if (entries.has(entry)) return { field, message: `the ${what} is already on the key page: ${CHANGES_NOTHING}` };
       entries.add(entry);
     } else {
-      if (!entries.has(entry)) return { field, message: `the ${what} is not on the key page` };
+      if (!entries.has(entry)) return { field, message: `the ${what} is not on the key page: ${CHANGES_NOTHING}` };
       entries.delete(entry);
+      // the ledger clamps the threshold to the entries left
+      if (threshold !== undefined) threshold = Math.min(threshold, Math.max(1, entries.size));
     }
   }
   return null;
+}
+
+/** An account's own authorities as the ledger holds them (empty: it inherits its parent's). */
+export interface AccountAuthorities {
+  url: string;
+  authorities: { url: string; disabled: boolean }[];
+}
+
+/**
+ * The first authority operation that would change nothing on `account` (its own authorities), named by its index:
+ * adding a book that is already one of its authorities, removing (or enabling, disabling) one that is not. The ledger
+ * refuses both after the transaction was signed. `inheritsFrom`: the account whose authorities it inherits, named in
+ * the message when it has none of its own.
+ */
+export function authorityStepProblem(account: AccountAuthorities, ops: AccountAuthOp[], inheritsFrom?: string): { field: string; message: string } | null {
+  const own = new Set(account.authorities.map((a) => normUrl(a.url)));
+  const name = normUrl(account.url);
+  for (const [i, op] of ops.entries()) {
+    const field = `operations[${i}]`;
+    const book = normUrl(op.authority);
+    if (op.type === 'addAuthority') {
+      if (own.has(book)) return { field, message: `${book} is already an authority of ${name}: ${CHANGES_NOTHING}` };
+      own.add(book);
+    } else {
+      if (!own.has(book)) {
+        const inherited = own.size === 0 && inheritsFrom ? ` (it has no authorities of its own: it inherits those of ${normUrl(inheritsFrom)})` : '';
+        return { field, message: `${book} is not an authority of ${name}${inherited}: ${CHANGES_NOTHING}` };
+      }
+      if (op.type === 'removeAuthority') own.delete(book);
+    }
+  }
+  return null;
+}
+
+/**
+ * The operations to send for `ops` on `account` so that adding an authority keeps the one it inherits. An account
+ * without authorities of its own (an identity's data account) inherits its parent's; the ledger makes the first
+ * added book its only authority, which takes the inherited book (the identity's own) off it. So when the account
+ * inherits and `ops` add a book, the inherited enabled books are added explicitly first, in the same transaction
+ * (they must approve it anyway). Returns `ops` unchanged otherwise, and the books added.
+ */
+export function keepInheritedAuthorities(
+  account: AccountAuthorities,
+  inherited: { url: string; disabled: boolean }[],
+  ops: GovernanceOperation[],
+): { operations: GovernanceOperation[]; kept: string[] } {
+  if (account.authorities.length > 0 || !ops.some((o) => o.type === 'add_authority')) return { operations: ops, kept: [] };
+  const named = new Set(ops.filter((o) => typeof o.authority_url === 'string').map((o) => normUrl(o.authority_url!)));
+  const kept = inherited.filter((a) => !a.disabled && !named.has(normUrl(a.url))).map((a) => normUrl(a.url));
+  return { operations: [...kept.map((url): GovernanceOperation => ({ type: 'add_authority', authority_url: url })), ...ops], kept };
+}
+
+/**
+ * The enabled authorities that will sign for `chain[0]` after `ops` change the own authorities of `principal`:
+ * `chain` is the account followed by its ancestors (each with its own authorities, as the ledger holds them); the
+ * first one with authorities of its own is the one whose authorities count (the ledger's inheritance).
+ */
+export function effectiveAuthoritiesAfter(chain: AccountAuthorities[], principal: string, ops: AccountAuthOp[]): Set<string> {
+  const target = normUrl(principal);
+  for (const acc of chain) {
+    let list = acc.authorities.map((a) => ({ url: normUrl(a.url), disabled: a.disabled }));
+    if (normUrl(acc.url) === target) {
+      for (const op of ops) {
+        const book = normUrl(op.authority);
+        if (op.type === 'addAuthority') list.push({ url: book, disabled: false });
+        else if (op.type === 'removeAuthority') list = list.filter((a) => a.url !== book);
+        else list = list.map((a) => (a.url === book ? { ...a, disabled: op.type === 'disable' } : a));
+      }
+    }
+    if (list.length > 0) return new Set(list.filter((a) => !a.disabled).map((a) => a.url));
+  }
+  return new Set();
+}
+
+/**
+ * Whether the identity could still sign for the account its intents are written to (`chain[0]`, with its ancestors)
+ * after authority operations on `principal`: the identity's book must remain one of its enabled authorities, or the
+ * ledger refuses the identity's signature on the next intent. The problem, or null (also when the book is not one
+ * already: the operations do not cause it).
+ */
+export function intentAccountProblem(chain: AccountAuthorities[], principal: string, ops: AccountAuthOp[], identityBook: string): string | null {
+  const book = normUrl(identityBook);
+  if (!effectiveAuthoritiesAfter(chain, principal, []).has(book)) return null;
+  if (effectiveAuthoritiesAfter(chain, principal, ops).has(book)) return null;
+  return `${book} would no longer be an authority of ${normUrl(chain[0]!.url)}, the account the identity's intents are written to: the identity could not sign its intents`;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Governance operations, the use case behind /v1/governance:
  *   prepare   one UpdateKeyPage / UpdateAccountAuth / CreateKeyPage from the operations, checked against the live
- *             page or account (what the ledger would refuse; an unreachable quorum unless forced), prepared for the
+ *             page or account (what changes nothing; unless forced, an unreachable quorum or an identity that could no
+ *             longer sign its intents, and an inherited authority kept when another is added), prepared for the
  *             initiating key; the row, then the workflow `governance-<id>` started (the row undone only when the
  *             workflow did not start)
  *   submit    the initiator's signature as an Update on `governance-<id>`
@@ -16,17 +17,21 @@ import { getIdentity, type IdentityRow } from '../db/identities.js';
 import {
   accountAuthOps,
   authorityQuorumProblem,
+  authorityStepProblem,
   governanceBody,
   GovernanceInputError,
+  intentAccountProblem,
+  keepInheritedAuthorities,
   keyPageOps,
   keyPageQuorumProblem,
   keyPageStepProblem,
   operationsKind,
+  type AccountAuthorities,
   type GovernanceOperation,
 } from '../governance/operations.js';
 import { requiredSignatures } from '../governance/submit.js';
 import { ed25519PublicKeyProblem } from '../identity/keys.js';
-import { normUrl, signingProgress, storablePreparedSignature, type PreparedSignature, type StoredPreparedSignature } from '../ledger/index.js';
+import { normUrl, parentUrl, signingProgress, storablePreparedSignature, type PreparedSignature, type StoredPreparedSignature } from '../ledger/index.js';
 import { redactUrls } from '../net/redact.js';
 import { governanceWorkflowId, startGovernanceWorkflow, submitGovernanceSignature } from '../temporal/governance.js';
 import type { Caller, ServiceDeps } from './deps.js';
@@ -85,6 +90,50 @@ function targets(identity: IdentityRow, kind: string, body: PrepareGovernanceReq
   return { principal, signerUrl };
 }
 
+const quorumUnreachable = (problem: string) =>
+  new ApiError(400, 'QUORUM_UNREACHABLE', `operations: ${problem}; send force: true to do it anyway`, { field: 'operations' });
+
+/** The account and its ancestors up to the identity's ADI, each with its own authorities as the ledger holds them. */
+async function authorityChain(deps: ServiceDeps, url: string, adiUrl: string): Promise<AccountAuthorities[]> {
+  const chain: AccountAuthorities[] = [];
+  const root = normUrl(adiUrl);
+  for (let u: string | undefined = normUrl(url); u && within(u, root); u = parentUrl(u)) {
+    const a = await deps.ledger.queryAccount(u);
+    chain.push({ url: u, authorities: a.authorities });
+  }
+  return chain;
+}
+
+/**
+ * Authority operations checked against the live account, and the operations to send:
+ *  - an operation that changes nothing (adding a present authority, removing an absent one) is refused, force or not;
+ *  - adding an authority to an account that inherits its authorities keeps the inherited book (added explicitly in
+ *    the same transaction) unless forced: the ledger would otherwise make the new book the account's only authority;
+ *  - unless forced, the account must keep an enabled authority, and the account the identity's intents are written
+ *    to (its data account) must keep the identity's book among its authorities.
+ */
+async function checkAuthorityOps(
+  deps: ServiceDeps,
+  identity: IdentityRow,
+  principal: string,
+  given: GovernanceOperation[],
+  force: boolean,
+): Promise<GovernanceOperation[]> {
+  const chain = await authorityChain(deps, principal, identity.adiUrl);
+  const account = chain[0]!;
+  const inheritedFrom = chain.find((a) => a.authorities.length > 0);
+  const step = authorityStepProblem(account, accountAuthOps(given), account.authorities.length === 0 ? inheritedFrom?.url : undefined);
+  if (step) throw new ApiError(400, 'VALIDATION_ERROR', `${step.field}: ${step.message}`, { field: step.field });
+  if (force) return given;
+  const ops = keepInheritedAuthorities(account, inheritedFrom && inheritedFrom !== account ? inheritedFrom.authorities : [], given).operations;
+  const authOps = accountAuthOps(ops);
+  const problem =
+    authorityQuorumProblem(account.authorities, authOps) ??
+    intentAccountProblem(await authorityChain(deps, identity.dataAccountUrl, identity.adiUrl), principal, authOps, identity.bookUrl);
+  if (problem) throw quorumUnreachable(problem);
+  return ops;
+}
+
 /** Prepare an operation: the row, with `governance-<id>` started and waiting for the initiator's signature. */
 export async function prepareGovernance(
   deps: ServiceDeps,
@@ -97,12 +146,11 @@ export async function prepareGovernance(
   requireActive(identity);
   const publicKey = initiatingKey(identity, body.signer_public_key);
 
-  const ops = body.operations as GovernanceOperation[];
+  let ops = body.operations as GovernanceOperation[];
   let kind: ReturnType<typeof operationsKind>;
-  let txBody: ReturnType<typeof governanceBody>;
   try {
     kind = operationsKind(ops);
-    txBody = governanceBody(kind, ops);
+    governanceBody(kind, ops);
   } catch (e) {
     if (e instanceof GovernanceInputError) throw new ApiError(400, e.code, e.message, { field: e.field });
     throw e;
@@ -114,21 +162,16 @@ export async function prepareGovernance(
   try {
     const page = kind === 'key_page' ? await ledger.queryKeyPage(principal) : undefined;
     if (page) {
-      // what the ledger would refuse once signed, force or not
+      // what changes nothing (the ledger refuses most of it once signed), force or not
       const step = keyPageStepProblem(page, keyPageOps(ops));
       if (step) throw new ApiError(400, 'VALIDATION_ERROR', `${step.field}: ${step.message}`, { field: step.field });
     }
-    if (!body.force) {
-      const problem = page
-        ? keyPageQuorumProblem(page, keyPageOps(ops))
-        : kind === 'authority'
-          ? authorityQuorumProblem((await ledger.queryAccount(principal)).authorities, accountAuthOps(ops))
-          : null;
-      if (problem) {
-        throw new ApiError(400, 'QUORUM_UNREACHABLE', `operations: ${problem}; send force: true to do it anyway`, { field: 'operations' });
-      }
+    if (kind === 'authority') ops = await checkAuthorityOps(deps, identity, principal, ops, body.force === true);
+    if (page && !body.force) {
+      const problem = keyPageQuorumProblem(page, keyPageOps(ops));
+      if (problem) throw quorumUnreachable(problem);
     }
-    prepared = await ledger.prepareExternalSignature({ principal, body: txBody, signerUrl, publicKey });
+    prepared = await ledger.prepareExternalSignature({ principal, body: governanceBody(kind, ops), signerUrl, publicKey });
     // the threshold the signatures must meet, kept for when the operation has changed the page
     const signerPage = page && normUrl(page.url) === normUrl(prepared.signerUrl) ? page : await ledger.queryKeyPage(prepared.signerUrl);
     signerThreshold = signerPage.version === prepared.signerVersion ? Math.max(1, signerPage.acceptThreshold) : null;

@@ -423,7 +423,7 @@ describe('operations the ledger would refuse are refused when prepared, naming t
     ).toBe(201);
   });
 
-  it('adding a key already on the page or removing one it does not hold is a 400 naming the operation, force or not', async () => {
+  it('an operation that changes nothing (adding what is there, removing what is not, the current threshold) is a 400 naming the operation, force or not', async () => {
     const own = publicKeyHashHex(p.publicKey);
     for (const [ops, field, text] of [
       [[{ type: 'add_key', public_key_hash: own }], 'operations[0]', /already on the key page/],
@@ -436,14 +436,28 @@ describe('operations the ledger would refuse are refused when prepared, naming t
         /already on the key page/,
       ],
       [[{ type: 'remove_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }], 'operations[0]', /not on the key page/],
+      [
+        [{ type: 'remove_delegate', delegate_url: 'acc://nobody-here.acme/book' }],
+        'operations[0]',
+        /delegate acc:\/\/nobody-here\.acme\/book is not on the key page/,
+      ],
+      [[{ type: 'set_threshold', threshold: 1 }], 'operations[0]', /threshold is already 1/],
+      [[{ type: 'add_authority', authority_url: P.book_url }], 'operations[0]', /is already an authority of/],
+      [[{ type: 'remove_authority', authority_url: 'acc://nobody-here.acme/book' }], 'operations[0]', /is not an authority of/],
     ] as [unknown[], string, RegExp][]) {
       for (const force of [false, true]) {
         const r = await attempt(ops, { force });
         expect(r.status, JSON.stringify(r.body)).toBe(400);
         expect(r.body.details).toEqual({ field });
         expect(r.body.error).toMatch(text);
+        // one code for every operation that changes nothing
+        expect(r.body).toMatchObject({ code: 'VALIDATION_ERROR', error: expect.stringMatching(/the operation changes nothing$/) });
       }
     }
+    // the data account inherits the ADI's authorities: removing the inherited book from it changes nothing either
+    const inherited = await attempt([{ type: 'remove_authority', authority_url: P.book_url }], { account_url: `${P.adi_url}/data` });
+    expect(inherited.status, JSON.stringify(inherited.body)).toBe(400);
+    expect(inherited.body.error).toMatch(/is not an authority of .*\/data \(it has no authorities of its own: it inherits those of/);
   });
 
   it('prototype names are not operation types', async () => {
