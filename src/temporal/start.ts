@@ -25,15 +25,23 @@ export interface ResourceStart<I> {
   taskQueue: string;
   input: I;
   searchAttributes: SearchAttributePair[];
+  /**
+   * Which closed runs of the id a new start may follow: none by default (a resource's workflow runs once);
+   * 'ALLOW_DUPLICATE_FAILED_ONLY' for work a client may ask again after it failed.
+   */
+  reusePolicy?: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY';
 }
 
-/** Start a resource's workflow once: an id that was ever used is refused, so a retried start never runs it twice. */
+/**
+ * Start a resource's workflow once: an id that was ever used is refused (with 'ALLOW_DUPLICATE_FAILED_ONLY', one
+ * whose runs all failed is not), so a retried start never runs it twice.
+ */
 export async function startResourceWorkflow<I>(client: Client, workflow: (input: I) => Promise<unknown>, s: ResourceStart<I>): Promise<void> {
   await client.workflow.start(workflow, {
     workflowId: s.workflowId,
     taskQueue: s.taskQueue,
     args: [s.input],
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    workflowIdReusePolicy: s.reusePolicy ?? 'REJECT_DUPLICATE',
     typedSearchAttributes: s.searchAttributes,
   });
 }
