@@ -8,6 +8,7 @@ import type { Sponsor } from '../identity/sponsor.js';
 import type { LedgerClient } from '../ledger/index.js';
 import { createChainAccess } from './chain-access.js';
 import { createChainActivities } from './chain.js';
+import { createCreditActivities } from './credits.js';
 import { createGovernanceActivities } from './governance.js';
 import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
@@ -37,6 +38,7 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
+  const credits = deps.ledger && deps.sponsor ? createCreditActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
   const cosign = deps.ledger
     ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) }
     : undefined;
@@ -73,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
         'organizationsToScan',
         'scanOrgPending',
       ])),
+    ...(credits ?? missing<ReturnType<typeof createCreditActivities>>('ledger and sponsor', ['buyCredits', 'refundCreditPurchase'])),
     ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
     ...(intent ?? missing<IntentActivities>('ledger and chains', INTENT_ACTIVITY_NAMES)),
   };

@@ -13,6 +13,7 @@ import { notFoundOfParamIssues } from './schemas/common.js';
 import { registerAdminApiKeyRoutes } from './routes/admin-api-keys.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerCosignRoutes } from './routes/cosign.js';
+import { registerCreditRoutes } from './routes/credits.js';
 import { registerGovernanceRoutes } from './routes/governance.js';
 import { registerChainRoutes } from './routes/chains.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -62,6 +63,7 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   registerMeRoutes(app, deps);
   registerAdminApiKeyRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerCreditRoutes(app, deps);
   registerTransactionRoutes(app, deps);
   registerProofRoutes(app, deps);
   registerChainRoutes(app, deps);

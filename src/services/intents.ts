@@ -146,9 +146,15 @@ async function prepareWriteData(
     throw e;
   }
   if (credits <= 0) {
-    throw new ApiError(402, 'INSUFFICIENT_CREDITS', `The key page ${signerPage} has no credits: the ledger would refuse the intent; add credits first`, {
-      key_page: signerPage,
-    });
+    const buy = `POST /v1/identity/${identity.id}/credits${signerPage.toLowerCase() === identity.keyPageUrl.toLowerCase() ? '' : ` with key_page_url ${signerPage}`}`;
+    throw new ApiError(
+      402,
+      'INSUFFICIENT_CREDITS',
+      `The key page ${signerPage} has no credits: the ledger would refuse the intent; add credits first: ${buy}`,
+      {
+        key_page: signerPage,
+      },
+    );
   }
   return prepared;
 }

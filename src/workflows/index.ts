@@ -4,6 +4,7 @@ export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
 export { identityWorkflow } from './identity.js';
 export { governanceWorkflow } from './governance.js';
+export { creditsWorkflow } from './credits.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
 export { intentWorkflow } from './intent.js';
 export { intentChainWorkflow } from './intent-chain.js';
