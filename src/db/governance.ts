@@ -5,6 +5,7 @@
 import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { ledgerHashForm } from '../webhooks/stored-forms.js';
 import { governanceOps, identities, pendingActions, pendingScans, signRequests } from './schema.js';
 
 export type GovernanceOpRow = typeof governanceOps.$inferSelect;
@@ -76,14 +77,14 @@ export async function finishGovernanceOp(db: Db, id: string, status: GovernanceT
         orgId: r.orgId,
         type: 'governance.executed',
         resourceId: r.id,
-        data: { governance_id: r.id, identity_id: r.identityId, operation, ledger_tx_hash: r.txHash },
+        data: { governance_op_id: r.id, identity_id: r.identityId, operation, tx_hash: ledgerHashForm(r.txHash) },
       });
     } else {
       await recordEvent(tx, {
         orgId: r.orgId,
         type: 'governance.rejected',
         resourceId: r.id,
-        data: { governance_id: r.id, identity_id: r.identityId, operation, reason: reason ?? status },
+        data: { governance_op_id: r.id, identity_id: r.identityId, operation, reason: reason ?? status },
       });
     }
     return true;
@@ -114,9 +115,9 @@ export async function upsertPendingAction(db: Db, a: PendingActionInput): Promis
           pending_action_id: inserted.id,
           identity_id: a.identityId,
           kind: a.category === 'governance' ? 'governance' : 'transaction',
-          ledger_tx_hash: a.txHash,
-          threshold: a.threshold,
-          signatures: a.collectedSignatures,
+          tx_hash: ledgerHashForm(a.txHash),
+          required_signatures: a.threshold,
+          collected_signatures: a.collectedSignatures,
           remaining_needed: Math.max(0, a.threshold - a.collectedSignatures),
           expires_at: a.expiresAt ? a.expiresAt.toISOString() : null,
         },

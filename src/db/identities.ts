@@ -5,6 +5,7 @@
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, lt, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { chainAccountPayload, ledgerHashForm } from '../webhooks/stored-forms.js';
 import { olderThan } from './pagination.js';
 import { chainAccounts, identities, organizations } from './schema.js';
 
@@ -223,12 +224,12 @@ export async function markIdentityActive(db: Db, id: string, creditBalance: bigi
         identity_id: row.id,
         name: row.name,
         adi_url: row.adiUrl,
-        key_book_url: row.bookUrl,
+        book_url: row.bookUrl,
         key_page_url: row.keyPageUrl,
         data_account_url: row.dataAccountUrl,
-        public_key_hash: row.publicKeyHash,
-        credit_balance: creditBalance.toString(),
-        chain_accounts: accounts.map((a) => ({ chain: a.chain, chain_id: a.chainId.toString(), address: a.address })),
+        public_key_hash: ledgerHashForm(row.publicKeyHash),
+        credit_balance: Number(creditBalance),
+        chain_accounts: accounts.map((a) => chainAccountPayload({ chain: a.chain, evmChainId: a.chainId, address: a.address, deploymentTx: a.deploymentTx })),
       },
     });
     return row;

@@ -6,6 +6,7 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
+import { ledgerHashForm, type ExecutionPayload } from '../webhooks/stored-forms.js';
 import { olderThan } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 import { intentChains, intents, proofs } from './schema.js';
@@ -167,7 +168,7 @@ export async function markIntentSubmitted(db: Db, id: string, p: { txId: string;
       orgId: row.orgId,
       type: 'transaction.submitted',
       resourceId: row.id,
-      data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, ledger_tx_hash: p.txHash },
+      data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, tx_hash: ledgerHashForm(p.txHash) },
     });
     return row;
   });
@@ -205,7 +206,7 @@ export async function markIntentFailed(db: Db, id: string, p: { status: 'failed'
 export async function completeIntent(
   db: Db,
   id: string,
-  p: { proof: { bundle: string; bundleHash: string; custody: unknown[] }; executions: { chain: string; chain_id: string; leg_id: string; tx_hash: string }[] },
+  p: { proof: { bundle: string; bundleHash: string; custody: unknown[] }; executions: ExecutionPayload[] },
 ): Promise<string> {
   return db.transaction(async (tx) => {
     const [cur] = await tx.select().from(intents).where(eq(intents.id, id)).for('update');

@@ -1,53 +1,93 @@
 /**
  * The event catalogue: every event type the gateway emits and the zod schema of its `data`. `recordEvent`
  * (src/db/events.ts) validates against these, so a flow cannot emit a payload receivers were not promised.
- * Schemas are loose objects: the listed fields are guaranteed, flows may add more (additive changes only).
+ * Schemas are strict: every field a payload carries is listed here, in the forms of docs/api-conventions.md
+ * (ledger hashes 64 lowercase hex without 0x, EVM hashes 0x + lowercase hex, addresses EIP-55, counts, thresholds,
+ * credits and EVM chain ids as JSON numbers, one name per concept). New fields may be added; receivers ignore
+ * fields they do not know. Events stored in an earlier form are served in these forms (`envelopeOf`).
  */
 import { z } from 'zod';
+import { currentEventData } from './stored-forms.js';
 
 const uuid = z.uuid();
 const iso = z.iso.datetime({ offset: true });
-/** chain ids and amounts are decimal strings (never JS numbers beyond 2^53) */
-const decimal = z.string().regex(/^\d+$/);
+/** a ledger hash: 64 lowercase hex, no 0x */
+const ledgerHash = z.string().regex(/^[0-9a-f]{64}$/, 'a ledger hash: 64 lowercase hex without 0x');
+/** an EVM transaction hash: 0x + 64 lowercase hex */
+const evmHash = z.string().regex(/^0x[0-9a-f]{64}$/, 'an EVM hash: 0x + 64 lowercase hex');
+/** an EVM account address (EIP-55 mixed case) */
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address: 0x + 40 hex');
+/** a chain by its registry id (GET /v1/chains), e.g. polygon-amoy */
+const chainName = z.string().regex(/^[a-z][a-z0-9-]*$/, 'a chain registry id');
+const evmChainId = z.number().int().positive();
+const count = z.number().int().min(0);
 
-const chainAccount = z.object({ chain: z.string(), chain_id: decimal, address: z.string() });
-const execution = z.looseObject({ chain: z.string(), chain_id: decimal, tx_hash: z.string() });
+/** A chain account as the REST identity view shows it (`chain_accounts[]` of GET /v1/identity/{id}). */
+const chainAccount = z.strictObject({
+  chain: chainName,
+  /** the same registry id as `chain`: the name Certen clients read */
+  chain_id: chainName,
+  evm_chain_id: evmChainId,
+  address: evmAddress,
+  /** the EVM transaction that deployed it; null when the account was found deployed and its deployment not located */
+  deployment_tx: evmHash.nullable(),
+  /** always true: an account is recorded once its code is on the chain */
+  deployed: z.literal(true),
+});
+/** One executed leg of an intent. */
+const execution = z.strictObject({ leg_id: z.string(), chain: chainName, evm_chain_id: evmChainId, tx_hash: evmHash });
 
 export const EVENT_SCHEMAS = {
   /** an identity finished provisioning; its accounts exist on the ledger and every requested chain */
-  'identity.active': z.looseObject({
+  'identity.active': z.strictObject({
     identity_id: uuid,
     name: z.string(),
     adi_url: z.string(),
-    key_book_url: z.string(),
+    book_url: z.string(),
     key_page_url: z.string(),
     data_account_url: z.string(),
-    public_key_hash: z.string(),
+    public_key_hash: ledgerHash,
+    /** whole credits on the key page */
+    credit_balance: count,
     chain_accounts: z.array(chainAccount),
   }),
   /** provisioning stopped for good; `stage` is where */
-  'identity.failed': z.looseObject({
+  'identity.failed': z.strictObject({
     identity_id: uuid,
     name: z.string(),
     stage: z.string(),
     error: z.string(),
   }),
+  /** an active identity's account was deployed on one more chain (PATCH /v1/identity/{id} with link_chains) */
+  'identity.chain_linked': z.strictObject({
+    identity_id: uuid,
+    adi_url: z.string(),
+    chain_account: chainAccount,
+  }),
+  /** linking a chain stopped for good; the chain left the identity's requested_chains */
+  'identity.chain_link_failed': z.strictObject({
+    identity_id: uuid,
+    adi_url: z.string(),
+    chain: chainName,
+    error: z.string(),
+  }),
   /** the signed intent was accepted by the ledger; the proof cycle runs */
-  'transaction.submitted': z.looseObject({
+  'transaction.submitted': z.strictObject({
     intent_id: uuid,
     identity_id: uuid,
     operation_id: z.string(),
-    ledger_tx_hash: z.string().nullable(),
+    /** the ledger transaction */
+    tx_hash: ledgerHash,
   }),
   /** every leg executed and was attested; the proof is available */
-  'transaction.completed': z.looseObject({
+  'transaction.completed': z.strictObject({
     intent_id: uuid,
     identity_id: uuid,
     operation_id: z.string(),
-    proof_id: z.string(),
+    proof_id: uuid,
     executions: z.array(execution),
   }),
-  'transaction.failed': z.looseObject({
+  'transaction.failed': z.strictObject({
     intent_id: uuid,
     identity_id: uuid,
     operation_id: z.string(),
@@ -55,37 +95,40 @@ export const EVENT_SCHEMAS = {
     error: z.string(),
   }),
   /** a governance operation (key page / account authority change) executed on the ledger */
-  'governance.executed': z.looseObject({
-    governance_id: uuid,
+  'governance.executed': z.strictObject({
+    governance_op_id: uuid,
     identity_id: uuid,
     operation: z.string(),
-    ledger_tx_hash: z.string().nullable(),
+    /** the ledger transaction */
+    tx_hash: ledgerHash,
   }),
-  'governance.rejected': z.looseObject({
-    governance_id: uuid,
+  'governance.rejected': z.strictObject({
+    governance_op_id: uuid,
     identity_id: uuid,
     operation: z.string(),
     reason: z.string(),
   }),
-  /** a pending action awaits a signature from one of the identity's keys */
-  'inbox.action_pending': z.looseObject({
+  /** a pending action awaits a signature from one of the identity's keys (the fields of GET /v1/pending's action) */
+  'inbox.action_pending': z.strictObject({
     pending_action_id: uuid,
     identity_id: uuid,
-    /** transaction | governance | ledger */
-    kind: z.string(),
-    ledger_tx_hash: z.string(),
-    threshold: z.number().int().positive(),
-    signatures: z.number().int().min(0),
-    remaining_needed: z.number().int().min(0),
+    /** transaction | governance */
+    kind: z.enum(['transaction', 'governance']),
+    /** the pending ledger transaction */
+    tx_hash: ledgerHash,
+    /** the signing page's accept threshold */
+    required_signatures: z.number().int().positive(),
+    collected_signatures: count,
+    remaining_needed: count,
     expires_at: iso.nullable(),
   }),
   /** a webhook endpoint was switched off by the gateway (sustained failure or 410 Gone) */
-  'webhook_endpoint.disabled': z.looseObject({
+  'webhook_endpoint.disabled': z.strictObject({
     endpoint_id: uuid,
     url: z.string(),
     reason: z.string(),
     failing_since: iso.nullable(),
-    consecutive_failures: z.number().int().min(0),
+    consecutive_failures: count,
   }),
 } as const;
 
@@ -121,5 +164,13 @@ export function envelopeOf(e: {
   sequence: number;
   data: Record<string, unknown>;
 }): EventEnvelope {
-  return { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), resource_id: e.resourceId, sequence: e.sequence, data: e.data };
+  return {
+    id: e.id,
+    type: e.type,
+    timestamp: e.createdAt.toISOString(),
+    resource_id: e.resourceId,
+    sequence: e.sequence,
+    // rows written before the payloads followed the API conventions are served in the current forms
+    data: currentEventData(e.type, e.data),
+  };
 }

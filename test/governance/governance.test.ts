@@ -266,9 +266,9 @@ describe('governance and co-signing on the devnet', () => {
       pending_action_id: action.id,
       identity_id: A.id,
       kind: 'governance',
-      ledger_tx_hash: op2.tx_hash,
-      threshold: 2,
-      signatures: 1,
+      tx_hash: op2.tx_hash,
+      required_signatures: 2,
+      collected_signatures: 1,
       remaining_needed: 1,
     });
     // …and arrives at the organization's endpoint as a signed Standard Webhooks delivery, with the event's id

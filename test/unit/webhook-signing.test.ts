@@ -1,7 +1,8 @@
 /** Standard Webhooks signing, checked against the reference `standardwebhooks` library both ways; URL rules. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { EVENT_SCHEMAS, EVENT_TYPES } from '../../src/webhooks/catalogue.js';
+import { envelopeOf, EVENT_SCHEMAS, EVENT_TYPES } from '../../src/webhooks/catalogue.js';
+import { chainAccountPayload, currentEventData } from '../../src/webhooks/stored-forms.js';
 import { runWebhookCli } from '../../src/webhooks/cli.js';
 import { generateSecret, isValidSecret, sign, signedHeaders, SignatureError, verify } from '../../src/webhooks/signing.js';
 import { checkWebhookUrl, isPrivateAddress, UrlRejected } from '../../src/webhooks/url.js';
@@ -96,16 +97,52 @@ describe('event catalogue', () => {
       ]),
     );
   });
-  it('rejects payloads missing required fields and keeps extra ones', () => {
+  it('rejects payloads missing required fields or carrying fields it does not list', () => {
     expect(EVENT_SCHEMAS['transaction.failed'].safeParse({ intent_id: 'x' }).success).toBe(false);
-    const ok = EVENT_SCHEMAS['identity.failed'].parse({
-      identity_id: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11',
+    const failed = { identity_id: '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11', name: 'acme', stage: 'credits', error: 'boom' };
+    expect(EVENT_SCHEMAS['identity.failed'].parse(failed)).toEqual(failed);
+    expect(EVENT_SCHEMAS['identity.failed'].safeParse({ ...failed, extra: 1 }).success).toBe(false);
+  });
+  it('holds hashes, numbers and chains in the forms of the API conventions', () => {
+    const id = '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11';
+    const submitted = { intent_id: id, identity_id: id, operation_id: 'op', tx_hash: 'ab'.repeat(32) };
+    expect(EVENT_SCHEMAS['transaction.submitted'].safeParse(submitted).success).toBe(true);
+    expect(EVENT_SCHEMAS['transaction.submitted'].safeParse({ ...submitted, tx_hash: `0x${'ab'.repeat(32)}` }).success).toBe(false);
+    const exec = { leg_id: 'l', chain: 'polygon-amoy', evm_chain_id: 80002, tx_hash: `0x${'ab'.repeat(32)}` };
+    const completed = { intent_id: id, identity_id: id, operation_id: 'op', proof_id: id, executions: [exec] };
+    expect(EVENT_SCHEMAS['transaction.completed'].safeParse(completed).success).toBe(true);
+    for (const bad of [{ evm_chain_id: '80002' }, { tx_hash: 'ab'.repeat(32) }, { chain_id: '80002' }]) {
+      expect(EVENT_SCHEMAS['transaction.completed'].safeParse({ ...completed, executions: [{ ...exec, ...bad }] }).success, JSON.stringify(bad)).toBe(false);
+    }
+  });
+  it('serves data already in the current forms unchanged', () => {
+    const id = '3f1c2a9e-0d4b-4c57-9a0e-2b8f5d7c6e11';
+    const active = {
+      identity_id: id,
       name: 'acme',
-      stage: 'credits',
-      error: 'boom',
-      extra: 1,
-    });
-    expect(ok).toMatchObject({ extra: 1 });
+      adi_url: 'acc://acme.acme',
+      book_url: 'acc://acme.acme/book',
+      key_page_url: 'acc://acme.acme/book/1',
+      data_account_url: 'acc://acme.acme/data',
+      public_key_hash: 'ab'.repeat(32),
+      credit_balance: 7,
+      chain_accounts: [chainAccountPayload({ chain: 'polygon-amoy', evmChainId: 80002n, address: `0x${'ab'.repeat(20)}`, deploymentTx: null })],
+    };
+    expect(EVENT_SCHEMAS['identity.active'].parse(active)).toEqual(active);
+    const env = envelopeOf({ id, type: 'identity.active', createdAt: new Date(0), resourceId: id, sequence: 1, data: active });
+    expect(JSON.stringify(env.data)).toBe(JSON.stringify(active));
+    const pending = {
+      pending_action_id: id,
+      identity_id: id,
+      kind: 'transaction',
+      tx_hash: 'ab'.repeat(32),
+      required_signatures: 2,
+      collected_signatures: 1,
+      remaining_needed: 1,
+      expires_at: null,
+    };
+    expect(EVENT_SCHEMAS['inbox.action_pending'].parse(pending)).toEqual(pending);
+    expect(currentEventData('inbox.action_pending', pending)).toEqual(pending);
   });
 });
 

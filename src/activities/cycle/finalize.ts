@@ -8,6 +8,7 @@ import { assembleBundle } from '../../proof/assemble.js';
 import { serializeBundle } from '../../proof/bundle.js';
 import { custodyTrail } from '../../proof/custody-trail.js';
 import type { CycleRecord } from '../../protocol/cycle-record.js';
+import { executionPayload } from '../../webhooks/stored-forms.js';
 import { heartbeating } from '../heartbeat.js';
 import type { CycleContext, IntentStepInput } from './context.js';
 
@@ -70,7 +71,7 @@ export function finalizeSteps(ctx: CycleContext) {
       if (!failed.length && done.length) {
         proofId = await completeIntent(db, i.intentId, {
           proof: await proof(),
-          executions: done.map((l) => ({ chain: l.chain, chain_id: l.chainId, leg_id: l.legId, tx_hash: l.executionTx! })),
+          executions: done.map((l) => executionPayload({ legId: l.legId, chain: l.chain, evmChainId: l.chainId, txHash: l.executionTx! })),
         });
         return { status: 'completed', proofId };
       }
