@@ -14,6 +14,7 @@ import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps, AppEnv } from './deps.js';
 import { idempotency } from './middleware/idempotency.js';
+import { emptyBodyIsNoBody } from './middleware/optional-body.js';
 import { requireScopes, scopeExtension, type ScopeRule } from './middleware/scopes.js';
 import { errorResponses } from './schemas/common.js';
 
@@ -35,6 +36,9 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
   const own = rest.middleware === undefined ? [] : Array.isArray(rest.middleware) ? rest.middleware : [rest.middleware];
   const middleware: MiddlewareHandler<AppEnv>[] = [requireScopes(scopes)];
   if (idempotent) middleware.push(idempotency(deps));
+  // an optional body: a JSON Content-Type with nothing after it is no body (as on the POSTs that declare none)
+  const body = (rest as { request?: { body?: { required?: boolean } } }).request?.body;
+  if (body && !body.required) middleware.push(emptyBodyIsNoBody);
   const parameters = [...((rest as { parameters?: unknown[] }).parameters ?? [])];
   if (idempotent) {
     parameters.push({

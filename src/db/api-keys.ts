@@ -8,6 +8,7 @@ import type { Db } from './client.js';
 import { createOrganization, type Organization } from './organizations.js';
 import { apiKeys, organizations } from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
+import { newerThan, type RowPage } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 
 export const KEY_PREFIX = 'ck_live_';
@@ -109,8 +110,23 @@ export async function findApiKeyByRaw(db: Db, raw: string): Promise<ApiKeyRow | 
   return row;
 }
 
-export async function listApiKeys(db: Db, orgId: string): Promise<ApiKeyRow[]> {
-  return db.select().from(apiKeys).where(eq(apiKeys.orgId, orgId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+/**
+ * A page of the organization's keys, oldest first (`page.limit` rows from `page.offset` or after `page.after`), and
+ * how many there are.
+ */
+export async function listApiKeys(db: Db, orgId: string, page: RowPage): Promise<{ rows: ApiKeyRow[]; total: number }> {
+  const where = eq(apiKeys.orgId, orgId);
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select()
+      .from(apiKeys)
+      .where(page.after ? and(where, newerThan(apiKeys.createdAt, apiKeys.id, page.after)) : where)
+      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
+      .limit(page.limit)
+      .offset(page.offset ?? 0),
+    db.select({ n: count() }).from(apiKeys).where(where),
+  ]);
+  return { rows, total: Number(counted?.n ?? 0) };
 }
 
 export async function getApiKey(db: Db, orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {

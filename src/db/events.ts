@@ -6,7 +6,7 @@
  * delivery until the dispatcher's next look. To deliver at once, nudge it after the commit:
  * `notifyWebhookDispatcher()` from workflow code, `kickWebhookDispatcher(client, taskQueue)` elsewhere.
  */
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import { EVENT_SCHEMAS, type EventData, type EventType } from '../webhooks/catalogue.js';
 import type { Db } from './client.js';
 import { eventSequences, events } from './schema.js';
@@ -98,14 +98,22 @@ export interface EventListQuery {
   /** newest first: only the events inserted before this position */
   beforePosition?: number;
   limit: number;
+  /** events of the order to skip first */
+  offset?: number;
 }
 
-/** The organization's events in the order asked for, at most `limit`. */
-export async function listOrgEvents(db: Db, orgId: string, q: EventListQuery): Promise<EventRow[]> {
+/** What the list's filters match, before any cursor: the rows a page is cut from and their total. */
+function eventFilter(orgId: string, q: EventListQuery): SQL[] {
   const where: SQL[] = [eq(events.orgId, orgId), gte(events.createdAt, q.since)];
   if (q.types) where.push(inArray(events.type, q.types));
   if (q.resourceId) where.push(eq(events.resourceId, q.resourceId));
   if (q.forward) where.push(isNotNull(events.listedSeq));
+  return where;
+}
+
+/** The organization's events in the order asked for, at most `limit`, after `offset` of them. */
+export async function listOrgEvents(db: Db, orgId: string, q: EventListQuery): Promise<EventRow[]> {
+  const where = eventFilter(orgId, q);
   if (q.afterListedSeq !== undefined) where.push(gt(events.listedSeq, q.afterListedSeq));
   if (q.beforePosition !== undefined) where.push(lt(events.position, q.beforePosition));
   return db
@@ -113,7 +121,17 @@ export async function listOrgEvents(db: Db, orgId: string, q: EventListQuery): P
     .from(events)
     .where(and(...where))
     .orderBy(q.forward ? asc(events.listedSeq) : desc(events.position))
-    .limit(q.limit);
+    .limit(q.limit)
+    .offset(q.offset ?? 0);
+}
+
+/** How many of the organization's events the list's filters match (the cursor aside). */
+export async function countOrgEvents(db: Db, orgId: string, q: EventListQuery): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(events)
+    .where(and(...eventFilter(orgId, q)));
+  return Number(row?.n ?? 0);
 }
 
 /** An event of the organization created at or after `since`. */

@@ -7,6 +7,7 @@ import { and, asc, count, desc, eq, inArray, isNotNull, isNull, or, sql, type SQ
 import type { Db } from './client.js';
 import type { DbOrTx } from './events.js';
 import { ADVISORY_LOCKS } from './locks.js';
+import { olderThan, type RowPage } from './pagination.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -38,13 +39,23 @@ export async function getEndpoint(db: Db, id: string): Promise<EndpointRow | und
   return row;
 }
 
-/** The organization's endpoints that are not deleted, newest first. */
-export async function listOrgEndpoints(db: Db, orgId: string): Promise<EndpointRow[]> {
-  return db
-    .select()
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt)))
-    .orderBy(desc(webhookEndpoints.createdAt));
+/**
+ * A page of the organization's endpoints that are not deleted, newest first (`page.limit` rows from `page.offset` or
+ * after `page.after`), and how many there are.
+ */
+export async function listOrgEndpoints(db: Db, orgId: string, page: RowPage): Promise<{ rows: EndpointRow[]; total: number }> {
+  const where = and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt));
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select()
+      .from(webhookEndpoints)
+      .where(page.after ? and(where, olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, page.after)) : where)
+      .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+      .limit(page.limit)
+      .offset(page.offset ?? 0),
+    db.select({ n: count() }).from(webhookEndpoints).where(where),
+  ]);
+  return { rows, total: Number(counted?.n ?? 0) };
 }
 
 export interface NewEndpoint {
@@ -165,30 +176,28 @@ export interface DeliveryFilter {
   eventType?: string;
 }
 
-/** A page of the organization's delivery log, newest first, and how many rows match in all. */
-export async function listOrgDeliveries(
-  db: Db,
-  orgId: string,
-  f: DeliveryFilter,
-  page: { limit: number; offset: number },
-): Promise<{ rows: DeliveryRow[]; total: number }> {
-  const where: SQL[] = [eq(webhookDeliveries.orgId, orgId)];
-  if (f.status) where.push(eq(webhookDeliveries.status, f.status));
-  if (f.endpointId) where.push(eq(webhookDeliveries.endpointId, f.endpointId));
-  if (f.eventId) where.push(eq(webhookDeliveries.eventId, f.eventId));
-  if (f.eventType) where.push(eq(webhookDeliveries.eventType, f.eventType));
-  const [{ total }] = await db
-    .select({ total: count() })
-    .from(webhookDeliveries)
-    .where(and(...where));
-  const rows = await db
-    .select()
-    .from(webhookDeliveries)
-    .where(and(...where))
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  return { rows, total };
+/**
+ * A page of the organization's delivery log, newest first (`page.limit` rows from `page.offset` or after
+ * `page.after`), and how many rows match in all.
+ */
+export async function listOrgDeliveries(db: Db, orgId: string, f: DeliveryFilter, page: RowPage): Promise<{ rows: DeliveryRow[]; total: number }> {
+  const conds: SQL[] = [eq(webhookDeliveries.orgId, orgId)];
+  if (f.status) conds.push(eq(webhookDeliveries.status, f.status));
+  if (f.endpointId) conds.push(eq(webhookDeliveries.endpointId, f.endpointId));
+  if (f.eventId) conds.push(eq(webhookDeliveries.eventId, f.eventId));
+  if (f.eventType) conds.push(eq(webhookDeliveries.eventType, f.eventType));
+  const where = and(...conds);
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(page.after ? and(where, olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.after)) : where)
+      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+      .limit(page.limit)
+      .offset(page.offset ?? 0),
+    db.select({ n: count() }).from(webhookDeliveries).where(where),
+  ]);
+  return { rows, total: Number(counted?.n ?? 0) };
 }
 
 /** The delivery's event and every attempt, in order. */

@@ -6,6 +6,7 @@
  *             a transient ledger failure is a 502 and releases the claim for a retry; a refusal of a signature the
  *             ledger already holds (an answer lost) is the success it was; a transaction finished meanwhile is a
  *             409 TX_NOT_PENDING. Open governance operations on the transaction are told to look at the ledger.
+ * And the pending inbox behind /v1/pending: a page of open pending actions with their stats and the last scan.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from './errors.js';
@@ -14,12 +15,15 @@ import {
   claimSignRequest,
   getOrgPendingAction,
   getOrgSignRequest,
+  getPendingScan,
   insertSignRequest,
   openGovernanceOpsByTxHash,
   orgPendingTxId,
   settleSignRequest,
 } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
+import type { RowPage } from '../db/pagination.js';
+import { listPendingActionPage } from '../db/pending-list.js';
 import { progressAfterSubmission, submitPrepared } from '../governance/submit.js';
 import { ed25519PublicKeyProblem } from '../identity/keys.js';
 import {
@@ -236,4 +240,26 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
       warning: `submitted, but the progress could not be read: ${(e as Error).message}`,
     };
   }
+}
+
+export interface PendingListQuery {
+  /** ADI URL or id of one identity of the organization (404 otherwise) */
+  identity?: string;
+  category?: string;
+  status?: string;
+}
+
+/**
+ * A page of the organization's open pending actions (oldest discovered first; `page.limit` rows from `page.offset` or
+ * after `page.after`), the stats over every action the filters match, and the last pending-discovery scan.
+ */
+export async function listPending(deps: ServiceDeps, caller: Caller, q: PendingListQuery, page: RowPage) {
+  const db = deps.database.db;
+  const now = new Date(deps.now?.() ?? Date.now());
+  const identityIds = q.identity ? [(await findOrgIdentity(db, caller.orgId, q.identity, { field: 'identity', adiUrl: true })).id] : undefined;
+  const [list, scan] = await Promise.all([
+    listPendingActionPage(db, caller.orgId, { identityIds, category: q.category, status: q.status, now }, page),
+    getPendingScan(db, caller.orgId),
+  ]);
+  return { ...list, scan: { lastScanAt: scan?.lastScanAt ?? null, degraded: scan?.degraded ?? false } };
 }

@@ -12,7 +12,18 @@ import type { Address } from 'viem';
 import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { getChainAccounts } from '../db/identities.js';
-import { deleteIntent, getIntent, getOrgIntent, getOrgIntentWithChains, insertIntent, type IntentChainRow, type IntentRow } from '../db/intents.js';
+import {
+  deleteIntent,
+  getChainsOfIntents,
+  getIntent,
+  getOrgIntent,
+  getOrgIntentWithChains,
+  insertIntent,
+  type IntentChainRow,
+  type IntentRow,
+} from '../db/intents.js';
+import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
+import type { RowPage } from '../db/pagination.js';
 import type { PreparedIntentTx } from '../db/schema.js';
 import { LedgerInputError, LedgerTransportError, tx, type PreparedSignature } from '../ledger/index.js';
 import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../protocol/intent/index.js';
@@ -281,4 +292,23 @@ export async function readIntent(deps: ServiceDeps, orgId: string, intentId: str
   const found = await getOrgIntentWithChains(deps.database.db, orgId, intentId);
   if (!found) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   return found;
+}
+
+/**
+ * A page of the organization's intents, newest first (`page.limit` rows from `page.offset` or after `page.after`),
+ * each with its per-chain cycles, and how many match the filter in all.
+ */
+export async function listIntents(
+  deps: ServiceDeps,
+  orgId: string,
+  filter: IntentListFilter,
+  page: RowPage,
+): Promise<{ rows: { row: IntentRow; chains: IntentChainRow[] }[]; total: number }> {
+  const db = deps.database.db;
+  const { rows, total } = await listOrgIntentPage(db, orgId, filter, page);
+  const chains = await getChainsOfIntents(
+    db,
+    rows.map((r) => r.id),
+  );
+  return { rows: rows.map((row) => ({ row, chains: chains.get(row.id)! })), total };
 }

@@ -25,6 +25,7 @@ import {
   type EndpointChanges,
   type EndpointRow,
 } from '../db/webhooks.js';
+import type { RowPage } from '../db/pagination.js';
 import { restartDelivery } from '../temporal/webhooks.js';
 import { PING_EVENT_TYPE } from '../webhooks/catalogue.js';
 import { MAX_PREVIOUS_SECRETS, PREVIOUS_SECRET_GRACE_MS, signingSecrets } from '../webhooks/policy.js';
@@ -93,9 +94,9 @@ export async function pingEndpoint(deps: WebhookDeps, endpoint: EndpointRow): Pr
   return { result, endpoint: await updateEndpoint(deps.database.db, endpoint.id, changes) };
 }
 
-/** The organization's endpoints, newest first. */
-export async function listEndpoints(deps: WebhookDeps, caller: Caller): Promise<EndpointRow[]> {
-  return listOrgEndpoints(deps.database.db, caller.orgId);
+/** A page of the organization's endpoints, newest first, and how many there are. */
+export async function listEndpoints(deps: WebhookDeps, caller: Caller, page: RowPage): Promise<{ rows: EndpointRow[]; total: number }> {
+  return listOrgEndpoints(deps.database.db, caller.orgId, page);
 }
 
 export interface NewEndpointRequest {
@@ -227,8 +228,8 @@ export interface DeliveryQuery {
   event_type?: string;
 }
 
-/** A page of the delivery log; the id filters must be UUIDs (400 naming the field). */
-export async function listDeliveries(deps: WebhookDeps, caller: Caller, q: DeliveryQuery, page: { limit: number; offset: number }) {
+/** A page of the delivery log, newest first, and its total; the id filters must be UUIDs (400 naming the field). */
+export async function listDeliveries(deps: WebhookDeps, caller: Caller, q: DeliveryQuery, page: RowPage) {
   const filter: DeliveryFilter = { status: q.status, eventType: q.event_type };
   if (q.endpoint_id) {
     if (!UUID.test(q.endpoint_id)) throw new ApiError(400, 'VALIDATION_ERROR', 'endpoint_id: must be a UUID', { field: 'endpoint_id' });

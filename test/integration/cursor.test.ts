@@ -12,7 +12,7 @@ describe.each(dbKinds())('list cursors (%s)', (kind) => {
   let k: TestKey;
   beforeAll(async () => {
     t = await startTestApp(kind);
-    k = await createTestOrgAndKey(t.db, { rateLimitRpm: 1000 });
+    k = await createTestOrgAndKey(t.db, { rateLimitRpm: 1000, isAdmin: true });
   });
   afterAll(async () => t?.close());
 
@@ -29,7 +29,7 @@ describe.each(dbKinds())('list cursors (%s)', (kind) => {
     ['garbage', 'not-base64-json'],
   ];
 
-  for (const path of ['/v1/identities', '/v1/transactions']) {
+  for (const path of ['/v1/identities', '/v1/transactions', '/v1/pending', '/v1/webhooks/endpoints', '/v1/webhooks/deliveries', '/v1/admin/api-keys']) {
     it(`${path}: a tampered cursor is a 400 naming cursor`, async () => {
       for (const [what, cursor] of tampered) {
         const res = await t.call(`${path}?cursor=${cursor}`, { key: k.key });
@@ -40,4 +40,12 @@ describe.each(dbKinds())('list cursors (%s)', (kind) => {
       expect((await t.call(`${path}?cursor=${good}`, { key: k.key })).status).toBe(200);
     });
   }
+
+  it('/v1/events: a cursor is an event id; anything else is a 400 naming cursor', async () => {
+    for (const cursor of ['not-an-id', tampered[0]![1]]) {
+      const res = await t.call(`/v1/events?cursor=${cursor}`, { key: k.key });
+      expect(res.status, cursor).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'cursor' } });
+    }
+  });
 });

@@ -59,7 +59,7 @@ describe('closed value sets', () => {
     for (const ok of ['identity.active', 'identity.active, transaction.completed', EVENT_TYPES.join(',')]) {
       const r = await call('GET', `/v1/events?type=${encodeURIComponent(ok)}`);
       expect(r.status, `${ok}: ${JSON.stringify(r.body)}`).toBe(200);
-      expect(r.body.data).toEqual([]);
+      expect(r.body.events).toEqual([]);
     }
   });
 });

@@ -12,7 +12,9 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { withholdOnReplay } from '../middleware/idempotency.js';
-import { ErrorSchema, errorResponses, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
+import { ErrorSchema, errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
+import { createdAtPage, pageRequest } from '../pagination.js';
+import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
 
 const API_KEY_NOT_FOUND = { code: 'NOT_FOUND', message: 'API key not found' };
@@ -156,23 +158,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     },
   );
 
-  app.openapi(
-    secureRoute(deps, {
-      method: 'get',
-      path: '/v1/admin/api-keys',
-      tags: ['Admin'],
-      summary: "List the organization's API keys",
-      description: 'Prefixes and settings only; raw keys and hashes are never returned.',
-      scopes: ['admin'],
-      responses: { 200: json(z.object({ api_keys: z.array(ApiKeySchema) }), "The caller's organization's keys, oldest first") },
-    }),
-    async (c) => {
-      const auth = requireAuth(c);
-      const keys = await listApiKeys(db, auth.orgId);
-      const t = now();
-      return c.json({ api_keys: keys.map((k) => apiKeyView(k, t)) }, 200);
-    },
-  );
+  registerListRoute(app, deps);
 
   app.openapi(
     secureRoute(deps, {
@@ -231,6 +217,39 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       c.get('logger').info('api key rotated', { previous_key_id: key_id, new_key_id: rotated.row.id });
       c.header('Cache-Control', 'no-store');
       return c.json({ previous_id: key_id, new_key: createdApiKeyView(rotated.row, rotated.rawKey), warning: WARNING }, 200);
+    },
+  );
+}
+
+/** GET /v1/admin/api-keys: a page of the organization's keys, oldest first. */
+function registerListRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  const db = deps.database.db;
+  const now = () => new Date((deps.now ?? Date.now)());
+  app.openapi(
+    secureRoute(deps, {
+      method: 'get',
+      path: '/v1/admin/api-keys',
+      tags: ['Admin'],
+      summary: "List the organization's API keys",
+      description:
+        'Prefixes and settings only; raw keys and hashes are never returned. Oldest first; page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both.',
+      scopes: ['admin'],
+      request: { query: z.object(pageQuery()) },
+      responses: {
+        200: jsonResponse(
+          z.object({ api_keys: z.array(ApiKeySchema), pagination: PaginationSchema }),
+          "A page of the caller's organization's keys, oldest first",
+        ),
+        ...errorResponses(400),
+      },
+    }),
+    async (c) => {
+      const auth = requireAuth(c);
+      const req = pageRequest(c.req.valid('query'));
+      const { rows, total } = await listApiKeys(db, auth.orgId, { ...req, limit: req.limit + 1 });
+      const { page: keys, pagination } = createdAtPage(rows, req, total);
+      const t = now();
+      return c.json({ api_keys: keys.map((k) => apiKeyView(k, t)), pagination }, 200);
     },
   );
 }

@@ -1,20 +1,18 @@
 /**
  * The pending inbox and co-signing, scoped to the caller's organization (the use case: src/services/cosign.ts):
- *   GET  /v1/pending                   open pending actions found by pending discovery, with stats and pagination
+ *   GET  /v1/pending                   open pending actions found by pending discovery, with stats, by cursor or offset
  *   POST /v1/sign                      signing data for one key's vote (approve | reject | abstain) on a pending
  *                                      action or on any pending ledger transaction (hash or TxID)
  *   POST /v1/sign/{id}/signature       claimed atomically, verified, submitted once
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { getPendingScan, listPendingActions } from '../../db/governance.js';
-import { prepareCosignature, submitCosignature, VOTE_WORD } from '../../services/cosign.js';
-import { findOrgIdentity } from '../../services/identity-access.js';
+import { listPending, prepareCosignature, submitCosignature, VOTE_WORD } from '../../services/cosign.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { callerOf, requireAuth } from '../middleware/auth.js';
+import { callerOf } from '../middleware/auth.js';
 import { errorResponses, jsonResponse, resourceIdParam } from '../schemas/common.js';
-import { offsetPagination } from '../pagination.js';
-import { OffsetPaginationSchema } from '../schemas/pagination.js';
+import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
+import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
 import { PendingActionSchema, pendingActionView, SignBody, SignResponse, SignResult } from './cosign-schemas.js';
 
@@ -24,9 +22,10 @@ export function registerCosignRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   registerSubmit(app, deps);
 }
 
+/** The pending list's default page size: the contract's 100. */
+const PENDING_PAGE_SIZE = 100;
+
 function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  const db = deps.database.db;
-  const now = () => new Date(deps.now?.() ?? Date.now());
   app.openapi(
     secureRoute(deps, {
       method: 'get',
@@ -34,15 +33,14 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Co-signing'],
       summary: 'List pending actions',
       description:
-        "Ledger transactions waiting for signatures that involve the organization's identities (as principal, as a required authority, or through delegation), as found by the pending-discovery scan. Oldest first. stats count every open action of the identity filter (urgent: expiring within 24 hours); scan tells when the last scan ran and whether it was degraded (a transient ledger error: some entries may be stale).",
+        "Ledger transactions waiting for signatures that involve the organization's identities (as principal, as a required authority, or through delegation), as found by the pending-discovery scan. Oldest first. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; the default page is 100. `stats` count every open action the filters match, not only the page (`stats.total` is `pagination.total`; urgent: expiring within 24 hours); `scan` tells when the last scan ran and whether it was degraded (a transient ledger error: some entries may be stale).",
       scopes: ['read'],
       request: {
         query: z.object({
           identity: z.string().max(500).optional().openapi({ description: 'ADI URL (or id) of one identity' }),
           category: z.enum(['governance', 'transactions']).optional(),
           status: z.enum(['eligible', 'awaiting_others']).optional(),
-          limit: z.coerce.number().int().min(1).max(500).optional().openapi({ description: 'Page size, default 100, at most 500' }),
-          offset: z.coerce.number().int().min(0).optional(),
+          ...pageQuery(PENDING_PAGE_SIZE),
         }),
       },
       responses: {
@@ -56,7 +54,7 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
               transactions: z.number().int(),
               awaiting_others: z.number().int(),
             }),
-            pagination: OffsetPaginationSchema,
+            pagination: PaginationSchema,
             scan: z.object({ last_scan_at: z.string().nullable(), degraded: z.boolean() }),
           }),
           'A page of pending actions',
@@ -65,21 +63,16 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       },
     }),
     async (c) => {
-      const auth = requireAuth(c);
-      const q = c.req.valid('query');
-      const limit = q.limit ?? 100;
-      const offset = q.offset ?? 0;
-      const identityIds = q.identity ? [(await findOrgIdentity(db, auth.orgId, q.identity, { field: 'identity', adiUrl: true })).id] : undefined;
-      const [page, scan] = await Promise.all([
-        listPendingActions(db, auth.orgId, { identityIds, category: q.category, status: q.status, limit, offset, now: now() }),
-        getPendingScan(db, auth.orgId),
-      ]);
+      const { identity, category, status, ...q } = c.req.valid('query');
+      const req = pageRequest(q, PENDING_PAGE_SIZE);
+      const list = await listPending(deps, callerOf(c), { identity, category, status }, { ...req, limit: req.limit + 1 });
+      const { page, pagination } = pageOf(list.rows, req, list.total, (r) => encodeCursor({ createdAt: r.action.discoveredAt, id: r.action.id }));
       return c.json(
         {
-          actions: page.rows.map(({ action, identityUrl }) => pendingActionView(action, identityUrl)),
-          stats: page.stats,
-          pagination: offsetPagination(limit, offset, page.rows.length, page.total),
-          scan: { last_scan_at: scan?.lastScanAt.toISOString() ?? null, degraded: scan?.degraded ?? false },
+          actions: page.map(({ action, identityUrl }) => pendingActionView(action, identityUrl)),
+          stats: list.stats,
+          pagination,
+          scan: { last_scan_at: list.scan.lastScanAt?.toISOString() ?? null, degraded: list.scan.degraded },
         },
         200,
       );

@@ -1,20 +1,22 @@
 /**
- * GET /v1/events and GET /v1/events/{id}: the organization's events of the last 30 days, newest first, with a
- * cursor (`starting_after` = the last event id of the previous page), type and resource filters. The same
+ * GET /v1/events and GET /v1/events/{id}: the organization's events of the last 30 days, newest first, paged by
+ * offset or cursor (an event id: the last event of the previous page; `starting_after` is its older name), with
+ * type and resource filters. The same
  * objects the webhooks deliver, so a receiver that was down can catch up here: `order=asc` pages forward in the
  * order events were committed and fanned out (`listed_seq`), so a reader polling with its last cursor never skips
  * an event whose transaction committed late. Newest-first is insertion order and is for browsing.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
+import { countOrgEvents, getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
 import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
 import { envelopeOf, EVENT_TYPES, isEventType } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
-import { pageOf } from '../pagination.js';
+import { decodeIdCursor, pageOf, pageRequest } from '../pagination.js';
 import { ErrorSchema, resourceIdParam } from '../schemas/common.js';
+import { DEFAULT_PAGE_SIZE, pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
 import { UUID } from '../../db/ids.js';
 
@@ -39,7 +41,7 @@ const listRoute = (deps: AppDeps) =>
     scopes: SCOPE_RULES.eventsRead,
     summary: 'List events',
     description:
-      "Events of the caller's organization from the last 30 days, newest first. Page with `starting_after` set to `next_cursor`. Filter by `type` (comma-separated list allowed) and `resource_id`. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then always the last event returned, so polling with it never skips an event. Scope: read or admin.",
+      "Events of the caller's organization from the last 30 days, newest first. Page by `cursor` (the `next_cursor` of the previous page; `starting_after`, an event id, is the same cursor under its older name) or by `offset`, not both. Filter by `type` (comma-separated list allowed) and `resource_id`; `pagination.total` counts every event the filters match. To catch up, use `order=asc`: events in the order they were committed and dispatched (an event appears there within a dispatch interval of its commit), oldest first; `next_cursor` is then set on every page, also the last (the last event returned, or the cursor given when none was), so polling with it never skips an event. Scope: read or admin.",
     request: {
       query: z.object({
         type: z
@@ -47,19 +49,18 @@ const listRoute = (deps: AppDeps) =>
           .optional()
           .openapi({ description: `Event types, comma-separated; any other value is a 400. The types: ${EVENT_TYPES.join(', ')}` }),
         resource_id: z.string().optional(),
-        starting_after: z.string().optional(),
         order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
-        limit: z.coerce.number().int().min(1).max(100).default(20),
+        ...pageQuery(),
+        starting_after: z
+          .string()
+          .optional()
+          .openapi({ description: 'An event id: the page after that event (the same as passing it as `cursor`). Not with `cursor` or `offset`' }),
       }),
     },
     responses: {
       200: {
         description: 'A page of events',
-        content: {
-          'application/json': {
-            schema: z.object({ data: z.array(EventSchema), has_more: z.boolean(), next_cursor: z.string().nullable() }),
-          },
-        },
+        content: { 'application/json': { schema: z.object({ events: z.array(EventSchema), pagination: PaginationSchema }) } },
       },
       400: err('Invalid query'),
       401: err('Missing or invalid API key'),
@@ -83,6 +84,23 @@ const getRoute = (deps: AppDeps) =>
     },
   });
 
+/**
+ * The event list's cursor: `cursor`, or `starting_after` (an event id, its older name). With `cursor` or `offset` it
+ * is a 400 naming both; a `starting_after` that is no event id is a 400 naming it.
+ */
+function cursorParam(q: { cursor?: string; offset?: number }, startingAfter: string | undefined): string | undefined {
+  if (!startingAfter) return q.cursor;
+  const other = q.cursor ? 'cursor' : q.offset !== undefined ? 'offset' : undefined;
+  if (other) {
+    throw new ApiError(400, 'VALIDATION_ERROR', `starting_after: cannot be combined with ${other} (starting_after is the older name of cursor)`, {
+      field: 'starting_after',
+      fields: ['starting_after', other],
+    });
+  }
+  if (!UUID.test(startingAfter)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id', { field: 'starting_after' });
+  return startingAfter;
+}
+
 /** The `type` filter: event types of the catalogue, comma-separated; any other value is a 400 listing the known ones. */
 function eventTypesOf(param: string): string[] {
   const types = param
@@ -105,30 +123,29 @@ export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
 
   app.openapi(listRoute(deps), async (c) => {
     const auth = requireAuth(c);
-    const q = c.req.valid('query');
+    const { starting_after: startingAfter, ...q } = c.req.valid('query');
     const forward = q.order === 'asc';
-    const query: EventListQuery = { since: since(), resourceId: q.resource_id || undefined, forward, limit: q.limit + 1 };
+    const req = pageRequest({ ...q, cursor: cursorParam(q, startingAfter) }, DEFAULT_PAGE_SIZE, decodeIdCursor);
+    const query: EventListQuery = { since: since(), resourceId: q.resource_id || undefined, forward, limit: req.limit + 1, offset: req.offset ?? 0 };
     if (q.type) query.types = eventTypesOf(q.type);
-    if (q.starting_after) {
-      if (!UUID.test(q.starting_after)) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: must be an event id', { field: 'starting_after' });
-      const cursor = await getOrgEventPosition(db, auth.orgId, q.starting_after);
-      if (!cursor) throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: no such event', { field: 'starting_after' });
+    if (req.after) {
+      const field = startingAfter ? 'starting_after' : 'cursor';
+      const position = await getOrgEventPosition(db, auth.orgId, req.after);
+      if (!position) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: no such event`, { field });
       if (forward) {
-        if (cursor.listedSeq === null) {
-          throw new ApiError(400, 'VALIDATION_ERROR', 'starting_after: that event is not dispatched yet; use a cursor from order=asc', {
-            field: 'starting_after',
-          });
+        if (position.listedSeq === null) {
+          throw new ApiError(400, 'VALIDATION_ERROR', `${field}: that event is not dispatched yet; use a cursor from order=asc`, { field });
         }
-        query.afterListedSeq = cursor.listedSeq;
+        query.afterListedSeq = position.listedSeq;
       } else {
-        query.beforePosition = cursor.position;
+        query.beforePosition = position.position;
       }
     }
-    const { page, hasMore } = pageOf(await listOrgEvents(db, auth.orgId, query), q.limit);
-    const last = page.length > 0 ? page[page.length - 1].id : null;
+    const [rows, total] = await Promise.all([listOrgEvents(db, auth.orgId, query), countOrgEvents(db, auth.orgId, query)]);
+    const { page, pagination } = pageOf(rows, req, total, (e) => e.id);
     // forward: the cursor to poll with next, even on the last page (an empty page keeps the caller's own)
-    const nextCursor = forward ? (last ?? q.starting_after ?? null) : hasMore ? last : null;
-    return c.json({ data: page.map(envelopeOf), has_more: hasMore, next_cursor: nextCursor }, 200);
+    if (forward && !pagination.next_cursor) pagination.next_cursor = page[page.length - 1]?.id ?? req.after ?? null;
+    return c.json({ events: page.map(envelopeOf), pagination }, 200);
   });
 
   app.openapi(getRoute(deps), async (c) => {

@@ -5,15 +5,15 @@
  *                                             the workflow intent-<id> starts and waits. Idempotency-Key honoured.
  *   POST /v1/transaction/{intent_id}/signature  a Temporal Update on intent-<id>: verified, then submitted
  *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id, live signing progress
- *   GET  /v1/transactions                     list, newest first, cursor pagination
+ *   GET  /v1/transactions                     list, newest first, by cursor or offset
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { getChainsOfIntents, INTENT_STATUSES, listOrgIntents } from '../../db/intents.js';
+import { INTENT_STATUSES } from '../../db/intents.js';
 import { createSigningProgressReader } from '../../services/intent-progress.js';
-import { prepareIntent, readIntent, submitSignature } from '../../services/intents.js';
+import { listIntents, prepareIntent, readIntent, submitSignature } from '../../services/intents.js';
 import { SignatureBody } from '../cosign-common.js';
-import { cursorOf, keysetPage } from '../pagination.js';
-import { CursorPaginationSchema, CursorParam, DEFAULT_PAGE_SIZE, PageSizeParam } from '../schemas/pagination.js';
+import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
+import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
@@ -125,46 +125,34 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
 }
 
 function registerList(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  const db = deps.database.db;
   app.openapi(
     secureRoute(deps, {
       method: 'get',
       path: '/v1/transactions',
       tags: ['Transactions'],
       summary: "List the organization's intents",
-      description: 'Newest first. Pass next_cursor back as cursor for the next page.',
+      description:
+        'Newest first. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; `pagination.total` counts every intent the filters match. An offset past the end is an empty page with has_more false.',
       scopes: ['read'],
       request: {
         query: z.object({
           status: z.enum(INTENT_STATUSES).optional(),
           identity_id: z.uuid().optional(),
-          limit: PageSizeParam,
-          cursor: CursorParam,
+          ...pageQuery(),
         }),
       },
       responses: {
-        200: jsonResponse(
-          z.object({
-            transactions: z.array(IntentSchema),
-            pagination: CursorPaginationSchema,
-          }),
-          'A page of intents',
-        ),
+        200: jsonResponse(z.object({ transactions: z.array(IntentSchema), pagination: PaginationSchema }), 'A page of intents'),
         ...errorResponses(400),
       },
     }),
     async (c) => {
       const auth = requireAuth(c);
       const q = c.req.valid('query');
-      const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-      const rows = await listOrgIntents(db, auth.orgId, { limit: limit + 1, status: q.status, identityId: q.identity_id, before: cursorOf(q.cursor) });
-      const { page, pagination } = keysetPage(rows, limit);
-      const chains = await getChainsOfIntents(
-        db,
-        page.map((r) => r.id),
-      );
-      const views = page.map((r) => intentView(r, chains.get(r.id)!));
-      return c.json({ transactions: views, pagination }, 200);
+      const req = pageRequest(q);
+      const { rows, total } = await listIntents(deps, auth.orgId, { status: q.status, identityId: q.identity_id }, { ...req, limit: req.limit + 1 });
+      const { page, pagination } = pageOf(rows, req, total, (r) => encodeCursor(r.row));
+      return c.json({ transactions: page.map((r) => intentView(r.row, r.chains)), pagination }, 200);
     },
   );
 }

@@ -10,9 +10,9 @@ import * as webhooks from '../../services/webhooks.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
-import { offsetPagination } from '../pagination.js';
+import { createdAtPage, pageRequest } from '../pagination.js';
 import { ErrorSchema, resourceIdParam } from '../schemas/common.js';
-import { OffsetPaginationSchema } from '../schemas/pagination.js';
+import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import {
   attemptView,
   CreatedEndpointSchema,
@@ -71,7 +71,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     }),
     async (c) => {
       const created = await webhooks.createEndpoint(deps, callerOf(c), c.req.valid('json'));
-      return c.json({ ...endpointView(created.endpoint), verified: created.verified, secret: created.secret, warning: SECRET_WARNING }, 201);
+      return c.json({ ...endpointView(created.endpoint), secret: created.secret, warning: SECRET_WARNING }, 201);
     },
   );
 
@@ -82,10 +82,21 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags,
       scopes: SCOPE_RULES.webhookRead,
       summary: 'List webhook endpoints',
-      description: "Every endpoint of the caller's organization, newest first, without secrets. Scope: webhook:read, read or admin.",
-      responses: { 200: json(z.object({ endpoints: z.array(EndpointSchema) }), 'Endpoints'), ...authErrors },
+      description:
+        "The endpoints of the caller's organization, newest first, without secrets. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both. Scope: webhook:read, read or admin.",
+      request: { query: z.object(pageQuery()) },
+      responses: {
+        200: json(z.object({ endpoints: z.array(EndpointSchema), pagination: PaginationSchema }), 'Endpoints'),
+        400: err('Invalid query'),
+        ...authErrors,
+      },
     }),
-    async (c) => c.json({ endpoints: (await webhooks.listEndpoints(deps, callerOf(c))).map(endpointView) }, 200),
+    async (c) => {
+      const req = pageRequest(c.req.valid('query'));
+      const { rows, total } = await webhooks.listEndpoints(deps, callerOf(c), { ...req, limit: req.limit + 1 });
+      const { page, pagination } = createdAtPage(rows, req, total);
+      return c.json({ endpoints: page.map(endpointView), pagination }, 200);
+    },
   );
 
   app.openapi(
@@ -232,27 +243,28 @@ function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: SCOPE_RULES.webhookRead,
       summary: 'List webhook deliveries',
       description:
-        "The delivery log of the caller's organization, newest first: one row per (event, endpoint) with its status and attempt count. Filter by status (`failed` is the dead-letter view), endpoint, event or event type. Scope: webhook:read, read or admin.",
+        "The delivery log of the caller's organization, newest first: one row per (event, endpoint) with its status and attempt count. Filter by status (`failed` is the dead-letter view), endpoint, event or event type. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; `pagination.total` counts every delivery the filters match. Scope: webhook:read, read or admin.",
       request: {
         query: z.object({
           status: z.enum(['pending', 'succeeded', 'failed']).optional(),
           endpoint_id: z.string().optional(),
           event_id: z.string().optional(),
           event_type: z.string().optional(),
-          limit: z.coerce.number().int().min(1).max(500).default(50),
-          offset: z.coerce.number().int().min(0).default(0),
+          ...pageQuery(),
         }),
       },
       responses: {
-        200: json(z.object({ deliveries: z.array(DeliverySchema), pagination: OffsetPaginationSchema }), 'Deliveries'),
+        200: json(z.object({ deliveries: z.array(DeliverySchema), pagination: PaginationSchema }), 'Deliveries'),
         400: err('Invalid query'),
         ...authErrors,
       },
     }),
     async (c) => {
-      const { limit, offset, ...filter } = c.req.valid('query');
-      const { rows, total } = await webhooks.listDeliveries(deps, callerOf(c), filter, { limit, offset });
-      return c.json({ deliveries: rows.map(deliveryView), pagination: offsetPagination(limit, offset, rows.length, total) }, 200);
+      const { limit, offset, cursor, ...filter } = c.req.valid('query');
+      const req = pageRequest({ limit, offset, cursor });
+      const { rows, total } = await webhooks.listDeliveries(deps, callerOf(c), filter, { ...req, limit: req.limit + 1 });
+      const { page, pagination } = createdAtPage(rows, req, total);
+      return c.json({ deliveries: page.map(deliveryView), pagination }, 200);
     },
   );
 

@@ -18,6 +18,7 @@ export const EndpointSchema = z
     is_active: z.boolean(),
     disabled_at: z.string().nullable(),
     disabled_reason: z.string().nullable(),
+    verified: z.boolean().openapi({ description: 'Whether a verification ping succeeded (verified_at is set); a new URL clears it' }),
     verified_at: z.string().nullable(),
     verification_error: z.string().nullable(),
     last_success_at: z.string().nullable(),
@@ -30,7 +31,6 @@ export const EndpointSchema = z
   .openapi('WebhookEndpoint');
 
 export const CreatedEndpointSchema = EndpointSchema.extend({
-  verified: z.boolean(),
   secret: z.string().openapi({ description: 'The signing secret (`whsec_…`). Shown only in this response.' }),
   warning: z.string(),
 }).openapi('WebhookEndpointCreated');
@@ -85,6 +85,7 @@ export function endpointView(e: EndpointRow): z.infer<typeof EndpointSchema> {
     is_active: e.isActive,
     disabled_at: iso(e.disabledAt),
     disabled_reason: e.disabledReason,
+    verified: e.verifiedAt !== null,
     verified_at: iso(e.verifiedAt),
     verification_error: e.verificationError,
     last_success_at: iso(e.lastSuccessAt),
