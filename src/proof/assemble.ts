@@ -27,6 +27,7 @@ import {
   bundleSchemaProblems,
   HEADER_FIELDS,
   HEADER_INT_FIELDS,
+  HEADER_NUMBER_FIELDS,
   sealBundle,
   type BundleBlockHeader,
   type BundleChain,
@@ -59,14 +60,25 @@ function sortedUnique<T>(items: readonly T[], key: (v: T) => string): T[] {
   for (const v of items) if (!byKey.has(key(v))) byKey.set(key(v), v);
   return [...byKey].sort(([a], [b]) => compareCodePoints(a, b)).map(([, v]) => v);
 }
-const dec = (h: Hex | string | number | bigint): string => (typeof h === 'string' && h.startsWith('0x') ? hexToBigInt(h as Hex) : BigInt(h)).toString();
+const big = (h: Hex | string | number | bigint): bigint => (typeof h === 'string' && h.startsWith('0x') ? hexToBigInt(h as Hex) : BigInt(h));
+/** an integer that may exceed 2^53 (wei, uint256 contract values): a decimal string */
+const dec = (h: Hex | string | number | bigint): string => big(h).toString();
+/** a count, index, version, threshold, block number or gas: a JSON number, so it must be a safe integer */
+function int(h: Hex | string | number | bigint, what: string): number {
+  const v = big(h);
+  if (v < 0n || v > BigInt(Number.MAX_SAFE_INTEGER)) throw new BundleError(`cannot assemble the bundle: ${what} ${v} is not a safe integer`);
+  return Number(v);
+}
+/** a ledger hash as the bundle writes it: 64 lowercase hex without 0x */
+const ledgerHash = (h: string): string => h.replace(/^0x/i, '').toLowerCase();
 
 export function headerToBundle(b: RawBlock): BundleBlockHeader {
-  const out: Record<string, string> = {};
+  const out: Record<string, string | number> = {};
   for (const k of HEADER_FIELDS) {
     const v = b[k as keyof RawBlock] as string | undefined | null;
     if (v === undefined || v === null) continue;
-    out[k] = (HEADER_INT_FIELDS as readonly string[]).includes(k) ? dec(v) : v.toLowerCase();
+    if ((HEADER_NUMBER_FIELDS as readonly string[]).includes(k)) out[k] = int(v, `block ${k}`);
+    else out[k] = (HEADER_INT_FIELDS as readonly string[]).includes(k) ? dec(v) : v.toLowerCase();
   }
   return out as unknown as BundleBlockHeader;
 }
@@ -81,18 +93,18 @@ function quorum(q: QuorumRecord): BundleQuorum {
     message: hex0x(q.message),
     aggregate_signature: hex0x(q.aggregateSignature),
     signer_bitmap: dec(q.signerBitmap),
-    signers: q.signers.map((i) => String(i)),
+    signers: q.signers.map((i) => int(i, 'signer index')),
   };
 }
 
 function ledgerReceipt(r: ReceiptInfo): BundleLedgerReceipt {
   const out: BundleLedgerReceipt = {
     account: url(r.account),
-    start: hex0x(r.receipt.start),
-    anchor: hex0x(r.receipt.anchor),
-    entries: r.receipt.entries.map((e) => ({ hash: hex0x(e.hash), right: !!e.right })),
+    start: ledgerHash(r.receipt.start),
+    anchor: ledgerHash(r.receipt.anchor),
+    entries: r.receipt.entries.map((e) => ({ hash: ledgerHash(e.hash), right: !!e.right })),
   };
-  if (r.receipt.localBlock !== undefined) out.local_block = String(r.receipt.localBlock);
+  if (r.receipt.localBlock !== undefined) out.local_block = int(r.receipt.localBlock, 'receipt local block');
   if (r.receipt.localBlockTime !== undefined) out.local_block_time = String(r.receipt.localBlockTime);
   if (r.simulated) out.simulated = r.simulated;
   return out;
@@ -118,7 +130,7 @@ export async function proveEvmTx(c: ChainClients, txHash: Hex, what: string): Pr
   const out: ProvenEvmTx = {
     tx_hash: hex0x(txHash),
     block: headerToBundle(block),
-    tx_index: String(t.txIndex),
+    tx_index: t.txIndex,
     raw: hex0x(t.raw),
     tx_proof: t.proof.map(hex0x),
     receipt: hex0x(value),
@@ -160,10 +172,10 @@ async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): P
     result_id: hex0x(r.resultId),
     results_account: url(r.resultsAccount),
     tx_id: url(st.txId),
-    tx_hash: hex0x(st.txHash),
+    tx_hash: ledgerHash(st.txHash),
     transaction: accumulateTransactionJson(st.transaction),
     parts,
-    written_by: String(r.writtenBy),
+    written_by: int(r.writtenBy, 'written_by'),
     receipt: ledgerReceipt(receipt),
   };
 }
@@ -189,18 +201,18 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
     const execution = await proveEvmTx(clients, need(l.executionTx, `${lw}.executionTx`), `${lw} execution`);
     legs.push({
       leg_id: l.legId,
-      leaf_index: String(idx),
+      leaf_index: idx,
       merkle_proof: plan.proofs[idx]!.merkleProof.map(hex0x),
       execution,
       effects: { state: await stateProofs(clients, pl.expectedState, execution.block) },
       observation: {
         ...quorum(obs),
         result_hash: hex0x(obs.resultHash),
-        confirmations: String(obs.confirmations),
+        confirmations: int(obs.confirmations, 'confirmations'),
         checks: {
           call_binding: obs.checks.callBinding,
-          expected_events: String(obs.checks.expectedEvents),
-          expected_state: String(obs.checks.expectedState),
+          expected_events: int(obs.checks.expectedEvents, 'expected_events'),
+          expected_state: int(obs.checks.expectedState, 'expected_state'),
         },
       },
       result: await resultOf(deps, l, lw),
@@ -208,21 +220,21 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
   }
   return {
     chain: c.chain,
-    chain_id: dec(c.chainId),
+    evm_chain_id: int(c.chainId, 'evm_chain_id'),
     proof_anchor: getAddress(c.proofAnchor),
     validator_set: {
       root: hex0x(set.root),
       public_keys: set.publicKeys.map(hex0x),
       powers: set.powers.map((p) => p.toString()),
-      threshold_numerator: set.thresholdNum.toString(),
-      threshold_denominator: set.thresholdDen.toString(),
+      threshold_numerator: int(set.thresholdNum, 'threshold_numerator'),
+      threshold_denominator: int(set.thresholdDen, 'threshold_denominator'),
     },
     anchor: {
       anchor_id: plan.anchorId,
       commitment_root: plan.commitmentRoot,
       operation_id: plan.operationId,
-      ledger_tx_hash: plan.ledgerTxHash,
-      leaf_count: plan.leafCount.toString(),
+      tx_hash: ledgerHash(plan.ledgerTxHash),
+      leaf_count: int(plan.leafCount, 'leaf_count'),
     },
     attestation: quorum(att),
     create_anchor: await proveEvmTx(clients, need(c.createAnchorTx, `${where}.createAnchorTx`), `${where} createAnchor`),
@@ -267,7 +279,7 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
     },
     ledger: {
       tx_id: url(st.txId),
-      tx_hash: ledgerTxHash,
+      tx_hash: ledgerHash(st.txHash),
       transaction: accumulateTransactionJson(st.transaction),
       signatures: sortedUnique(
         st.signatures.map((s) => accumulateSignatureJson(s.raw)),
@@ -277,17 +289,17 @@ export async function assembleBundle(deps: BundleDeps, record: CycleRecord): Pro
       authority: {
         key_book: url(authority.keyBook),
         key_page: url(authority.keyPage),
-        key_page_version: String(authority.keyPageVersion),
-        threshold: String(authority.threshold),
-        signatures: String(authority.signatures),
-        delegated: String(authority.delegated ?? 0),
+        key_page_version: int(authority.keyPageVersion, 'key_page_version'),
+        threshold: int(authority.threshold, 'threshold'),
+        signatures: int(authority.signatures, 'signatures'),
+        delegated: int(authority.delegated ?? 0, 'delegated'),
       },
       key_page: {
         url: url(page.url),
-        version: String(page.version),
-        accept_threshold: String(page.acceptThreshold),
+        version: int(page.version, 'key page version'),
+        accept_threshold: int(page.acceptThreshold, 'accept_threshold'),
         key_hashes: sortedUnique(
-          page.keys.filter((k) => k.publicKeyHash).map((k) => hex0x(k.publicKeyHash!)),
+          page.keys.filter((k) => k.publicKeyHash).map((k) => ledgerHash(k.publicKeyHash!)),
           (h) => h,
         ),
         delegates: sortedUnique(

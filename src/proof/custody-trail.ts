@@ -2,6 +2,8 @@
  * The custody chain of an intent's proof, built from what the cycle recorded: created (prepare), then per chain
  * attested, anchored, executed, observed, recorded, in time order. Each event's data names the artifacts of its
  * step (operation id, anchor, transactions, result hashes, result records), so the chain binds them in order.
+ * Its data follows docs/api-conventions.md (the ledger transaction hash is `tx_hash`, bare hex; validator indexes
+ * are numbers); events stored before keep the data they were hashed with.
  * `retrieved` events are appended when the bundle is served (src/api/routes/proof.ts).
  */
 import type { CustodyEvent, CustodyEventType } from './custody.js';
@@ -19,7 +21,12 @@ export interface CustodyInput {
 
 export function custodyTrail(i: CustodyInput): CustodyEvent[] {
   const steps: { type: CustodyEventType; at: string; data: unknown }[] = [
-    { type: 'created', at: i.createdAt, data: { intent_id: i.intentId, operation_id: i.operationId, ledger_tx_hash: i.ledgerTxHash ?? null } },
+    // the ledger transaction's hash as the API writes it (docs/api-conventions.md): tx_hash, bare lowercase hex
+    {
+      type: 'created',
+      at: i.createdAt,
+      data: { intent_id: i.intentId, operation_id: i.operationId, tx_hash: i.ledgerTxHash?.replace(/^0x/i, '').toLowerCase() ?? null },
+    },
   ];
   for (const c of i.chains) {
     const r = c.record;

@@ -3,8 +3,9 @@
  * of the proof cycle with the same formulas the gateway and the validators use:
  *
  *   encoding       the bytes are canonical JSON and bundle_hash = SHA-256 of the rest; the bundle is of
- *                  bundle.ts's schema: every object exactly the builder's keys, every value its type, every
- *                  byte string 0x + lowercase hex (fixed lengths for hashes, keys, signatures), addresses as the
+ *                  bundle.ts's schema of its version (2, or 1 as handed out before it): every object exactly the
+ *                  builder's keys, every value its type and form (numbers, decimal strings, ledger hashes, 0x +
+ *                  lowercase hex; fixed lengths for hashes, keys, signatures), addresses as the
  *                  builder writes them, the ledger's transaction and signature JSON exactly accumulate.js's form
  *                  of what they decode to; the bundle's own Accumulate URLs lowercase; every list in the builder's
  *                  one order without repeats (signatures by canonical JSON, chains by name, a chain's legs by leaf
@@ -25,6 +26,9 @@
  *                  the expected state by storage proofs against the execution block's stateRoot;
  *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
  *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
+ *
+ * The encoding checks read the bundle as sent; the others read it in version 2's form (bundle.ts upgradeBundle
+ * writes a version 1 bundle's values so), so one set of checks serves both versions.
  *
  * With opts.rpc (chain name -> JSON-RPC URL) it also cross-checks public chain data: the chain id, each block exists
  * with that hash at that number, the anchor is proven on chain, each leg's leaf is used.
@@ -77,17 +81,20 @@ export interface VerifyBundleOptions {
 export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | string, opts: VerifyBundleOptions = {}): Promise<BundleVerification> {
   const checker = createChecker();
   const { checks, check } = checker;
+  /** the bundle in version 2's form, once parsed */
+  let b: ProofBundle | undefined;
   const done = (): BundleVerification => {
     const valid = checks.length > 0 && checks.every((c) => c.ok);
     const chains = Array.isArray(b?.chains) ? b.chains.map((c) => c?.chain) : [];
     const anchored = valid && chains.length > 0 && chains.every((n) => checks.some((c) => c.ok && (c.name === `trust[${n}]` || c.name === `rpc[${n}].anchor`)));
     return { valid, complete: valid && Array.isArray(b?.failed_legs) && b.failed_legs.length === 0, anchored, checks };
   };
-  const b = parseInput(bundleOrBytes, check);
-  if (!b) return done();
+  const sent = parseInput(bundleOrBytes, check);
+  if (!sent) return done();
+  // the checks run in this order, each recorded under its name whether it passes or not; the envelope (schema,
+  // hash, version) is of the bundle as sent, the others read it in version 2's form (a version 1 bundle upgraded)
+  b = checkEnvelope(sent, check);
   const ctx: VerifyContext = { ...checker, b };
-  // the checks run in this order, each recorded under its name whether it passes or not
-  checkEnvelope(b, check);
   verifyIntentAndLedger(ctx);
   verifyChains(ctx, opts.trust);
   if (opts.ledger) await verifyOnLedger(ctx, opts.ledger);

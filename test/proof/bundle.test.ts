@@ -179,24 +179,40 @@ describe('proof bundle', () => {
     const t0 = performance.now();
     single = await assembleBundle(deps(), record);
     const assembleMs = performance.now() - t0;
-    expect(single.version).toBe('pgw-proof-bundle/1');
+    expect(single.version).toBe('pgw-proof-bundle/2');
     expect(single.bundle_hash).toBe(bundleHash(single));
     expect(single.intent.operation_id).toBe(intent.operationId);
     expect(single.intent.parts).toEqual(intent.parts);
     expect(single.ledger.signatures.length).toBe(1);
-    expect(single.ledger.key_page).toMatchObject({ url: id.page, version: '1', accept_threshold: '1' });
+    expect(single.ledger.key_page).toMatchObject({ url: id.page, version: 1, accept_threshold: 1 });
     expect((single.ledger.signatures[0] as { signature?: string }).signature).toMatch(/^[0-9a-f]{128}$/);
     expect(single.chains).toHaveLength(1);
     const c = single.chains[0]!;
     expect(c.validator_set.public_keys).toHaveLength(7);
-    expect(c.attestation.signers).toEqual(['0', '1', '2', '3', '4', '5', '6']);
-    expect(c.legs[0]!.observation.checks).toEqual({ call_binding: 'calldata', expected_events: '1', expected_state: '1' });
+    expect(c.attestation.signers).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(c.legs[0]!.observation.checks).toEqual({ call_binding: 'calldata', expected_events: 1, expected_state: 1 });
     expect(c.legs[0]!.result.parts[0]).toBe('entry_type=pgw:proof_result:v2');
     expect(c.legs[0]!.effects.state).toHaveLength(1);
     expect(c.legs[0]!.effects.state[0]!.slots[0]!.value).toBe(arg('bundle-single'));
-    // every integer a decimal string, every hash 0x-hex
-    expect(c.legs[0]!.execution.block.number).toMatch(/^[1-9][0-9]*$/);
-    expect(c.anchor.leaf_count).toBe('1');
+    // version 2's forms: counts, indexes, block numbers and gas as numbers, integers that may exceed 2^53 as decimal
+    // strings, ledger hashes bare hex, EVM hashes 0x-hex, a chain as chain + evm_chain_id
+    expect(c.legs[0]!.execution.block.number).toBeGreaterThan(0);
+    expect(typeof c.legs[0]!.execution.block.gasUsed).toBe('number');
+    expect(c.legs[0]!.execution.block.baseFeePerGas).toMatch(/^[0-9]+$/);
+    expect(c.anchor.leaf_count).toBe(1);
+    expect(c.legs[0]!.leaf_index).toBe(0);
+    expect(c.validator_set.powers.every((p) => /^[1-9][0-9]*$/.test(p))).toBe(true);
+    expect(c.attestation.signer_bitmap).toBe('127');
+    expect(single.ledger.authority).toMatchObject({ key_page_version: 1, threshold: 1, signatures: 1, delegated: 0 });
+    expect(single.ledger.tx_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(single.ledger.key_page.key_hashes[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(single.ledger.receipt.start).toBe(single.ledger.tx_hash);
+    expect(c.legs[0]!.result.tx_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(c.legs[0]!.execution.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(c).toMatchObject({ chain: CHAIN.name, evm_chain_id: CHAIN.chainId });
+    expect(c).not.toHaveProperty('chain_id');
+    expect(c.anchor.tx_hash).toBe(single.ledger.tx_hash);
+    expect(c.anchor).not.toHaveProperty('ledger_tx_hash');
 
     const t1 = performance.now();
     const v = await verifyBundle(single);
@@ -272,7 +288,7 @@ describe('proof bundle', () => {
       [CHAIN_B.name, 1],
     ]);
     const b = await assembleBundle(deps(), record);
-    expect(b.chains.map((c) => c.anchor.leaf_count)).toEqual(['2', '1']);
+    expect(b.chains.map((c) => c.anchor.leaf_count)).toEqual([2, 1]);
     const v = await verifyBundle(serializeBundle(b));
     expect(failed(v)).toEqual([]);
     expect(v.valid).toBe(true);
@@ -281,13 +297,13 @@ describe('proof bundle', () => {
     expect(failed(rpc)).toEqual([]);
     // a leg presented under the other chain's anchor fails, even re-sealed
     const swapped = clone(b);
-    swapped.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
+    swapped.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: 0 };
     const sv = await verifyBundle(serializeBundle(sealBundle(swapped)));
     expect(sv.valid).toBe(false);
     expect(failed(sv)).toEqual(expect.arrayContaining(['chains', `chain[${CHAIN_B.name}].anchor`]));
     // and dropping the duplicate (the leg moved, not copied) still fails the anchor of chain B
     const moved = clone(b);
-    moved.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: '0' };
+    moved.chains[1]!.legs[0] = { ...b.chains[0]!.legs[1]!, leaf_index: 0 };
     moved.chains[0]!.legs.pop();
     const mv = await verifyBundle(serializeBundle(sealBundle(moved)));
     expect(mv.valid).toBe(false);
@@ -322,7 +338,7 @@ describe('proof bundle', () => {
     // the record's order; any other order of the same content, re-sealed, is refused by encoding.schema
     expect(bundleSchemaProblems(b)).toEqual([]);
     expect(b.chains.map((c) => c.chain)).toEqual([CHAIN.name, CHAIN_B.name].sort());
-    expect(b.chains[0]!.legs.map((l) => l.leaf_index)).toEqual(['0', '1']);
+    expect(b.chains[0]!.legs.map((l) => l.leaf_index)).toEqual([0, 1]);
     const reordered = await assembleBundle(deps(), { ...record, chains: [...record.chains].reverse().map((c) => ({ ...c, legs: [...c.legs].reverse() })) });
     // (assembled later, its ledger receipts anchor to a later block: the rest is the same bundle)
     expect(reordered.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)])).toEqual(b.chains.map((c) => [c.chain, c.legs.map((l) => l.leaf_index)]));
@@ -403,7 +419,7 @@ describe('proof bundle', () => {
     // a validator that saw more blocks than the chain requires reports them: the record's required depth still holds
     const deeper = clone(single);
     const obs = deeper.chains[0]!.legs[0]!.observation;
-    obs.confirmations = String(Number(obs.confirmations) + 3);
+    obs.confirmations += 3;
     expect(failed(await verifyBundle(serializeBundle(sealBundle(deeper))))).toEqual([]);
     // pretty-printed JSON is the same content but not the canonical bytes
     const pretty = await verifyBundle(JSON.stringify(JSON.parse(text), null, 2));
@@ -515,38 +531,30 @@ describe('proof bundle', () => {
         'signer dropped from the bitmap',
         (b) => {
           b.chains[0]!.attestation.signer_bitmap = '63';
-          b.chains[0]!.attestation.signers = ['0', '1', '2', '3', '4', '5'];
+          b.chains[0]!.attestation.signers = [0, 1, 2, 3, 4, 5];
         },
         `chain[${CHAIN.name}].attestation`,
       ],
       ['validator key', (b) => (b.chains[0]!.validator_set.public_keys[3] = b.chains[0]!.validator_set.public_keys[4]!), `chain[${CHAIN.name}].validator_set`],
-      ['threshold raised above the signatures', (b) => (b.ledger.authority.threshold = '2'), 'ledger.authority'],
-      ['stated signatures above what the bundle holds', (b) => (b.ledger.authority.signatures = '2'), 'ledger.authority'],
-      ['a delegated vote stated with no delegate signature', (b) => (b.ledger.authority.delegated = '1'), 'ledger.authority'],
-      ['observation checks: expected events miscounted', (b) => (b.chains[0]!.legs[0]!.observation.checks.expected_events = '7'), `${L}.observation_checks`],
+      ['threshold raised above the signatures', (b) => (b.ledger.authority.threshold = 2), 'ledger.authority'],
+      ['stated signatures above what the bundle holds', (b) => (b.ledger.authority.signatures = 2), 'ledger.authority'],
+      ['a delegated vote stated with no delegate signature', (b) => (b.ledger.authority.delegated = 1), 'ledger.authority'],
+      ['observation checks: expected events miscounted', (b) => (b.chains[0]!.legs[0]!.observation.checks.expected_events = 7), `${L}.observation_checks`],
       ['observation checks: binding claimed by event', (b) => (b.chains[0]!.legs[0]!.observation.checks.call_binding = 'event'), `${L}.observation_checks`],
-      [
-        "key page read before the signatures' version",
-        (b) => (b.ledger.key_page.version = String(BigInt(b.ledger.authority.key_page_version) - 1n)),
-        'ledger.key_page',
-      ],
-      ['signer key not on the page', (b) => (b.ledger.key_page.key_hashes = [`0x${'aa'.repeat(32)}`]), 'ledger.key_page'],
-      ['page threshold differs', (b) => (b.ledger.key_page.accept_threshold = '3'), 'ledger.key_page'],
+      ["key page read before the signatures' version", (b) => (b.ledger.key_page.version = b.ledger.authority.key_page_version - 1), 'ledger.key_page'],
+      ['signer key not on the page', (b) => (b.ledger.key_page.key_hashes = ['aa'.repeat(32)]), 'ledger.key_page'],
+      ['page threshold differs', (b) => (b.ledger.key_page.accept_threshold = 3), 'ledger.key_page'],
       [
         'receipt entry of the intent tx',
         (b) =>
           b.ledger.receipt.entries[0]
-            ? (b.ledger.receipt.entries[0].hash = flipHex(b.ledger.receipt.entries[0].hash, 3))
-            : (b.ledger.receipt.anchor = flipHex(b.ledger.receipt.anchor, 3)),
+            ? (b.ledger.receipt.entries[0].hash = flipHex(`0x${b.ledger.receipt.entries[0].hash}`, 3).slice(2))
+            : (b.ledger.receipt.anchor = flipHex(`0x${b.ledger.receipt.anchor}`, 3).slice(2)),
         'ledger.receipt',
       ],
       ['intent part', (b) => (b.intent.parts[3] = b.intent.parts[3]!.replace('"nonce":"', '"nonce":"x')), 'intent.parts'],
       ['merkle proof of the leg', (b) => b.chains[0]!.legs[0]!.merkle_proof.push(`0x${'00'.repeat(32)}`), `chain[${CHAIN.name}].anchor`],
-      [
-        'block header field',
-        (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed = String(BigInt(b.chains[0]!.legs[0]!.execution.block.gasUsed) + 1n)),
-        `${L}.execution_inclusion`,
-      ],
+      ['block header field', (b) => (b.chains[0]!.legs[0]!.execution.block.gasUsed += 1), `${L}.execution_inclusion`],
       ['record result parts vs its ledger tx', (b) => b.chains[0]!.legs[0]!.result.parts.push('extra=1'), `${L}.result_ledger_entry`],
       ['proven state value', (b) => (b.chains[0]!.legs[0]!.effects.state[0]!.slots[0]!.value = arg('something-else')), `${L}.expected_state`],
       [
@@ -623,10 +631,66 @@ describe('proof bundle', () => {
         (b) => (b.chains[0]!.proof_anchor = b.chains[0]!.proof_anchor.toLowerCase() as Hex),
         'chains[0].proof_anchor: must be written as its EIP-55 checksum',
       ],
+      // version 1's forms in a version 2 bundle
       [
-        'a number where the builder writes a decimal string',
-        (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = 1),
-        'chains[0].anchor.leaf_count: must be a string, got 1',
+        'a decimal string where version 2 writes a number',
+        (b) => ((b.chains[0]!.anchor as Record<string, unknown>).leaf_count = '1'),
+        'chains[0].anchor.leaf_count: must be a number, got "1"',
+      ],
+      [
+        'a signer index as a decimal string',
+        (b) => ((b.chains[0]!.attestation.signers as unknown[])[0] = '0'),
+        'chains[0].attestation.signers[0]: must be a number, got "0"',
+      ],
+      [
+        'a block number as a decimal string',
+        (b) => ((b.chains[0]!.legs[0]!.execution.block as Record<string, unknown>).number = String(b.chains[0]!.legs[0]!.execution.block.number)),
+        'chains[0].legs[0].execution.block.number: must be a number, got "',
+      ],
+      [
+        'a uint256 value (validator power) as a number',
+        (b) => ((b.chains[0]!.validator_set.powers as unknown[])[0] = 100),
+        'chains[0].validator_set.powers[0]: must be a string, got 100',
+      ],
+      [
+        'the ledger tx hash with 0x',
+        (b) => (b.ledger.tx_hash = `0x${b.ledger.tx_hash}`),
+        'ledger.tx_hash: must be a ledger hash (64 lowercase hex characters, no 0x)',
+      ],
+      [
+        'the anchor tx_hash with 0x',
+        (b) => (b.chains[0]!.anchor.tx_hash = `0x${b.chains[0]!.anchor.tx_hash}`),
+        'chains[0].anchor.tx_hash: must be a ledger hash',
+      ],
+      [
+        'a key hash with 0x',
+        (b) => (b.ledger.key_page.key_hashes[0] = `0x${b.ledger.key_page.key_hashes[0]}`),
+        'ledger.key_page.key_hashes[0]: must be a ledger hash',
+      ],
+      ['a receipt hash with 0x', (b) => (b.ledger.receipt.start = `0x${b.ledger.receipt.start}`), 'ledger.receipt.start: must be a ledger hash'],
+      ['the ledger tx hash upper-cased', (b) => (b.ledger.tx_hash = b.ledger.tx_hash.toUpperCase()), 'ledger.tx_hash: must be a ledger hash'],
+      [
+        "version 1's chain_id beside evm_chain_id",
+        (b) => ((b.chains[0] as Record<string, unknown>).chain_id = String(b.chains[0]!.evm_chain_id)),
+        'chains[0]: unknown key "chain_id"',
+      ],
+      [
+        "version 1's chain_id instead of evm_chain_id",
+        (b) => {
+          const c = b.chains[0] as Record<string, unknown>;
+          c.chain_id = String(c.evm_chain_id);
+          delete c.evm_chain_id;
+        },
+        'chains[0].evm_chain_id: missing',
+      ],
+      [
+        "version 1's ledger_tx_hash in the anchor",
+        (b) => {
+          const a = b.chains[0]!.anchor as Record<string, unknown>;
+          a.ledger_tx_hash = `0x${a.tx_hash}`;
+          delete a.tx_hash;
+        },
+        'chains[0].anchor: unknown key "ledger_tx_hash"',
       ],
       // Accumulate URLs are case-insensitive: the bundle's own ones are written lowercase, one form
       [
@@ -678,7 +742,7 @@ describe('proof bundle', () => {
       ['a key hash listed twice', (b) => b.ledger.key_page.key_hashes.push(b.ledger.key_page.key_hashes[0]!), 'ledger.key_page.key_hashes[1]: repeats item 0'],
       [
         "a key hash added before the page's",
-        (b) => b.ledger.key_page.key_hashes.push(`0x${'00'.repeat(32)}`),
+        (b) => b.ledger.key_page.key_hashes.push('00'.repeat(32)),
         "ledger.key_page.key_hashes[1]: is not in the builder's order (ascending key hashes)",
       ],
       [
@@ -703,6 +767,12 @@ describe('proof bundle', () => {
       const sealed = sealBundle(b);
       expect(sealed.bundle_hash, what).not.toBe(single.bundle_hash);
       expectRefusedBySchema(await verifyBundle(serializeBundle(sealed)), what, detail);
+    }
+    // a number that is no safe integer has no canonical JSON: refused before any other check
+    for (const n of [1.5, 2 ** 53]) {
+      const b = clone(single);
+      b.ledger.authority.threshold = n;
+      expect(failed(await verifyBundle(b)), String(n)).toEqual(['encoding.canonical_json']);
     }
     // trie proofs are exactly their path: an extra or repeated node is refused by the check of that proof
     const node = c0.legs[0]!.execution.receipt_proof[0]!;
@@ -750,7 +820,7 @@ describe('proof bundle', () => {
     });
     const b = await assembleBundle(deps(), record);
     expect(b.ledger.signatures).toHaveLength(2);
-    expect(b.ledger.authority).toMatchObject({ threshold: '2', signatures: '2' });
+    expect(b.ledger.authority).toMatchObject({ threshold: 2, signatures: 2 });
     expect(b.ledger.key_page.key_hashes).toHaveLength(2);
     expect(bundleSchemaProblems(b)).toEqual([]);
     const v = await verifyBundle(serializeBundle(b));

@@ -1,6 +1,7 @@
 /** Custody chain: hash links recomputed; tampered data, reordering, removal and a forged genesis are named. */
 import { describe, expect, it } from 'vitest';
 import { CUSTODY_GENESIS, custodyDataHash, custodyEvent, custodyEventHash, verifyCustody, type CustodyEvent } from '../../src/proof/custody.js';
+import { custodyTrail } from '../../src/proof/custody-trail.js';
 
 function chain(): CustodyEvent[] {
   const steps = [
@@ -82,5 +83,52 @@ describe('custody chain', () => {
   it('refuses unknown types and non-ISO times when building', () => {
     expect(() => custodyEvent(undefined, { type: 'forged' as never, at: new Date().toISOString(), data: {} })).toThrow(/unknown event type/);
     expect(() => custodyEvent(undefined, { type: 'created', at: 'yesterday', data: {} })).toThrow(/ISO 8601/);
+  });
+
+  it("the trail's data follows the API conventions: the ledger transaction hash is tx_hash in bare hex, validator indexes are numbers", () => {
+    const h = (b: string) => `0x${b.repeat(32)}` as const;
+    const quorum = { message: h('01'), aggregateSignature: `0x${'02'.repeat(128)}` as const, signerBitmap: '7', signers: [0, 1, 2], outcomes: [] };
+    const trail = custodyTrail({
+      intentId: 'intent-1',
+      operationId: h('03'),
+      createdAt: '2026-01-01T00:00:00.000Z',
+      ledgerTxHash: `0x${'AB'.repeat(32)}`,
+      bundleHash: h('04'),
+      chains: [
+        {
+          chain: 'ethereum-sepolia',
+          record: {
+            chain: 'ethereum-sepolia',
+            chainId: '11155111',
+            proofAnchor: '0x0000000000000000000000000000000000000001',
+            anchorId: h('05'),
+            attestation: { ...quorum, authority: {} as never },
+            createAnchorTx: h('06'),
+            proveTx: h('07'),
+            legs: [
+              {
+                legId: 'leg-1',
+                leafIndex: 0,
+                executionTx: h('08'),
+                observation: { ...quorum, resultHash: h('09'), confirmations: 2, checks: { callBinding: 'calldata', expectedEvents: 0, expectedState: 0 } },
+                result: { resultId: h('0a'), resultsAccount: 'acc://results.acme/results', txId: 'acc://cd@results.acme/results', writtenBy: 0 },
+              },
+            ],
+          },
+          stepTimes: { attested: '2026-01-01T00:00:01.000Z', observed: '2026-01-01T00:00:02.000Z' },
+        },
+      ],
+    });
+    expect(verifyCustody(trail)).toEqual({ chain_valid: true });
+    expect(trail.map((e) => e.type)).toEqual(['created', 'attested', 'observed']);
+    expect(trail[0]!.data).toEqual({ intent_id: 'intent-1', operation_id: h('03'), tx_hash: 'ab'.repeat(32) });
+    expect(trail[1]!.data).toMatchObject({ chain: 'ethereum-sepolia', signers: [0, 1, 2] });
+    expect(trail[2]!.data).toMatchObject({ results: [{ leg_id: 'leg-1', result_hash: h('09'), signers: [0, 1, 2] }] });
+    // before the ledger transaction is known
+    expect(custodyTrail({ intentId: 'i', operationId: h('03'), createdAt: '2026-01-01T00:00:00.000Z', bundleHash: h('04'), chains: [] })[0]!.data).toEqual({
+      intent_id: 'i',
+      operation_id: h('03'),
+      tx_hash: null,
+    });
   });
 });

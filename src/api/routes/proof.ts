@@ -11,7 +11,7 @@ import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Db } from '../../db/client.js';
 import { appendProofCustody, findOrgIntentByTxHash, getIntent, getOrgProof, type ProofRow } from '../../db/intents.js';
 import { isNotFound, LedgerInputError, LedgerTransportError } from '../../ledger/index.js';
-import type { ProofBundle } from '../../proof/bundle.js';
+import { upgradeBundle } from '../../proof/bundle-v1.js';
 import type { CustodyEvent } from '../../proof/custody.js';
 import { verifyCustody } from '../../proof/custody.js';
 import { appendCustody } from '../../proof/custody-trail.js';
@@ -21,35 +21,39 @@ import { requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
+/** a ledger hash: 64 lowercase hex without 0x (docs/api-conventions.md) */
+const LedgerHash = z.string().regex(/^[0-9a-f]{64}$/);
+/** an EVM hash: 0x + 64 lowercase hex */
+const EvmHash = z.string().regex(/^0x[0-9a-f]{64}$/);
+const Count = z.number().int().nonnegative();
+
 const ProofSchema = z
   .object({
     proof_id: z.uuid(),
     intent_id: z.uuid(),
-    operation_id: z.string(),
+    operation_id: EvmHash,
     status: z.enum(['complete', 'partial']).openapi({ description: 'partial: some legs failed; the proof covers the legs that completed' }),
-    bundle_hash: z.string().openapi({ description: 'SHA-256 of the canonical bundle without its bundle_hash field' }),
+    bundle_hash: EvmHash.openapi({ description: 'SHA-256 of the canonical bundle without its bundle_hash field' }),
     bundle_url: z.string(),
     custody_url: z.string(),
     ledger: z.object({
       tx_id: z.string(),
-      tx_hash: z.string(),
+      tx_hash: LedgerHash.openapi({ description: 'The intent’s ledger transaction hash' }),
       key_page: z.string(),
-      key_page_version: z.string(),
-      threshold: z.string(),
-      signatures: z.string(),
+      key_page_version: Count,
+      threshold: Count,
+      signatures: Count,
     }),
     chains: z.array(
       z.object({
-        chain: z.string(),
-        chain_id: z.string(),
-        proof_anchor: z.string(),
-        anchor_id: z.string(),
-        validator_set_root: z.string(),
-        attested_by: z.array(z.number().int()),
-        transactions: z.object({ create_anchor: z.string(), execute_comprehensive_proof: z.string() }),
-        legs: z.array(
-          z.object({ leg_id: z.string(), execution_tx: z.string(), result_hash: z.string(), result_id: z.string(), observed_by: z.array(z.number().int()) }),
-        ),
+        chain: z.string().openapi({ description: 'The chain’s registry id', example: 'polygon-amoy' }),
+        evm_chain_id: Count.openapi({ example: 80002 }),
+        proof_anchor: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+        anchor_id: EvmHash,
+        validator_set_root: EvmHash,
+        attested_by: z.array(Count),
+        transactions: z.object({ create_anchor: EvmHash, execute_comprehensive_proof: EvmHash }),
+        legs: z.array(z.object({ leg_id: z.string(), execution_tx: EvmHash, result_hash: EvmHash, result_id: EvmHash, observed_by: z.array(Count) })),
       }),
     ),
     created_at: z.string(),
@@ -61,8 +65,9 @@ const TxParam = z.object({
   tx_hash: z.string().openapi({ param: { name: 'tx_hash', in: 'path' }, description: 'Ledger or chain transaction hash (hex, 0x optional)' }),
 });
 
+/** The artifact of a stored bundle, of either version (a version 1 bundle is read in version 2's form). */
 function artifact(row: ProofRow, status: 'complete' | 'partial'): z.infer<typeof ProofSchema> {
-  const b = JSON.parse(row.bundle) as ProofBundle;
+  const b = upgradeBundle(JSON.parse(row.bundle));
   return {
     proof_id: row.id,
     intent_id: row.intentId,
@@ -81,18 +86,18 @@ function artifact(row: ProofRow, status: 'complete' | 'partial'): z.infer<typeof
     },
     chains: b.chains.map((c) => ({
       chain: c.chain,
-      chain_id: c.chain_id,
+      evm_chain_id: c.evm_chain_id,
       proof_anchor: c.proof_anchor,
       anchor_id: c.anchor.anchor_id,
       validator_set_root: c.validator_set.root,
-      attested_by: c.attestation.signers.map(Number),
+      attested_by: c.attestation.signers,
       transactions: { create_anchor: c.create_anchor.tx_hash, execute_comprehensive_proof: c.prove.tx_hash },
       legs: c.legs.map((l) => ({
         leg_id: l.leg_id,
         execution_tx: l.execution.tx_hash,
         result_hash: l.observation.result_hash,
         result_id: l.result.result_id,
-        observed_by: l.observation.signers.map(Number),
+        observed_by: l.observation.signers,
       })),
     })),
     created_at: row.createdAt.toISOString(),
@@ -138,7 +143,7 @@ function registerArtifactRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Proofs'],
       summary: 'Download the proof bundle',
       description:
-        'Self-contained and canonical (sorted keys, no whitespace): the intent as stored, the ledger transaction with its signatures and Merkle receipt, per chain the validator set, anchor, aggregate signature and the three transactions with receipts and trie inclusion proofs against their block headers, the observed effects and the proof_result record. Check it offline with `npm run cli -- verify-bundle <file>`; changing any byte makes it fail. Each download is a `retrieved` custody event.',
+        'The stored bundle as it was assembled: version `pgw-proof-bundle/2`, or `pgw-proof-bundle/1` for a proof stored before version 2 (served unchanged; the verifier reads both). Self-contained and canonical (sorted keys, no whitespace): the intent as stored, the ledger transaction with its signatures and Merkle receipt, per chain the validator set, anchor, aggregate signature and the three transactions with receipts and trie inclusion proofs against their block headers, the observed effects and the proof_result record. Check it offline with `npm run cli -- verify-bundle <file>`; changing any byte makes it fail. Each download is a `retrieved` custody event.',
       scopes: ['proof:read'],
       request: { params: IdParam },
       responses: {

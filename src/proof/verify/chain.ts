@@ -8,7 +8,7 @@ import { proofAnchorAbi } from '../../chain/abi/index.js';
 import { anchorMessage, validatorSetRoot, verifyMerkleProof } from '../../chain/formulas.js';
 import { planIntentAnchor, type IntentAnchorPlan } from '../../protocol/intent/index.js';
 import type { BundleChain } from '../bundle.js';
-import { ensure, eq, index, same, type TrustedAnchors, uint, type VerifyContext } from './checks.js';
+import { ensure, eq, index, int, ledger0x, same, type TrustedAnchors, uint, type VerifyContext } from './checks.js';
 import { checkProvenTx } from './evidence.js';
 import { verifyLeg } from './leg.js';
 import { quorumCheck } from './quorum.js';
@@ -59,14 +59,14 @@ function verifyChain(ctx: VerifyContext, c: BundleChain) {
   let chainId = 0n;
   check(`${P}.anchor`, () => {
     ensure(intent, 'not checked: the intent did not parse');
-    chainId = uint(c.chain_id, 'chain_id');
+    chainId = BigInt(int(c.evm_chain_id, 'evm_chain_id'));
     plan = planIntentAnchor(intent, { chainId, proofAnchor: getAddress(c.proof_anchor), ledgerTxHash: L.tx_hash });
     for (const l of plan.legs) ensure(l.chain === c.chain, `leg ${l.legId} with chain id ${chainId} names chain ${l.chain}`);
     eq(c.anchor.anchor_id, plan.anchorId, 'anchor id');
     eq(c.anchor.commitment_root, plan.commitmentRoot, 'commitment root');
     eq(c.anchor.operation_id, plan.operationId, 'operation id');
-    eq(c.anchor.ledger_tx_hash, plan.ledgerTxHash, 'ledger tx hash');
-    ensure(uint(c.anchor.leaf_count, 'leaf_count') === plan.leafCount, `leaf count ${c.anchor.leaf_count} != ${plan.leafCount}`);
+    eq(ledger0x(c.anchor.tx_hash), plan.ledgerTxHash, 'anchor tx_hash (the ledger transaction hash)');
+    ensure(BigInt(int(c.anchor.leaf_count, 'leaf_count')) === plan.leafCount, `leaf count ${c.anchor.leaf_count} != ${plan.leafCount}`);
     ensure(Array.isArray(c.legs) && c.legs.length > 0, 'no legs');
     for (const l of c.legs) {
       const i = index(l.leaf_index, `leg ${l.leg_id}.leaf_index`);
@@ -85,8 +85,8 @@ function verifyChain(ctx: VerifyContext, c: BundleChain) {
     const root = validatorSetRoot({
       publicKeys: s.public_keys,
       powers: s.powers.map((p, i) => uint(p, `powers[${i}]`)),
-      thresholdNum: uint(s.threshold_numerator, 'threshold_numerator'),
-      thresholdDen: uint(s.threshold_denominator, 'threshold_denominator'),
+      thresholdNum: BigInt(int(s.threshold_numerator, 'threshold_numerator')),
+      thresholdDen: BigInt(int(s.threshold_denominator, 'threshold_denominator')),
     });
     eq(root, s.root, 'validator set root');
     return `${s.public_keys.length} validators, root ${root}`;

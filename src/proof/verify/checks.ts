@@ -1,4 +1,5 @@
 /** The verifier's vocabulary: a failed check (CheckFailed), assertions that name what failed, and the check runner. */
+import type { Hex } from 'viem';
 import type { ProofBundle } from '../bundle.js';
 import type { CanonicalIntent } from '../../protocol/intent/index.js';
 
@@ -15,15 +16,19 @@ export function ensure(cond: unknown, msg: string): asserts cond {
 }
 
 const UINT = /^(0|[1-9][0-9]*)$/;
+/** An integer the bundle writes as a decimal string (it may exceed 2^53: powers, bitmaps, record fields). */
 export function uint(v: unknown, field: string): bigint {
   ensure(typeof v === 'string' && UINT.test(v), `${field} must be a decimal string, got ${JSON.stringify(v)}`);
   return BigInt(v);
 }
-export function index(v: unknown, field: string): number {
-  const n = uint(v, field);
-  ensure(n <= BigInt(Number.MAX_SAFE_INTEGER), `${field} is too large`);
-  return Number(n);
+/** A count, index, version, threshold, block number or gas: a JSON number, a safe non-negative integer. */
+export function int(v: unknown, field: string): number {
+  ensure(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0, `${field} must be a whole number, got ${JSON.stringify(v)}`);
+  return v;
 }
+export const index = int;
+/** A ledger hash (bare hex in the bundle) in the 0x form the EVM side and the hashing libraries use. */
+export const ledger0x = (h: unknown): Hex => `0x${String(h).replace(/^0x/, '')}` as Hex;
 export const lc = (v: unknown) => String(v).toLowerCase();
 export const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
 export function eq(actual: unknown, expected: unknown, what: string) {

@@ -10,7 +10,7 @@ import type { ResultLog } from '../../chain/formulas.js';
 import { transactionHash } from '../../ledger/signing.js';
 import { verifyReceipt } from '../../ledger/receipt.js';
 import { HEADER_INT_FIELDS, type BundleLedgerReceipt, type ProvenEvmTx } from '../bundle.js';
-import { CheckFailed, ensure, eq, EXACT, index, lc, uint } from './checks.js';
+import { CheckFailed, ensure, eq, EXACT, index, int, lc, ledger0x, uint } from './checks.js';
 
 /** What a proven EVM transaction establishes. */
 export interface ProvenFacts {
@@ -22,11 +22,14 @@ export interface ProvenFacts {
 }
 
 function rawBlock(p: ProvenEvmTx): RawBlock {
-  const h = p.block as unknown as Record<string, string | undefined>;
+  const h = p.block as unknown as Record<string, string | number | undefined>;
   const out: Record<string, unknown> = { transactions: [] };
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined) continue;
-    out[k] = (HEADER_INT_FIELDS as readonly string[]).includes(k) ? numberToHex(uint(v, `block.${k}`)) : v;
+    // integers: numbers (block number, gas, time) or decimal strings (difficulty, base fee), hex quantities in the header
+    if ((HEADER_INT_FIELDS as readonly string[]).includes(k))
+      out[k] = numberToHex(typeof v === 'number' ? BigInt(int(v, `block.${k}`)) : uint(v, `block.${k}`));
+    else out[k] = v;
   }
   return out as unknown as RawBlock;
 }
@@ -59,7 +62,8 @@ export function checkProvenTx(p: ProvenEvmTx, what: string): ProvenFacts {
   return { tx: parseTransaction(p.raw), logs: r.logs, gasUsed: r.cumulativeGasUsed - prevCum, txIndex, blockNumber: BigInt(block.number) };
 }
 
-export function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: Hex, account: string, what: string): string {
+/** A ledger receipt folding from `txHash` (a ledger hash, bare hex as the bundle writes it). */
+export function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: string, account: string, what: string): string {
   ensure(r && Array.isArray(r.entries), `${what}: missing`);
   eq(r.start, txHash, `${what}: receipt start`);
   eq(r.account, account, `${what}: receipt account`);
@@ -67,21 +71,21 @@ export function checkLedgerReceipt(r: BundleLedgerReceipt, txHash: Hex, account:
   return `${r.entries.length} entries fold to anchor ${r.anchor}${r.simulated ? ` (simulated: ${r.simulated})` : ''}`;
 }
 
-/** The Accumulate transaction re-hashed with accumulate.js; a WriteData double-hash entry; returns its parts as text. */
-export function ledgerWriteData(txJson: unknown, txHash: Hex, txId: string, what: string): { parts: string[]; memo: unknown; principal: string } {
+/**
+ * The Accumulate transaction re-hashed with accumulate.js to `txHash` (a ledger hash, bare hex as the bundle writes
+ * it); a WriteData double-hash entry; returns its parts as text.
+ */
+export function ledgerWriteData(txJson: unknown, txHash: string, txId: string, what: string): { parts: string[]; memo: unknown; principal: string } {
   let h: Hex;
   try {
     h = bytesToHex(transactionHash(new core.Transaction(txJson as core.TransactionArgs)));
   } catch (e) {
     throw new CheckFailed(`${what}: accumulate.js cannot hash the transaction: ${(e as Error).message}`);
   }
-  eq(h, txHash, `${what}: transaction hash`);
+  eq(h, ledger0x(txHash), `${what}: transaction hash`);
   const t = txJson as { header?: { principal?: string; memo?: unknown }; body?: { type?: string; entry?: { type?: string; data?: unknown[] } } };
   const principal = String(t.header?.principal ?? '');
-  ensure(
-    lc(txId) === `acc://${txHash.slice(2).toLowerCase()}@${lc(principal).replace(/^acc:\/\//, '')}`,
-    `${what}: tx id ${txId} is not ${txHash}@${principal}`,
-  );
+  ensure(lc(txId) === `acc://${h.slice(2)}@${lc(principal).replace(/^acc:\/\//, '')}`, `${what}: tx id ${txId} is not ${txHash}@${principal}`);
   ensure(t.body?.type === 'writeData', `${what}: transaction is a ${String(t.body?.type)}, not writeData`);
   ensure(t.body.entry?.type === 'doubleHash', `${what}: data entry is ${String(t.body.entry?.type)}, not doubleHash`);
   const data = t.body.entry.data;

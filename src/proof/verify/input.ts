@@ -1,6 +1,10 @@
-/** The bundle as given: canonical JSON bytes (or an object), of the builder's schema, sealed by its hash, this version. */
+/**
+ * The bundle as given: canonical JSON bytes (or an object), of its version's schema, sealed by its hash, of a
+ * version the verifier reads (2, or 1 as handed out before it).
+ */
 import { canonicalJson } from '../../chain/formulas.js';
-import { BUNDLE_VERSION, bundleHash, bundleSchemaProblems, type ProofBundle } from '../bundle.js';
+import { BUNDLE_VERSIONS, bundleHash, bundleSchemaProblems, type ProofBundle } from '../bundle.js';
+import { upgradeBundle } from '../bundle-v1.js';
 import { CheckFailed, ensure, type Checker } from './checks.js';
 
 export function parseInput(input: unknown, check: (name: string, fn: () => string) => boolean): ProofBundle | undefined {
@@ -42,12 +46,15 @@ export function parseInput(input: unknown, check: (name: string, fn: () => strin
   return bundle;
 }
 
-/** The bundle's schema, hash and version. */
-export function checkEnvelope(b: ProofBundle, check: Checker['check']): void {
+/**
+ * The bundle's schema (its version's), hash and version, all of the bundle as sent; returns it in version 2's form
+ * (upgradeBundle), the form the other checks read.
+ */
+export function checkEnvelope(b: ProofBundle, check: Checker['check']): ProofBundle {
   check('encoding.schema', () => {
     const problems = bundleSchemaProblems(b);
     ensure(!problems.length, `${problems.slice(0, 8).join('; ')}${problems.length > 8 ? `; and ${problems.length - 8} more` : ''}`);
-    return 'every object has exactly the keys the builder writes, every value its type and form';
+    return `every object has exactly the keys the builder writes, every value its type and form (${String(b.version)})`;
   });
 
   check('bundle.hash', () => {
@@ -56,7 +63,8 @@ export function checkEnvelope(b: ProofBundle, check: Checker['check']): void {
     return h;
   });
   check('bundle.version', () => {
-    ensure(b.version === BUNDLE_VERSION, `version ${JSON.stringify(b.version)} is not ${BUNDLE_VERSION}`);
+    ensure(BUNDLE_VERSIONS.includes(b.version), `version ${JSON.stringify(b.version)} is not one the verifier reads (${BUNDLE_VERSIONS.join(', ')})`);
     return b.version;
   });
+  return upgradeBundle(b);
 }

@@ -8,7 +8,7 @@ import { bytesToHex, hexToBytes, type Hex } from 'viem';
 import { canonicalJson } from '../../chain/formulas.js';
 import { publicKeyHash, unwrapSignature, verifySignature } from '../../ledger/signing.js';
 import { INTENT_MEMO, parseIntentEntries, type CanonicalIntent } from '../../protocol/intent/index.js';
-import { CheckFailed, ensure, eq, lc, same, uint, type VerifyContext } from './checks.js';
+import { CheckFailed, ensure, eq, int, lc, ledger0x, same, type VerifyContext } from './checks.js';
 import { checkLedgerReceipt, ledgerWriteData } from './evidence.js';
 
 /** Runs the intent and ledger checks; sets ctx.intent when the intent parses. */
@@ -43,7 +43,7 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     ensure(Array.isArray(L.signatures) && L.signatures.length > 0, 'no signatures');
     const texts = L.signatures.map((x) => canonicalJson(x));
     ensure(new Set(texts).size === texts.length, 'a signature is listed twice');
-    const h = hexToBytes(L.tx_hash);
+    const h = hexToBytes(ledger0x(L.tx_hash));
     validKeys = L.signatures.map((raw, i) => {
       let sig: core.Signature;
       try {
@@ -63,27 +63,24 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     ensure(a && intent, 'not checked: authority or intent missing');
     ensure(same(a.key_book, intent.keyBook), `key book ${a.key_book} is not the intent's ${intent.keyBook}`);
     ensure(lc(a.key_page).startsWith(`${lc(a.key_book)}/`), `key page ${a.key_page} is not a page of ${a.key_book}`);
-    const threshold = uint(a.threshold, 'authority.threshold');
-    const version = uint(a.key_page_version, 'authority.key_page_version');
-    ensure(threshold >= 1n, 'threshold must be at least 1');
+    const threshold = int(a.threshold, 'authority.threshold');
+    const version = int(a.key_page_version, 'authority.key_page_version');
+    ensure(threshold >= 1, 'threshold must be at least 1');
     const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
     const direct = validKeys.filter((k) => accept(k.vote) && !k.delegators.length && same(k.signer, a.key_page));
-    for (const k of direct) ensure(BigInt(k.version) === version, `signature of ${k.publicKey} is for page version ${k.version}, not ${version}`);
+    for (const k of direct) ensure(k.version === version, `signature of ${k.publicKey} is for page version ${k.version}, not ${version}`);
     const delegated = validKeys.filter((k) => accept(k.vote) && k.delegators.length === 1 && same(k.delegators[0], a.key_page));
     // a delegate book votes once, however many of its keys signed (as the ledger and the validators count it)
     const books = new Set(delegated.map((k) => lc(k.signer).replace(/\/\d+$/, ''))).size;
     const counted = new Set(direct.map((k) => k.publicKey)).size + books;
-    ensure(BigInt(counted) >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
+    ensure(counted >= threshold, `${counted} valid signature(s) from ${a.key_page}, threshold ${threshold}`);
     // the validators' count (stated) checks page membership on the ledger, so it can be lower than the bundle's
     // signatures allow, never higher
-    const stated = uint(a.signatures, 'authority.signatures');
+    const stated = int(a.signatures, 'authority.signatures');
     ensure(stated >= threshold, `stated signatures ${a.signatures} below threshold ${threshold}`);
-    ensure(stated <= BigInt(counted), `stated signatures ${a.signatures} exceed the ${counted} the bundle's signatures can count`);
-    const statedDelegated = uint(a.delegated, 'authority.delegated');
-    ensure(
-      statedDelegated <= BigInt(books) && statedDelegated <= stated,
-      `stated delegated votes ${a.delegated} exceed the ${books} delegate book(s) that signed`,
-    );
+    ensure(stated <= counted, `stated signatures ${a.signatures} exceed the ${counted} the bundle's signatures can count`);
+    const statedDelegated = int(a.delegated, 'authority.delegated');
+    ensure(statedDelegated <= books && statedDelegated <= stated, `stated delegated votes ${a.delegated} exceed the ${books} delegate book(s) that signed`);
     return `${counted} signature(s) on ${a.key_page} v${version} meet threshold ${threshold}`;
   });
   check('ledger.key_page', () => {
@@ -91,14 +88,14 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     const p = L.key_page;
     ensure(a && p && Array.isArray(p.key_hashes) && Array.isArray(p.delegates), 'not checked: authority or key_page missing');
     ensure(same(p.url, a.key_page), `key page ${p.url} is not the authority's ${a.key_page}`);
-    const version = uint(a.key_page_version, 'authority.key_page_version');
-    const now = uint(p.version, 'key_page.version');
+    const version = int(a.key_page_version, 'authority.key_page_version');
+    const now = int(p.version, 'key_page.version');
     // the page as read at assembly; if it changed after the signatures, its key list is not the one they met.
     // A page's version only grows: one read before the signatures' version is not the page they were counted on.
     ensure(now >= version, `key page read at version ${now}, before the version ${version} the signatures were counted at`);
     if (now !== version) return `page is at version ${now}, the signatures were counted at version ${version}: membership not checked offline`;
     ensure(
-      uint(p.accept_threshold, 'key_page.accept_threshold') === uint(a.threshold, 'authority.threshold'),
+      int(p.accept_threshold, 'key_page.accept_threshold') === int(a.threshold, 'authority.threshold'),
       `page threshold ${p.accept_threshold} != stated ${a.threshold}`,
     );
     const accept = (v: unknown) => v === undefined || v === core.VoteType.Accept;
@@ -108,7 +105,7 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
       if (!k.delegators.length && same(k.signer, a.key_page)) {
         const h = bytesToHex(publicKeyHash(hexToBytes(k.publicKey as Hex)));
         ensure(
-          p.key_hashes.some((x) => same(x, h)),
+          p.key_hashes.some((x) => same(ledger0x(x), h)),
           `signer key ${k.publicKey} (hash ${h}) is not a key of ${p.url} v${now}`,
         );
         direct++;

@@ -23,7 +23,7 @@ import {
   type ProofResultRecord,
 } from '../../protocol/result-record.js';
 import type { BundleChain, BundleLeg, ProofBundle } from '../bundle.js';
-import { ensure, eq, EXACT, index, lc, same, uint, type VerifyContext } from './checks.js';
+import { ensure, eq, EXACT, index, int, lc, ledger0x, same, uint, type VerifyContext } from './checks.js';
 import { checkLedgerReceipt, checkProvenTx, ledgerWriteData, type ProvenFacts } from './evidence.js';
 import { quorumCheck } from './quorum.js';
 
@@ -101,7 +101,7 @@ export function verifyLeg(ctx: VerifyContext, c: BundleChain, l: BundleLeg, P: s
     const leg = plan.legs[leafIndex];
     ensure(leg, `no leaf ${l.leaf_index}`);
     const got = l.observation?.checks;
-    const want = { call_binding: 'calldata', expected_events: String(leg.expectedEvents.length), expected_state: String(leg.expectedState.length) };
+    const want = { call_binding: 'calldata', expected_events: leg.expectedEvents.length, expected_state: leg.expectedState.length };
     ensure(
       got && canonicalJson(got) === canonicalJson(want),
       `observation checks ${canonicalJson(got ?? null)} are not what the leg gives ${canonicalJson(want)}`,
@@ -196,7 +196,7 @@ function proofResultCheck(s: {
     ['result_id', resultIdOf(plan.anchorId, leafIndex)],
     ['intent_id', intent.intentId],
     ['intent_tx_id', L.tx_id],
-    ['intent_tx_hash', L.tx_hash],
+    ['intent_tx_hash', ledger0x(L.tx_hash)],
     ['operation_id', plan.operationId],
     ['anchor_contract', c.proof_anchor],
     ['anchor_id', plan.anchorId],
@@ -206,9 +206,9 @@ function proofResultCheck(s: {
     ['chain_name', c.chain],
     ['chain_id', chainId.toString()],
     ['tx_hash', l.execution.tx_hash],
-    ['block_number', h.number],
+    ['block_number', String(h.number)],
     ['block_hash', h.hash],
-    ['block_timestamp', h.timestamp],
+    ['block_timestamp', String(h.timestamp)],
     ['tx_index', String(facts.txIndex)],
     ['success', 'true'],
     ['gas_used', facts.gasUsed.toString()],
@@ -229,17 +229,17 @@ function proofResultCheck(s: {
     ['entry_type', PROOF_RESULT_ENTRY_TYPE],
     ['version', PROOF_RESULT_VERSION],
     ['format', PROOF_RESULT_FORMAT],
-    ['threshold_numerator', c.validator_set.threshold_numerator],
-    ['threshold_denominator', c.validator_set.threshold_denominator],
+    ['threshold_numerator', String(c.validator_set.threshold_numerator)],
+    ['threshold_denominator', String(c.validator_set.threshold_denominator)],
     ['aggregate_signature', l.observation.aggregate_signature],
     ['result_id', r.result_id],
-    ['written_by', r.written_by],
+    ['written_by', String(r.written_by)],
   ];
   for (const [k, v] of bind) eq(record[k], v, `record ${k}`);
   // the depth the writer required (its chain setting, signed by nobody) was met by what was observed, which
   // may be deeper: a validator counts the blocks it saw
   ensure(
-    uint(record.confirmation_blocks, 'record confirmation_blocks') <= uint(l.observation.confirmations, 'observation.confirmations'),
+    uint(record.confirmation_blocks, 'record confirmation_blocks') <= BigInt(int(l.observation.confirmations, 'observation.confirmations')),
     `record confirmation_blocks ${record.confirmation_blocks} exceeds the ${l.observation.confirmations} confirmations observed`,
   );
   return `record ${record.result_id} recomputes to result hash ${re.resultHash} and binds to the proven execution`;

@@ -7,7 +7,7 @@ import { getAddress, numberToHex, type Hex } from 'viem';
 import { readAnchorState } from '../../chain/anchor.js';
 import { createChainClients } from '../../chain/clients.js';
 import { createLedgerClient } from '../../ledger/client.js';
-import { ensure, eq, index, same, uint, type VerifyContext } from './checks.js';
+import { ensure, eq, index, int, same, type VerifyContext } from './checks.js';
 
 /** Every intent and result transaction delivered on the ledger network at `ledgerUrl`. */
 export async function verifyOnLedger(ctx: VerifyContext, ledgerUrl: string): Promise<void> {
@@ -41,10 +41,10 @@ export async function verifyOnChains(ctx: VerifyContext, rpc: Record<string, str
       checks.push({ name: R, ok: false, detail: `the bundle has no chain ${name}` });
       continue;
     }
-    const clients = createChainClients({ rpcUrl: url, chainId: Number(c.chain_id), name });
+    const clients = createChainClients({ rpcUrl: url, chainId: c.evm_chain_id, name });
     await asyncCheck(`${R}.chain_id`, async () => {
       const id = await clients.public.getChainId();
-      ensure(String(id) === c.chain_id, `RPC serves chain id ${id}, the bundle says ${c.chain_id}`);
+      ensure(id === c.evm_chain_id, `RPC serves chain id ${id}, the bundle says ${c.evm_chain_id}`);
       return `chain id ${id}`;
     });
     await asyncCheck(`${R}.blocks`, async () => {
@@ -52,7 +52,7 @@ export async function verifyOnChains(ctx: VerifyContext, rpc: Record<string, str
       for (const t of txs) {
         const blk = (await clients.public.request({
           method: 'eth_getBlockByNumber',
-          params: [numberToHex(uint(t.block.number, 'block.number')), false],
+          params: [numberToHex(int(t.block.number, 'block.number')), false],
         } as never)) as { hash?: Hex } | null;
         ensure(blk?.hash, `block ${t.block.number} not found`);
         eq(blk.hash, t.block.hash, `block ${t.block.number} hash on chain`);
@@ -62,7 +62,7 @@ export async function verifyOnChains(ctx: VerifyContext, rpc: Record<string, str
     await asyncCheck(`${R}.anchor`, async () => {
       const s = await readAnchorState(clients, getAddress(c.proof_anchor), c.anchor.anchor_id);
       ensure(s.status === 'proven', `anchor ${c.anchor.anchor_id} is ${s.status} on chain, not proven`);
-      ensure(s.leafCount.toString() === c.anchor.leaf_count, `anchor leaf count on chain ${s.leafCount} != ${c.anchor.leaf_count}`);
+      ensure(s.leafCount === BigInt(c.anchor.leaf_count), `anchor leaf count on chain ${s.leafCount} != ${c.anchor.leaf_count}`);
       for (const l of c.legs) {
         const i = index(l.leaf_index, 'leaf_index');
         ensure((s.usedBitmap >> BigInt(i)) & 1n, `leaf ${i} (${l.leg_id}) is not used on chain`);

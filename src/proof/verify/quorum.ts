@@ -3,7 +3,7 @@ import type { Hex } from 'viem';
 import { blsAggregatePublicKeys, blsVerify, signerBitmap } from '../../chain/bls.js';
 import { meetsThreshold } from '../../chain/formulas.js';
 import type { BundleChain } from '../bundle.js';
-import { ensure, index, uint } from './checks.js';
+import { ensure, index, int, uint } from './checks.js';
 
 /** Aggregate public keys, memoized (decoding and subgroup-checking G2 keys dominates a verification). */
 const aggregates = new Map<string, Hex>();
@@ -31,7 +31,7 @@ function blsVerified(signature: Hex, message: Hex, publicKey: Hex): boolean {
 
 export function quorumCheck(
   set: BundleChain['validator_set'],
-  q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: string[] },
+  q: { message: Hex; aggregate_signature: Hex; signer_bitmap: string; signers: number[] },
   what: string,
 ): string {
   const bitmap = uint(q.signer_bitmap, `${what}.signer_bitmap`);
@@ -45,8 +45,8 @@ export function quorumCheck(
   const powers = set.powers.map((p, i) => uint(p, `validator_set.powers[${i}]`));
   const s = {
     powers,
-    thresholdNum: uint(set.threshold_numerator, 'threshold_numerator'),
-    thresholdDen: uint(set.threshold_denominator, 'threshold_denominator'),
+    thresholdNum: BigInt(int(set.threshold_numerator, 'threshold_numerator')),
+    thresholdDen: BigInt(int(set.threshold_denominator, 'threshold_denominator')),
   };
   ensure(meetsThreshold(s, bitmap), `${what}: signers [${signers.join(',')}] do not meet the threshold ${s.thresholdNum}/${s.thresholdDen}`);
   const keys = signers.map((i) => {
