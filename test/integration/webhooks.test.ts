@@ -11,6 +11,8 @@ import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
+import { EVENT_SCHEMAS, type EventType } from '../../src/webhooks/catalogue.js';
+import { getAddress } from 'viem';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
@@ -44,18 +46,28 @@ const identityData = (id: string) => ({
   identity_id: id,
   name: 'acme',
   adi_url: 'acc://acme.acme',
-  key_book_url: 'acc://acme.acme/book',
+  book_url: 'acc://acme.acme/book',
   key_page_url: 'acc://acme.acme/book/1',
   data_account_url: 'acc://acme.acme/data',
   public_key_hash: 'ab'.repeat(32),
-  chain_accounts: [{ chain: 'ethereum-sepolia', chain_id: '11155111', address: `0x${'11'.repeat(20)}` }],
+  credit_balance: 100,
+  chain_accounts: [
+    {
+      chain: 'ethereum-sepolia',
+      chain_id: 'ethereum-sepolia',
+      evm_chain_id: 11155111,
+      address: `0x${'11'.repeat(20)}`,
+      deployment_tx: `0x${'cd'.repeat(32)}`,
+      deployed: true as const,
+    },
+  ],
 });
 const completedData = (id: string) => ({
   intent_id: id,
   identity_id: randomUUID(),
   operation_id: 'op-1',
-  proof_id: 'proof-1',
-  executions: [{ chain: 'ethereum-sepolia', chain_id: '11155111', tx_hash: `0x${'aa'.repeat(32)}` }],
+  proof_id: randomUUID(),
+  executions: [{ leg_id: 'leg-1', chain: 'ethereum-sepolia', evm_chain_id: 11155111, tx_hash: `0x${'aa'.repeat(32)}` }],
 });
 
 describe.each(dbKinds())('webhooks (%s)', (kind) => {
@@ -130,6 +142,16 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     await expect(
       database.db.transaction((tx) => recordEvent(tx, { orgId: org, type: 'transaction.failed', resourceId: a, data: { intent_id: a } as never })),
     ).rejects.toThrow(InvalidEventError);
+    // the catalogue is strict: a field it does not list, or a payload in a form before the API conventions, is refused
+    const refused = (data: unknown) =>
+      expect(database.db.transaction((tx) => recordEvent(tx, { orgId: org, type: 'identity.active', resourceId: a, data } as never))).rejects.toThrow(
+        InvalidEventError,
+      );
+    await refused({ ...identityData(a), extra: 1 });
+    await refused({ ...identityData(a), credit_balance: '100' });
+    const { book_url, ...rest } = identityData(a);
+    await refused({ ...rest, key_book_url: book_url });
+    await refused({ ...identityData(a), chain_accounts: [{ ...identityData(a).chain_accounts[0], chain_id: '11155111' }] });
     const rows = await database.db.select().from(events).where(eq(events.resourceId, a));
     expect(rows.map((r) => r.sequence).sort()).toEqual([1, 2, 3]);
   });
@@ -217,7 +239,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(headers['content-type']).toBe('application/json');
     const payload = new Webhook(all.secret).verify(got.body, headers) as Json;
     expect(payload).toMatchObject({ id: ev.id, type: 'identity.active', resource_id: identityId, sequence: 1 });
-    expect(payload.data.chain_accounts[0].chain_id).toBe('11155111');
+    expect(payload.data.chain_accounts[0]).toMatchObject({ chain: 'ethereum-sepolia', chain_id: 'ethereum-sepolia', evm_chain_id: 11155111 });
     expect(() => new Webhook(onlyTx.secret).verify(got.body, headers)).toThrow();
 
     const d = await eventually(async () => {
@@ -227,6 +249,125 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     expect(d).toMatchObject({ attempts: 1, last_status_code: 200, event_type: 'identity.active' });
     expect(await deliveryOf(org, ev.id, onlyTx.id)).toBeUndefined();
     expect(receiver.deliveries('/only-tx')).toHaveLength(0);
+  });
+
+  it('events stored in the forms before the API conventions are served in the current forms, by GET /v1/events/{id} and in deliveries', async () => {
+    const org = await newOrg();
+    const ep = (await api('POST', '/v1/webhooks/endpoints', { org, body: { url: receiver.url('/old-forms'), skip_verification: true } })).body;
+    const [identityId, intentId, opId, actionId, proofId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const address = `0x${'ab'.repeat(20)}`;
+    // rows as the gateway wrote them before: retired names, numbers as decimal strings, chain_id the EVM chain id
+    const stored: { type: string; resourceId: string; sequence: number; data: Record<string, unknown>; current: Record<string, unknown> }[] = [
+      {
+        type: 'identity.active',
+        resourceId: identityId,
+        sequence: 1,
+        data: {
+          identity_id: identityId,
+          name: 'acme',
+          adi_url: 'acc://acme.acme',
+          key_book_url: 'acc://acme.acme/book',
+          key_page_url: 'acc://acme.acme/book/1',
+          data_account_url: 'acc://acme.acme/data',
+          public_key_hash: 'cd'.repeat(32),
+          credit_balance: '100',
+          chain_accounts: [{ chain: 'polygon-amoy', chain_id: '80002', address }],
+        },
+        current: {
+          identity_id: identityId,
+          name: 'acme',
+          adi_url: 'acc://acme.acme',
+          book_url: 'acc://acme.acme/book',
+          key_page_url: 'acc://acme.acme/book/1',
+          data_account_url: 'acc://acme.acme/data',
+          public_key_hash: 'cd'.repeat(32),
+          credit_balance: 100,
+          chain_accounts: [
+            { chain: 'polygon-amoy', chain_id: 'polygon-amoy', evm_chain_id: 80002, address: getAddress(address), deployment_tx: null, deployed: true },
+          ],
+        },
+      },
+      {
+        type: 'transaction.submitted',
+        resourceId: intentId,
+        sequence: 1,
+        data: { intent_id: intentId, identity_id: identityId, operation_id: 'op-1', ledger_tx_hash: 'ef'.repeat(32) },
+        current: { intent_id: intentId, identity_id: identityId, operation_id: 'op-1', tx_hash: 'ef'.repeat(32) },
+      },
+      {
+        type: 'transaction.completed',
+        resourceId: intentId,
+        sequence: 2,
+        data: {
+          intent_id: intentId,
+          identity_id: identityId,
+          operation_id: 'op-1',
+          proof_id: proofId,
+          executions: [{ chain: 'polygon-amoy', chain_id: '80002', leg_id: 'leg-1', tx_hash: `0x${'AA'.repeat(32)}` }],
+        },
+        current: {
+          intent_id: intentId,
+          identity_id: identityId,
+          operation_id: 'op-1',
+          proof_id: proofId,
+          executions: [{ leg_id: 'leg-1', chain: 'polygon-amoy', evm_chain_id: 80002, tx_hash: `0x${'aa'.repeat(32)}` }],
+        },
+      },
+      {
+        type: 'governance.executed',
+        resourceId: opId,
+        sequence: 1,
+        data: { governance_id: opId, identity_id: identityId, operation: 'add_key', ledger_tx_hash: `0x${'BC'.repeat(32)}` },
+        current: { governance_op_id: opId, identity_id: identityId, operation: 'add_key', tx_hash: 'bc'.repeat(32) },
+      },
+      {
+        type: 'inbox.action_pending',
+        resourceId: actionId,
+        sequence: 1,
+        data: {
+          pending_action_id: actionId,
+          identity_id: identityId,
+          kind: 'governance',
+          ledger_tx_hash: 'bc'.repeat(32),
+          threshold: 2,
+          signatures: 1,
+          remaining_needed: 1,
+          expires_at: null,
+        },
+        current: {
+          pending_action_id: actionId,
+          identity_id: identityId,
+          kind: 'governance',
+          tx_hash: 'bc'.repeat(32),
+          required_signatures: 2,
+          collected_signatures: 1,
+          remaining_needed: 1,
+          expires_at: null,
+        },
+      },
+    ];
+    const rows = await database.db
+      .insert(events)
+      .values(stored.map(({ type, resourceId, sequence, data }) => ({ orgId: org, type, resourceId, sequence, data })))
+      .returning();
+    await kickWebhookDispatcher(client, config.temporal.taskQueue);
+    const delivered = await eventually(() => receiver.deliveries('/old-forms').length === stored.length && receiver.deliveries('/old-forms'));
+    for (const [i, row] of rows.entries()) {
+      const { type, current } = stored[i]!;
+      const one = await api('GET', `/v1/events/${row.id}`, { org });
+      expect(one.status).toBe(200);
+      expect(one.body.data, type).toEqual(current);
+      expect(EVENT_SCHEMAS[type as EventType].safeParse(one.body.data).error, type).toBeUndefined();
+      const got = delivered.find((r) => r.headers['webhook-id'] === row.id)!;
+      expect((new Webhook(ep.secret).verify(got.body, got.headers as Record<string, string>) as Json).data, type).toEqual(current);
+    }
+    // the log of a delivery shows the body that was sent: the current form too
+    const d = await eventually(async () => {
+      const x = await deliveryOf(org, rows[0]!.id, ep.id);
+      return x?.status === 'succeeded' && x;
+    });
+    const detail = await api('GET', `/v1/webhooks/deliveries/${d.id}`, { org });
+    expect(JSON.parse(detail.body.payload).data).toEqual(stored[0]!.current);
   });
 
   it('nothing is lost when the dispatcher is gone at commit time', async () => {
