@@ -64,6 +64,8 @@ export const pendingActions = pgTable(
     category: text('category').notNull(),
     /** the ledger transaction type, e.g. updateKeyPage */
     type: text('type').notNull(),
+    /** the ledger transaction header's memo, as the pending scan read it; null when it has none */
+    memo: text('memo'),
     /** eligible | awaiting_others while open; executed | rejected | expired once resolved */
     status: text('status').notNull(),
     collectedSignatures: integer('collected_signatures').notNull(),
