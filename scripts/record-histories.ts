@@ -6,7 +6,8 @@
  *   expectedEvents + expectedState, signed and submitted), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
- *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does).
+ *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does),
+ *   creditsWorkflow (POST /v1/identity/{id}/credits for the first identity).
  * Files of other versions are left as they are; this version's files are overwritten. Workflow types named as
  * arguments limit the files written to theirs (the scenario still runs whole): a new version records the workflows
  * it changed.
@@ -20,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { publicKeyHashHex } from '../src/identity/keys.js';
+import { creditsWorkflowId } from '../src/temporal/credits.js';
 import { ensureWebhookDispatcher } from '../src/temporal/webhooks.js';
 import { dispatcherWorkflowId } from '../src/workflows/webhook-dispatcher.js';
 import {
@@ -87,6 +89,11 @@ async function main() {
     const who = await createBenchIdentity(dn);
     await dn.client.workflow.getHandle(`identity-${who.id}`).result();
     await save(dn, 'identityWorkflow', `identity-${who.id}`);
+
+    // credits bought after creation for the identity's page 1
+    const bought = await dn.call('POST', `/v1/identity/${who.id}/credits`, { credits: 10 });
+    if (bought.status !== 200) throw new Error(`credits: ${bought.status} ${JSON.stringify(bought.body)}`);
+    await save(dn, 'creditsWorkflow', creditsWorkflowId(bought.body.purchase_id));
 
     const wallets = benchWallets(dn);
     const [target] = await deployTestTargets(wallets);

@@ -19,6 +19,7 @@ const WORKFLOW_TYPES = [
   'webhookDispatcherWorkflow',
   'maintenanceWorkflow',
   'governanceWorkflow',
+  'creditsWorkflow',
   'pendingDiscoveryWorkflow',
   'pendingScanWorkflow',
 ];
