@@ -19,6 +19,7 @@ import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { eventually, startReceiver } from '../support/receiver.js';
+import { checkOrgEvents, eventDeviations } from '../support/event-catalogue.js';
 import { Webhook } from 'standardwebhooks';
 import { ensureWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
 
@@ -460,5 +461,17 @@ describe('governance and co-signing on the devnet', () => {
     const child = await app.deps.temporal.workflow.getHandle(`pending-scan-${app.key.orgId}`).result();
     expect(child).toMatchObject({ orgId: app.key.orgId, identities: 3, degraded: false });
     expect((await (await call('GET', '/v1/pending')).json()).scan.degraded).toBe(false);
+  });
+
+  it('every event this run emitted is of the event catalogue, stored and served in its forms; so is every delivery', async () => {
+    const { types, problems } = await checkOrgEvents(app.db, app.key.orgId);
+    expect(problems).toEqual([]);
+    expect(types).toEqual(expect.arrayContaining(['identity.active', 'governance.executed', 'governance.rejected', 'inbox.action_pending']));
+    const delivered = receiver.received.filter((r) => r.path === '/inbox' && r.headers['webhook-id']);
+    expect(delivered.length).toBeGreaterThan(0);
+    for (const r of delivered) {
+      const e = new Webhook(webhookSecret).verify(r.body, r.headers as Record<string, string>) as { id: string; type: string; data: unknown };
+      expect(eventDeviations(e.type, e.id, e.data)).toEqual([]);
+    }
   });
 });
