@@ -7,8 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import { formatEther, type Address } from 'viem';
 import { ApiError } from './errors.js';
-import { createChainClients, type ChainClients } from '../chain/clients.js';
-import type { ChainConfig } from '../config.js';
 import {
   createIdentityWithinQuota,
   getChainAccounts,
@@ -21,11 +19,14 @@ import {
   type CreateIdentityResult,
   type IdentityRow,
 } from '../db/identities.js';
+import { countOrgIdentities, listOrgIdentityPage, type IdentityFilter } from '../db/identity-lists.js';
+import type { RowPage } from '../db/pagination.js';
 import { adiNameProblem, BASE_IDENTITY_FEE_UNITS, ed25519PublicKeyProblem, identityUrls, publicKeyHashHex, slidingIdentityFee } from '../identity/keys.js';
 import type { Logger } from '../log.js';
 import { redactUrls } from '../net/redact.js';
 import { withTimeout } from '../net/timeout.js';
 import { identityWorkflowId, startIdentityWorkflowOrCompensate } from '../temporal/identities.js';
+import { createChainReaders, nativeCurrency } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity } from './identity-access.js';
 
@@ -42,10 +43,14 @@ export interface CreateIdentityRequest {
   credits?: number;
 }
 
-/** An identity with its chain accounts (empty while creating: they are filled on the move to active). */
+/**
+ * An identity with its chain accounts (empty while creating: they are filled on the move to active) and, when read
+ * from the ledger for this answer, its key page's whole credits (`credit`; absent: the recorded value stands).
+ */
 export interface IdentityWithAccounts {
   row: IdentityRow;
   accounts: ChainAccountRow[];
+  credit?: { balance: number };
 }
 
 export interface PollingHints {
@@ -55,6 +60,28 @@ export interface PollingHints {
   terminal_states: string[];
 }
 
+/** A chain's native balance of an account: amount in base units (decimal string). */
+export interface NativeBalance {
+  symbol: string;
+  decimals: number;
+  native: true;
+  amount: string;
+}
+
+/** One chain account of a portfolio entry with its live native balance; an unreadable chain is a per-entry error. */
+export interface PortfolioChain {
+  chain: string;
+  chain_id: string;
+  evm_chain_id: number;
+  address: string;
+  deployment_tx: string | null;
+  deployed: boolean;
+  balance_wei: string | null;
+  balance: string | null;
+  balances?: NativeBalance[];
+  error?: string;
+}
+
 /** The live credits and native balances of one identity; a source that does not answer is a per-entry error. */
 export interface PortfolioEntry {
   id: string;
@@ -62,7 +89,7 @@ export interface PortfolioEntry {
   status: string;
   credit_balance: number | null;
   credit_error?: string;
-  chains: { chain: string; chain_id: number; address: string; balance_wei: string | null; balance: string | null; error?: string }[];
+  chains: PortfolioChain[];
 }
 
 const bad = (field: string, message: string) => new ApiError(400, 'VALIDATION_ERROR', `${field}: ${message}`, { field });
@@ -157,21 +184,14 @@ function refusal(res: Exclude<CreateIdentityResult, { ok: true }>, adiUrl: strin
 /** Live balances for the portfolio, with one chain reader per chain kept across requests. */
 function createBalanceReader(deps: ServiceDeps) {
   const db = deps.database.db;
-  const readers = new Map<string, ChainClients>();
-  const reader = (ch: ChainConfig) => {
-    let r = readers.get(ch.name);
-    if (!r) {
-      r = createChainClients({ rpcUrl: ch.rpcUrl, chainId: ch.chainId, name: ch.name });
-      readers.set(ch.name, r);
-    }
-    return r;
-  };
+  const reader = createChainReaders();
 
-  /** Each row's key-page credits and account balances, read live and in parallel. */
-  async function liveBalances(rows: IdentityRow[]): Promise<PortfolioEntry[]> {
+  /** Each row's key-page credits and account balances, read live and in parallel; `balances` adds the list form. */
+  async function liveBalances(rows: IdentityRow[], opts: { balances?: boolean } = {}): Promise<PortfolioEntry[]> {
+    // like the identity view: no chain accounts while creating (they are shown from the move to active)
     const accounts = await getChainAccounts(
       db,
-      rows.map((r) => r.id),
+      rows.filter((r) => r.status !== 'creating').map((r) => r.id),
     );
     const chainCfg = new Map(deps.config.chains.map((ch) => [ch.name, ch]));
     return Promise.all(
@@ -179,22 +199,37 @@ function createBalanceReader(deps: ServiceDeps) {
         const credits = (async () => {
           if (r.status !== 'active') return { credit_balance: Number(r.creditBalance) };
           try {
-            const page = await withTimeout(deps.ledger.queryKeyPage(r.keyPageUrl), READ_TIMEOUT_MS, 'ledger');
-            return { credit_balance: Math.floor(page.creditBalance / 100) };
+            return { credit_balance: await liveCredits(deps, r) };
           } catch (e) {
             return { credit_balance: null, credit_error: `ledger: ${redactUrls((e as Error).message, [deps.config.ledgerUrl])}` };
           }
         })();
         const chains = Promise.all(
-          (accounts.get(r.id) ?? []).map(async (a) => {
-            const base = { chain: a.chain, chain_id: Number(a.chainId), address: a.address };
+          (accounts.get(r.id) ?? []).map(async (a): Promise<PortfolioChain> => {
+            const base = {
+              chain: a.chain,
+              chain_id: a.chain,
+              evm_chain_id: Number(a.chainId),
+              address: a.address,
+              deployment_tx: a.deploymentTx,
+              // a chain account is recorded once its code is on the chain
+              deployed: true,
+            };
+            const unread = (error: string): PortfolioChain => ({
+              ...base,
+              balance_wei: null,
+              balance: null,
+              ...(opts.balances ? { balances: [] } : {}),
+              error,
+            });
             const cfg = chainCfg.get(a.chain);
-            if (!cfg) return { ...base, balance_wei: null, balance: null, error: 'chain no longer configured' };
+            if (!cfg) return unread('chain no longer configured');
             try {
               const wei = await withTimeout(reader(cfg).public.getBalance({ address: a.address as Address }), READ_TIMEOUT_MS, a.chain);
-              return { ...base, balance_wei: wei.toString(), balance: formatEther(wei) };
+              const balances = opts.balances ? { balances: [{ ...nativeCurrency(a.chain), native: true as const, amount: wei.toString() }] } : {};
+              return { ...base, balance_wei: wei.toString(), balance: formatEther(wei), ...balances };
             } catch (e) {
-              return { ...base, balance_wei: null, balance: null, error: (e as Error).message.split('\n')[0] };
+              return unread((e as Error).message.split('\n')[0]!);
             }
           }),
         );
@@ -203,6 +238,48 @@ function createBalanceReader(deps: ServiceDeps) {
     );
   }
   return liveBalances;
+}
+
+/** The whole credits on an identity's key page, read from the ledger within READ_TIMEOUT_MS. */
+async function liveCredits(deps: ServiceDeps, r: IdentityRow): Promise<number> {
+  const page = await withTimeout(deps.ledger.queryKeyPage(r.keyPageUrl), READ_TIMEOUT_MS, 'ledger');
+  return Math.floor(page.creditBalance / 100);
+}
+
+/** The rows with their chain accounts; none while creating (the accounts are filled on the move to active). */
+async function accountsOf(deps: ServiceDeps, rows: IdentityRow[]): Promise<IdentityWithAccounts[]> {
+  const acc = await getChainAccounts(
+    deps.database.db,
+    rows.filter((r) => r.status !== 'creating').map((r) => r.id),
+  );
+  return rows.map((row) => ({ row, accounts: acc.get(row.id) ?? [] }));
+}
+
+/** The paged reads: the identity list and the portfolio's identities, with the counts their totals cover. */
+function identityPages(deps: ServiceDeps) {
+  const db = deps.database.db;
+  /** A page of the organization's identities (`page.limit` rows: ask one to spare) and how many the filter matches. */
+  async function list(orgId: string, f: IdentityFilter, page: RowPage): Promise<{ rows: IdentityWithAccounts[]; total: number }> {
+    const [rows, counts] = await Promise.all([listOrgIdentityPage(db, orgId, f, page), countOrgIdentities(db, orgId, f)]);
+    return { rows: await accountsOf(deps, rows), total: counts.identities };
+  }
+
+  /**
+   * The portfolio's identities: a page (`page.limit` rows: ask one to spare) of the organization's identities that are
+   * not retired, or the one `identity` names (id or ADI URL), and totals over every identity the filter matches, not
+   * only the page. Their live balances: liveBalances.
+   */
+  async function portfolioPage(orgId: string, identity: string | undefined, page: RowPage) {
+    if (identity) {
+      const row = await findOrgIdentity(db, orgId, identity, { field: 'identity', adiUrl: true });
+      const [{ accounts }] = await accountsOf(deps, [row]);
+      const first = page.after === undefined && !page.offset;
+      return { rows: first ? [row] : [], total: 1, totals: { identities: 1, chains: accounts.length } };
+    }
+    const [rows, counts] = await Promise.all([listOrgIdentityPage(db, orgId, {}, page), countOrgIdentities(db, orgId, {})]);
+    return { rows, total: counts.identities, totals: { identities: counts.identities, chains: counts.chainAccounts } };
+  }
+  return { list, portfolioPage };
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
@@ -280,18 +357,28 @@ export function createIdentityService(deps: ServiceDeps) {
     return { identity: res.identity, warnings, polling: await pollingHints() };
   }
 
-  /** The rows with their chain accounts; none while creating (the accounts are filled on the move to active). */
-  async function withAccounts(rows: IdentityRow[]): Promise<IdentityWithAccounts[]> {
-    const acc = await getChainAccounts(
-      db,
-      rows.filter((r) => r.status !== 'creating').map((r) => r.id),
-    );
-    return rows.map((row) => ({ row, accounts: acc.get(row.id) ?? [] }));
-  }
+  const withAccounts = (rows: IdentityRow[]) => accountsOf(deps, rows);
 
-  async function read(orgId: string, id: string): Promise<IdentityWithAccounts> {
-    const [out] = await withAccounts([await findOrgIdentity(db, orgId, id, { field: 'id' })]);
-    return out!;
+  /**
+   * One identity with its accounts and, for an active or retired one (its key page exists), the credits read from the
+   * ledger; when the ledger does not answer in time the recorded value stands (the view marks it stale).
+   */
+  async function read(orgId: string, id: string, log?: Pick<Logger, 'warn'>): Promise<IdentityWithAccounts> {
+    const row = await findOrgIdentity(db, orgId, id, { field: 'id' });
+    const live = row.status === 'active' || row.status === 'retired';
+    const [[out], balance] = await Promise.all([
+      withAccounts([row]),
+      live
+        ? liveCredits(deps, row).catch((err) => {
+            log?.warn('key page credits unreadable; answering the recorded value', {
+              identity_id: row.id,
+              err: redactUrls(String(err), [deps.config.ledgerUrl]),
+            });
+            return undefined;
+          })
+        : undefined,
+    ]);
+    return balance === undefined ? out! : { ...out!, credit: { balance } };
   }
 
   /** Supply the public key of a hash-only identity; it must hash to the identity's public_key_hash. */
@@ -320,5 +407,7 @@ export function createIdentityService(deps: ServiceDeps) {
     return out!;
   }
 
-  return { create, read, withAccounts, repair, retire, liveBalances: createBalanceReader(deps) };
+  const liveBalances = createBalanceReader(deps);
+
+  return { create, read, withAccounts, repair, retire, liveBalances, ...identityPages(deps) };
 }

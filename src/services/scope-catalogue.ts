@@ -5,7 +5,7 @@
 import { SCOPES, type Scope } from '../db/api-keys.js';
 
 const DESCRIPTIONS: Record<Scope, string> = {
-  read: 'Read identities, transactions, governance operations, pending actions, the portfolio and chains; also webhook endpoints, deliveries and the event log',
+  read: 'Read identities, transactions, governance operations, pending actions and the portfolio; also webhook endpoints, deliveries and the event log',
   write: 'Create and change identities, prepare and sign transactions, governance operations and co-signatures; also manage webhook endpoints',
   'proof:read': 'Read proof artifacts, bundles, custody chains and ledger receipts',
   admin: "Manage the organization's API keys and read /metrics; an admin key also passes every any-of rule",

@@ -353,7 +353,10 @@ describe('Idempotency-Key', () => {
     const replay = await b.json();
     expect(replay.idempotent).toBe(true);
     expect(replay.identity.id).toBe(first.identity.id);
-    const list = await get('/v1/identities?limit=200').then((r) => r.json());
+    // the same shape as the original: the identity's fields at the top level too
+    expect(replay.id).toBe(first.id);
+    expect({ ...replay, idempotent: undefined }).toEqual({ ...first, idempotent: undefined });
+    const list = await get('/v1/identities?limit=100').then((r) => r.json());
     expect(list.identities.filter((i: any) => i.name === body.name)).toHaveLength(1);
     const c = await post({ ...body, credits: 6 }, { headers: { 'Idempotency-Key': key } });
     expect(c.status).toBe(422);
@@ -432,6 +435,17 @@ describe('reads', () => {
       cursor = page.pagination.next_cursor;
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
+    // by offset: the same order, the total of every identity the filter matches, a cursor to switch to
+    const byOffset = await get('/v1/identities?limit=2&offset=2', p.key).then((r) => r.json());
+    expect(byOffset.identities.map((i: any) => i.id)).toEqual([...ids].reverse().slice(2, 4));
+    expect(byOffset.pagination).toMatchObject({ limit: 2, offset: 2, total: 5, has_more: true });
+    const afterOffset = await get(`/v1/identities?limit=2&cursor=${byOffset.pagination.next_cursor}`, p.key).then((r) => r.json());
+    expect(afterOffset.identities.map((i: any) => i.id)).toEqual([ids[0]]);
+    expect(afterOffset.pagination).toEqual({ limit: 2, offset: null, total: 5, has_more: false, next_cursor: null });
+    const past = await get('/v1/identities?offset=99', p.key).then((r) => r.json());
+    expect(past.identities).toEqual([]);
+    expect(past.pagination).toMatchObject({ offset: 99, total: 5, has_more: false });
+    expect((await get(`/v1/identities?offset=1&cursor=${byOffset.pagination.next_cursor}`, p.key)).status).toBe(400);
     // created within one millisecond (parallel POSTs, microseconds apart): a page ending inside that millisecond
     // must not make the next page skip the rest of it
     for (const [i, id] of ids.entries()) {
@@ -457,12 +471,14 @@ describe('reads', () => {
     expect((await get('/v1/identities?status=bogus', p.key)).status).toBe(400);
   });
 
-  it('GET /v1/chains lists the registry with contract addresses; /v1/chains/{id} by name or id', async () => {
-    const all = await get('/v1/chains').then((r) => r.json());
-    expect(all.chains.map((c: any) => c.name)).toEqual(['ethereum-sepolia', 'polygon-amoy']);
-    expect(all.chains[0].contracts.account_factory).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  it('GET /v1/chains lists the registry with contract addresses, verified on chain; /v1/chains/{id} by name or id; no key needed', async () => {
+    const all = await (await app.call('/v1/chains')).json();
+    expect(all.chains.map((c: any) => c.id)).toEqual(['ethereum-sepolia', 'polygon-amoy']);
+    expect(all.chains[1]).toMatchObject({ id: 'polygon-amoy', name: 'polygon-amoy', chainId: 80002, evm_chain_id: 80002, family: 'evm' });
+    expect(all.chains[0].contracts.account_factory).toEqual({ address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), verified: true });
+    expect(all.chains[0].contracts.proof_anchor.verified).toBe(true);
     expect(all.chains[0].rpcUrl).toBeUndefined();
-    expect((await get('/v1/chains/80002').then((r) => r.json())).name).toBe('polygon-amoy');
+    expect((await get('/v1/chains/80002').then((r) => r.json())).chain.name).toBe('polygon-amoy');
     expect((await get('/v1/chains/nope')).status).toBe(404);
   });
 
@@ -477,9 +493,31 @@ describe('reads', () => {
     const pf = await get('/v1/portfolio', p.key).then((x) => x.json());
     expect(pf.total_identities).toBe(1);
     expect(pf.total_chains).toBe(2);
+    expect(pf.totals).toEqual({ identities: 1, chains: 2 });
     expect(pf.identities[0]).toMatchObject({ id, credit_balance: 7 });
-    for (const c of pf.identities[0].chains) expect(c).toMatchObject({ balance_wei: '0', balance: '0' });
-    expect(pf.pagination).toEqual({ limit: 50, has_more: false, next_cursor: null });
+    for (const c of pf.identities[0].chains) {
+      expect(c).toMatchObject({ chain_id: c.chain, deployed: true, balance_wei: '0', balance: '0' });
+      expect(c.evm_chain_id).toBe(c.chain === 'polygon-amoy' ? 80002 : 11155111);
+      expect(c.balances).toBeUndefined();
+    }
+    expect(pf.pagination).toEqual({ limit: 50, offset: 0, total: 1, has_more: false, next_cursor: null });
+
+    // include=balances: the native balance as a list entry, in base units; an unknown include is a 400
+    const withBalances = await get(`/v1/portfolio?identity=${id}&include=balances`, p.key).then((x) => x.json());
+    const amoy = withBalances.identities[0].chains.find((c: any) => c.chain === 'polygon-amoy');
+    expect(amoy.balances).toEqual([{ symbol: 'POL', decimals: 18, native: true, amount: '0' }]);
+    const badInclude = await get('/v1/portfolio?include=governance', p.key);
+    expect(badInclude.status).toBe(400);
+    expect((await badInclude.json()).details.field).toBe('include');
+
+    // the live credits of GET /v1/identity/{id}: read from the ledger, not the value recorded at provisioning
+    const pageUrl = (await get(`/v1/identity/${id}`, p.key).then((x) => x.json())).key_page_url;
+    await app.db.update(identities).set({ creditBalance: 1n }).where(eq(identities.id, id));
+    const one = await get(`/v1/identity/${id}`, p.key).then((x) => x.json());
+    expect(one).toMatchObject({ credit_balance: 7, credit_balance_stale: false, key_page_url: pageUrl });
+    // the list shows the recorded value, marked stale
+    const listed = (await get('/v1/identities', p.key).then((x) => x.json())).identities.find((i: any) => i.id === id);
+    expect(listed).toMatchObject({ credit_balance: 1, credit_balance_stale: true });
 
     // paged like /v1/identities, newest first (it was one answer of at most 500, silently cut)
     const second = await post({ name: uniqueName('pf'), public_key: newClientKey().publicKey }, { key: p.key });
@@ -487,22 +525,33 @@ describe('reads', () => {
     const first = await get('/v1/portfolio?limit=1', p.key).then((x) => x.json());
     expect(first.identities.map((e: any) => e.id)).toEqual([secondId]);
     expect(first.pagination.has_more).toBe(true);
+    // totals cover every identity, not the page
+    expect(first.totals).toEqual({ identities: 2, chains: 2 });
+    expect(first.total_identities).toBe(2);
     const next = await get(`/v1/portfolio?limit=1&cursor=${first.pagination.next_cursor}`, p.key).then((x) => x.json());
     expect(next.identities.map((e: any) => e.id)).toEqual([id]);
-    expect(next.pagination).toEqual({ limit: 1, has_more: false, next_cursor: null });
+    expect(next.pagination).toEqual({ limit: 1, offset: null, total: 2, has_more: false, next_cursor: null });
+    expect((await get('/v1/portfolio?limit=1&offset=1', p.key).then((x) => x.json())).identities.map((e: any) => e.id)).toEqual([id]);
 
     // same database, polygon-amoy pointing at a dead port: that chain errors, the rest answers
     const broken = createApp({
       ...app.deps,
       config: { ...app.config, chains: app.config.chains.map((c) => (c.name === 'polygon-amoy' ? { ...c, rpcUrl: 'http://127.0.0.1:9' } : c)) },
     });
-    const res = await broken.request(`/v1/portfolio?identity=${id}`, { headers: { 'X-API-Key': p.key } });
+    const res = await broken.request(`/v1/portfolio?identity=${id}&include=balances`, { headers: { 'X-API-Key': p.key } });
     expect(res.status).toBe(200);
     const body = await res.json();
     const byChain = Object.fromEntries(body.identities[0].chains.map((c: any) => [c.chain, c]));
     expect(byChain['ethereum-sepolia'].balance_wei).toBe('0');
     expect(byChain['polygon-amoy'].balance_wei).toBeNull();
+    expect(byChain['polygon-amoy'].balances).toEqual([]);
     expect(byChain['polygon-amoy'].error).toBeTruthy();
+
+    // the ledger not answering: GET /v1/identity/{id} answers the recorded credits, marked stale, and does not fail
+    const noLedger = createApp({ ...app.deps, ledger: { ...app.deps.ledger, queryKeyPage: () => new Promise(() => {}) } });
+    const stale = await noLedger.request(`/v1/identity/${id}`, { headers: { 'X-API-Key': p.key } });
+    expect(stale.status).toBe(200);
+    expect(await stale.json()).toMatchObject({ credit_balance: 1, credit_balance_stale: true });
   });
 });
 

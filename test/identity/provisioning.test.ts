@@ -48,8 +48,14 @@ describe('POST /v1/identity → active', () => {
       key_page_url: `acc://${name}.acme/book/1`,
       public_key_hash: publicKeyHashHex(k.publicKey),
     });
+    // the identity's own fields are also at the top level (Certen clients read `id` there), the same values
+    const { identity, status_url, polling, warnings, ...top } = body;
+    expect(top).toEqual(identity);
+    expect(warnings).toBeUndefined();
+    expect(body.credit_balance_stale).toBe(true);
+    expect(status_url).toBe(`/v1/identity/${body.id}`);
     expect(body.status_url).toBe(`/v1/identity/${body.identity.id}`);
-    expect(body.polling.terminal_states).toEqual(expect.arrayContaining(['active', 'failed']));
+    expect(polling.terminal_states).toEqual(expect.arrayContaining(['active', 'failed']));
     expect(body.polling.first_poll_after_seconds).toBeGreaterThanOrEqual(1);
 
     const done = await pollIdentity(app, body.identity.id, (b) => b.status !== 'creating');
@@ -64,13 +70,16 @@ describe('POST /v1/identity → active', () => {
     const [a, b] = done.chain_accounts;
     expect(a.address).toBe(b.address);
     expect(new Set(done.chain_accounts.map((x: any) => x.chain))).toEqual(new Set(['ethereum-sepolia', 'polygon-amoy']));
-    expect(new Set(done.chain_accounts.map((x: any) => x.chain_id))).toEqual(new Set([11155111, 80002]));
+    // chain_id is the registry id (as Certen names it), the EVM chain id is evm_chain_id
+    for (const acc of done.chain_accounts) expect(acc).toMatchObject({ chain_id: acc.chain, deployed: true });
+    expect(new Set(done.chain_accounts.map((x: any) => x.evm_chain_id))).toEqual(new Set([11155111, 80002]));
 
     // the ledger: page 1 holds exactly the client's key hash and the credits
     const page = await dn.ledger.queryKeyPage(done.key_page_url);
     expect(page.keys.map((x) => x.publicKeyHash)).toEqual([publicKeyHashHex(k.publicKey)]);
     expect(Math.floor(page.creditBalance / 100)).toBe(100);
     expect(done.credit_balance).toBe(100);
+    expect(done.credit_balance_stale).toBe(false);
     expect((await dn.ledger.queryAccount(done.data_account_url)).type).toBe('dataAccount');
 
     // the chains: code at the address on both, the offline prediction agrees, the deployment tx is real

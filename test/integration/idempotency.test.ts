@@ -110,13 +110,17 @@ describe.each(dbKinds())('Idempotency-Key (%s)', (kind) => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     const body2 = await second.json();
     const { key: _raw, ...withoutKey } = body1.api_key;
-    expect(body2).toMatchObject({ idempotent: true, redacted: ['api_key.key'], note: expect.stringMatching(/shown only once/) });
+    expect(body1.key).toBe(body1.api_key.key);
+    expect(body2).toMatchObject({ idempotent: true, redacted: ['key', 'api_key.key'], note: expect.stringMatching(/shown only once/) });
     expect(body2.api_key).toEqual(withoutKey);
+    // the same shape as the original, the key's fields at the top level, without the raw key
+    expect(body2).toMatchObject(withoutKey);
+    expect(body2).not.toHaveProperty('key');
     expect(JSON.stringify(body2)).not.toContain(body1.api_key.key);
     // "store this key now" belongs beside the key: the replay has none, so it says only what its note says
     expect(body1.warning).toMatch(/^Store this key now/);
     expect(body2).not.toHaveProperty('warning');
-    expect(Object.keys(body2).sort()).toEqual(['api_key', 'idempotent', 'note', 'redacted']);
+    expect(Object.keys(body2).sort()).toEqual(['api_key', 'idempotent', 'note', 'redacted', ...Object.keys(withoutKey)].sort());
     const rows = await t.db
       .select()
       .from(apiKeys)

@@ -91,8 +91,11 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
       }),
     });
     expect(res.status).toBe(201);
-    const { api_key: created, warning } = await res.json();
+    const { api_key: created, warning, ...top } = await res.json();
     expect(warning).toMatch(/only once/);
+    // the key's own fields at the top level (as the list shows them, with the raw key once), the same under api_key
+    expect(top).toEqual(created);
+    expect(created).toMatchObject({ is_active: true, revoked_at: null, last_used_at: null });
     expect(created.key).toMatch(/^ck_live_[0-9A-Za-z]{43}$/);
     expect(created).toMatchObject({ name: 'ci', org_id: adminA.orgId, permissions: ['read', 'proof:read'], rate_limit_rpm: 120 });
     expect(created.key.startsWith(created.prefix)).toBe(true);
@@ -211,6 +214,10 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     const body = await res.json();
     expect(body.previous_id).toBe(k.keyId);
     expect(body.new_key).toMatchObject({ name: 'rotating', permissions: ['read', 'admin'], rate_limit_rpm: 77 });
+    // the new key's fields are also at the top level
+    const { previous_id: _p, new_key, warning, ...top } = body;
+    expect(top).toEqual(new_key);
+    expect(warning).toMatch(/only once/);
     expect(body.new_key.key).not.toBe(k.key);
     await expectError(await t.call('/v1/admin/api-keys', { key: k.key }), 403, 'API key is deactivated', 'API_KEY_DEACTIVATED');
     expect((await t.call('/v1/admin/api-keys', { key: body.new_key.key })).status).toBe(200);

@@ -22,14 +22,16 @@ import { ApiError } from '../errors.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
 
 /**
- * GET (and HEAD) paths reachable without a key besides the docs and the portal: liveness and readiness probes, and the
- * scope and error catalogues a client reads before it holds a key.
+ * GET (and HEAD) paths reachable without a key besides the docs and the portal: liveness and readiness probes, the
+ * scope and error catalogues a client reads before it holds a key, and the chain registry (/v1/chains and
+ * /v1/chains/{id}: the gateway's configuration, the same for everyone).
  */
 const PUBLIC_GETS = new Set(['/v1/health', '/v1/health/ready', '/v1/scopes', '/v1/errors']);
+const PUBLIC_CHAIN_PATH = /^\/v1\/chains(?:\/[^/]+)?$/;
 
 /** Paths reachable without a key. /metrics is not one of them: it needs an admin key. */
 export function isPublicPath(method: string, path: string): boolean {
-  if (PUBLIC_GETS.has(path)) return method === 'GET' || method === 'HEAD';
+  if (PUBLIC_GETS.has(path) || PUBLIC_CHAIN_PATH.test(path)) return method === 'GET' || method === 'HEAD';
   return path === '/docs' || path === '/docs/json' || path === '/reference' || path === '/portal' || path.startsWith('/portal/');
 }
 

@@ -1,13 +1,13 @@
 /**
  * Admin API keys, all scoped to the caller's organization and needing the `admin` scope:
- *   POST   /v1/admin/api-keys                  create (raw key returned once; Idempotency-Key supported)
+ *   POST   /v1/admin/api-keys                  create: the key's fields, its raw key once (Idempotency-Key supported)
  *   GET    /v1/admin/api-keys                  list (prefixes only)
  *   DELETE /v1/admin/api-keys/{key_id}         revoke (immediate, final)
  *   POST   /v1/admin/api-keys/{key_id}/rotate  new key with the same settings; the old one is revoked
  * Another organization's key id is a 404, exactly like an unknown id.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { apiKeyView, createApiKeyWithinLimit, createdApiKeyView, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, SCOPES } from '../../db/api-keys.js';
+import { apiKeyView, createApiKeyWithinLimit, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, SCOPES, type ApiKeyRow } from '../../db/api-keys.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
@@ -40,19 +40,14 @@ export const ApiKeySchema = z
   })
   .openapi('ApiKey');
 
-export const CreatedApiKeySchema = z
-  .object({
-    id: z.uuid(),
-    key: z.string().openapi({ description: 'The raw key. Shown only in this response; store it now.', example: 'ck_live_…' }),
-    name: z.string(),
-    prefix: z.string(),
-    org_id: z.uuid(),
-    permissions: z.array(z.string()),
-    rate_limit_rpm: z.number().int(),
-    created_at: z.string().openapi({ format: 'date-time' }),
-    expires_at: z.string().nullable().openapi({ format: 'date-time' }),
-  })
-  .openapi('CreatedApiKey');
+export const CreatedApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({ description: 'The raw key. Shown only in this response; store it now.', example: 'ck_live_…' }),
+}).openapi('CreatedApiKey');
+
+/** A key as its create (or rotate) answer shows it: the fields GET /v1/admin/api-keys lists, plus the raw key, once. */
+export function oneTimeKeyView(row: ApiKeyRow, rawKey: string, now: Date): z.infer<typeof CreatedApiKeySchema> {
+  return { ...apiKeyView(row, now), key: rawKey };
+}
 
 const CreateBody = z
   .object({
@@ -72,22 +67,34 @@ const WARNING = 'Store this key now: it is shown only once and cannot be retriev
 const REPLAY_NOTE =
   'The raw key is shown only once, in the original response, and is not stored for replay. If it was lost, rotate the key (POST /v1/admin/api-keys/{key_id}/rotate).';
 
-/** The create response: on an idempotent replay `api_key.key` is absent and `redacted` and `note` say why. */
-const CreateResponseSchema = z.object({
-  api_key: CreatedApiKeySchema.extend({
-    key: z.string().optional().openapi({
-      description: 'The raw key. Shown only in the original response (absent from an idempotent replay); store it now.',
-      example: 'ck_live_…',
-    }),
-  }),
+const ReplayableKey = z.string().optional().openapi({
+  description: 'The raw key. Shown only in the original response (absent from an idempotent replay); store it now.',
+  example: 'ck_live_…',
+});
+
+/**
+ * The create response: the key's own fields at the top level (as GET /v1/admin/api-keys lists them) with the raw key
+ * once, and the same object as `api_key` (the earlier shape). On an idempotent replay both `key`s are absent and
+ * `redacted` and `note` say why.
+ */
+const CreateResponseSchema = ApiKeySchema.extend({
+  key: ReplayableKey,
+  api_key: CreatedApiKeySchema.extend({ key: ReplayableKey }).openapi({ description: 'The same key fields as at the top level' }),
   warning: z.string().optional().openapi({ description: 'Store the key now (absent from an idempotent replay, which has no key: see note)' }),
   idempotent: z.boolean().optional().openapi({ description: 'true on a replay of an earlier request with the same Idempotency-Key' }),
   redacted: z
     .array(z.string())
     .optional()
-    .openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['api_key.key'] }),
+    .openapi({ description: 'On a replay: the fields withheld because they are shown only once', example: ['key', 'api_key.key'] }),
   note: z.string().optional().openapi({ description: 'On a replay: why the raw key is missing and what to do' }),
-});
+}).openapi('CreatedApiKeyResponse');
+
+/** The rotate response: the new key's fields at the top level with its raw key once, and the same object as `new_key`. */
+const RotateResponseSchema = CreatedApiKeySchema.extend({
+  previous_id: z.uuid().openapi({ description: 'The key rotated (now revoked)' }),
+  new_key: CreatedApiKeySchema.openapi({ description: 'The same key fields as at the top level' }),
+  warning: z.string(),
+}).openapi('RotatedApiKeyResponse');
 
 export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const db = deps.database.db;
@@ -152,9 +159,10 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       }
       const { row, rawKey } = result.created;
       c.get('logger').info('api key created', { new_key_id: row.id });
-      withholdOnReplay(c, ['api_key.key'], REPLAY_NOTE, { drop: ['warning'] });
+      withholdOnReplay(c, ['key', 'api_key.key'], REPLAY_NOTE, { drop: ['warning'] });
       c.header('Cache-Control', 'no-store');
-      return c.json({ api_key: createdApiKeyView(row, rawKey), warning: WARNING }, 201);
+      const view = oneTimeKeyView(row, rawKey, now());
+      return c.json({ ...view, api_key: view, warning: WARNING }, 201);
     },
   );
 
@@ -194,7 +202,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       scopes: ['admin'],
       request: { params: z.object({ key_id: resourceIdParam('key_id', API_KEY_NOT_FOUND, 'API key id (UUID)') }) },
       responses: {
-        200: json(z.object({ previous_id: z.uuid(), new_key: CreatedApiKeySchema, warning: z.string() }), 'Rotated; the new raw key is returned once'),
+        200: json(RotateResponseSchema, "Rotated; the new key's fields at the top level and in new_key, its raw key returned once"),
         ...errorResponses(400, 404),
         409: {
           description: 'The key has expired (API_KEY_EXPIRED; details.expires_at): create a new key instead',
@@ -216,7 +224,8 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       }
       c.get('logger').info('api key rotated', { previous_key_id: key_id, new_key_id: rotated.row.id });
       c.header('Cache-Control', 'no-store');
-      return c.json({ previous_id: key_id, new_key: createdApiKeyView(rotated.row, rotated.rawKey), warning: WARNING }, 200);
+      const view = oneTimeKeyView(rotated.row, rotated.rawKey, now());
+      return c.json({ ...view, previous_id: key_id, new_key: view, warning: WARNING }, 200);
     },
   );
 }

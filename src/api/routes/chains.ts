@@ -1,75 +1,74 @@
 /**
- * GET /v1/chains, GET /v1/chains/{id}: the chain registry: the names POST /v1/identity accepts in `chains`,
- * their EVM chain ids and the system contract addresses (the same on every chain). RPC URLs are not shown
- * (they often carry provider credentials).
+ * GET /v1/chains, GET /v1/chains/{id}: the chain registry, public (no API key; counted against the client IP's rate
+ * limit like every public path): the names POST /v1/identity accepts in `chains`, their EVM chain ids and the system
+ * contract addresses (the same on every chain), each with whether its code is on the chain (src/services/chains.ts:
+ * read from the chain and cached, so the route stays cheap). RPC URLs are not shown (they often carry provider
+ * credentials).
  */
-import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { ChainConfig } from '../../config.js';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createChainRegistry } from '../../services/chains.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
-import { secureRoute } from '../secure-route.js';
+import { errorResponses, jsonResponse } from '../schemas/common.js';
+
+const ContractSchema = z.object({
+  address: z.string().openapi({ description: 'EIP-55 address; the same on every chain (CREATE2)' }),
+  verified: z.boolean().openapi({
+    description:
+      'true: the chain holds contract code at the address (eth_getCode, cached for minutes). false: no code there, or the chain did not answer the last check',
+  }),
+});
 
 export const ChainSchema = z
   .object({
-    name: z.string().openapi({ example: 'ethereum-sepolia' }),
-    chain_id: z.number().int().openapi({ example: 11155111 }),
+    id: z.string().openapi({ description: 'Registry id: the name POST /v1/identity `chains` and intent legs take', example: 'polygon-amoy' }),
+    name: z.string().openapi({ description: 'The same registry id (Certen clients read either)', example: 'polygon-amoy' }),
+    chainId: z.number().int().openapi({ description: 'The EVM chain id (the name Certen clients read); the same as evm_chain_id', example: 80002 }),
+    evm_chain_id: z.number().int().openapi({ example: 80002 }),
     family: z.literal('evm'),
     confirmations: z.number().int().openapi({ description: 'Blocks after inclusion before an execution counts as final' }),
     contracts: z
-      .object({ proof_anchor: z.string(), account_factory: z.string() })
+      .object({ proof_anchor: ContractSchema, account_factory: ContractSchema })
       .nullable()
       .openapi({ description: 'System contracts; null while not deployed/configured (identities cannot get an account there yet)' }),
   })
   .openapi('Chain');
 
-export function chainView(c: ChainConfig): z.infer<typeof ChainSchema> {
-  return {
-    name: c.name,
-    chain_id: c.chainId,
-    family: 'evm',
-    confirmations: c.confirmations,
-    contracts: c.contracts ? { proof_anchor: c.contracts.proofAnchor, account_factory: c.contracts.accountFactory } : null,
-  };
-}
-
 export function registerChainRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  const json = (schema: z.ZodType, description: string) => ({ description, headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema } } });
+  const registry = createChainRegistry(deps);
   app.openapi(
-    secureRoute(deps, {
+    createRoute({
       method: 'get',
       path: '/v1/chains',
       tags: ['Chains'],
       summary: 'The chains the gateway serves',
-      description: 'Every chain name accepted in POST /v1/identity `chains`, with its chain id and system contract addresses.',
-      scopes: ['read'],
-      responses: { 200: json(z.object({ chains: z.array(ChainSchema) }), 'The chain registry') },
+      description:
+        'Public, no API key. Every chain name accepted in POST /v1/identity `chains`, with its EVM chain id and system contract addresses, each marked verified when its code is on the chain.',
+      security: [],
+      responses: { 200: jsonResponse(z.object({ chains: z.array(ChainSchema) }), 'The chain registry'), ...errorResponses(429) },
     }),
-    (c) => c.json({ chains: deps.config.chains.map(chainView) }, 200),
+    async (c) => c.json({ chains: await registry.list() }, 200),
   );
   app.openapi(
-    secureRoute(deps, {
+    createRoute({
       method: 'get',
       path: '/v1/chains/{id}',
       tags: ['Chains'],
       summary: 'One chain',
-      description: 'By registry name (ethereum-sepolia) or numeric EVM chain id (11155111).',
-      scopes: ['read'],
-      request: {
-        params: z.object({
-          id: z
-            .string()
-            .max(64)
-            .openapi({ param: { name: 'id', in: 'path' } }),
-        }),
-      },
-      responses: { 200: json(ChainSchema, 'The chain'), ...errorResponses(404) },
+      description:
+        'Public, no API key. By registry id (polygon-amoy) or numeric EVM chain id (80002). Any other value, whatever its form or length, is a 404 CHAIN_NOT_FOUND listing the known chains.',
+      security: [],
+      request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'polygon-amoy' }) }) },
+      responses: { 200: jsonResponse(z.object({ chain: ChainSchema }), 'The chain'), ...errorResponses(404, 429) },
     }),
-    (c) => {
+    async (c) => {
       const id = c.req.valid('param').id;
-      const chain = deps.config.chains.find((x) => x.name === id || (/^\d+$/.test(id) && x.chainId === Number(id)));
-      if (!chain) throw new ApiError(404, 'CHAIN_NOT_FOUND', `Unknown chain ${id}`, { known_chains: deps.config.chains.map((x) => x.name) });
-      return c.json(chainView(chain), 200);
+      const chain = await registry.find(id);
+      if (!chain) {
+        const shown = id.length > 64 ? `${id.slice(0, 64)}…` : id;
+        throw new ApiError(404, 'CHAIN_NOT_FOUND', `Unknown chain ${shown}`, { known_chains: deps.config.chains.map((x) => x.name) });
+      }
+      return c.json({ chain }, 200);
     },
   );
 }

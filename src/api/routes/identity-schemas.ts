@@ -5,12 +5,27 @@ import { IDENTITY_STATUSES, type ChainAccountRow, type IdentityRow } from '../..
 
 export const ChainAccountSchema = z
   .object({
-    chain: z.string().openapi({ example: 'ethereum-sepolia' }),
-    chain_id: z.number().int().openapi({ example: 11155111 }),
-    address: z.string().openapi({ description: 'The AbstractAccount: the same address on every chain' }),
-    deployment_tx: z.string().nullable().openapi({ description: 'Transaction that deployed it' }),
+    chain: z.string().openapi({ description: 'The chain, by registry id (GET /v1/chains)', example: 'polygon-amoy' }),
+    chain_id: z.string().openapi({
+      description: 'The same registry id as `chain` (the name Certen clients read); the numeric EVM chain id is evm_chain_id',
+      example: 'polygon-amoy',
+    }),
+    evm_chain_id: z.number().int().openapi({ description: 'The EVM chain id', example: 80002 }),
+    address: z.string().openapi({ description: 'The AbstractAccount (EIP-55): the same address on every chain' }),
+    deployment_tx: z
+      .string()
+      .nullable()
+      .openapi({ description: 'EVM transaction that deployed it (0x + 64 hex); null when it was found already deployed and its deployment was not located' }),
+    deployed: z.boolean().openapi({
+      description: "true: the account's code is on the chain. The gateway records a chain account only once its code is there, so a listed account is deployed",
+    }),
   })
   .openapi('ChainAccount');
+
+/** The API view of a chain account row (the row is written once the account's code is on chain). */
+export function chainAccountView(a: ChainAccountRow): z.infer<typeof ChainAccountSchema> {
+  return { chain: a.chain, chain_id: a.chain, evm_chain_id: Number(a.chainId), address: a.address, deployment_tx: a.deploymentTx, deployed: true };
+}
 
 export const IdentitySchema = z
   .object({
@@ -27,7 +42,14 @@ export const IdentitySchema = z
     }),
     chain_accounts: z.array(ChainAccountSchema).openapi({ description: 'Empty while creating; one entry per deployed chain account' }),
     requested_chains: z.array(z.string()),
-    credit_balance: z.number().int().openapi({ description: 'Whole ledger credits on the key page (0 in the creation response)' }),
+    credit_balance: z.number().int().openapi({
+      description:
+        'Whole ledger credits on the key page. GET /v1/identity/{id} reads it from the ledger for an active or retired identity; elsewhere (lists, the creation answer — 0 there — and change answers), and while the identity is creating or failed, it is the value the gateway recorded at provisioning. See credit_balance_stale',
+    }),
+    credit_balance_stale: z.boolean().openapi({
+      description:
+        'false: credit_balance was read from the ledger for this answer. true: it is the value recorded at provisioning — the answer is not a GET of one active or retired identity, or the ledger did not answer within 3 s (the request does not fail for that)',
+    }),
     requested_credits: z.number().int(),
     public_key: z.string().nullable().openapi({ description: 'Ed25519 public key (64 hex); null for a hash-only identity' }),
     public_key_hash: z.string().openapi({ description: 'SHA-256 of the raw 32 key bytes (64 hex): the key on the key page' }),
@@ -74,7 +96,8 @@ export const IdParam = z.object({
   id: resourceIdParam('id', { code: 'IDENTITY_NOT_FOUND', message: 'Identity not found', details: { field: 'id' } }, 'Identity id (UUID)'),
 });
 
-export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): z.infer<typeof IdentitySchema> {
+/** `credit`: the key page's credits read from the ledger for this answer; without it, the recorded value (stale). */
+export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = [], credit?: { balance: number }): z.infer<typeof IdentitySchema> {
   return {
     id: r.id,
     name: r.name,
@@ -84,9 +107,10 @@ export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): 
     data_account_url: r.dataAccountUrl,
     status: r.status as (typeof IDENTITY_STATUSES)[number],
     stage: r.stage,
-    chain_accounts: accounts.map((a) => ({ chain: a.chain, chain_id: Number(a.chainId), address: a.address, deployment_tx: a.deploymentTx })),
+    chain_accounts: accounts.map(chainAccountView),
     requested_chains: r.requestedChains,
-    credit_balance: Number(r.creditBalance),
+    credit_balance: credit ? credit.balance : Number(r.creditBalance),
+    credit_balance_stale: credit === undefined,
     requested_credits: Number(r.requestedCredits),
     public_key: r.publicKey,
     public_key_hash: r.publicKeyHash,
@@ -99,16 +123,24 @@ export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = []): 
   };
 }
 
-export const PortfolioChain = z
+const NativeBalanceSchema = z
   .object({
-    chain: z.string(),
-    chain_id: z.number().int(),
-    address: z.string(),
-    balance_wei: z.string().nullable().openapi({ description: 'Native balance in wei (decimal string); null when the chain could not be read' }),
-    balance: z.string().nullable().openapi({ description: 'Native balance in whole units (ether), decimal string' }),
-    error: z.string().optional().openapi({ description: 'Why this chain could not be read; the others are unaffected' }),
+    symbol: z.string().openapi({ example: 'POL' }),
+    decimals: z.number().int().openapi({ example: 18 }),
+    native: z.literal(true).openapi({ description: "The chain's native currency (the only balance read)" }),
+    amount: z.string().openapi({ description: 'Base units (wei), decimal string', example: '1000000000000000000' }),
   })
-  .openapi('PortfolioChain');
+  .openapi('TokenBalance');
+
+export const PortfolioChain = ChainAccountSchema.extend({
+  balance_wei: z.string().nullable().openapi({ description: 'Native balance in wei (decimal string); null when the chain could not be read' }),
+  balance: z.string().nullable().openapi({ description: 'Native balance in whole units (ether), decimal string' }),
+  balances: z
+    .array(NativeBalanceSchema)
+    .optional()
+    .openapi({ description: 'With include=balances: the native balance as a list entry; empty when the chain could not be read' }),
+  error: z.string().optional().openapi({ description: 'Why this chain could not be read; the others are unaffected' }),
+}).openapi('PortfolioChain');
 export const PortfolioEntry = z
   .object({
     id: z.uuid(),

@@ -3,19 +3,19 @@
  *   POST   /v1/identity        202: the row (status creating) + status_url + polling hints; provisioning runs in
  *                              the workflow identity-<id>. Idempotency-Key honoured.
  *   GET    /v1/identity/{id}   the identity, its current provisioning stage and chain accounts
- *   GET    /v1/identities      list, newest first, cursor pagination, status filter
+ *   GET    /v1/identities      list, newest first, by cursor or offset, status filter
  *   PATCH  /v1/identity/{id}   { public_key }: repairs a hash-only identity when the key hashes to public_key_hash
  *   DELETE /v1/identity/{id}   retire (soft; on-chain accounts stay; the quota slot is freed)
- *   GET    /v1/portfolio       every identity with live credits and native balances per chain
+ *   GET    /v1/portfolio       every identity with live credits and native balances per chain; totals over all
  * Another organization's identity is a 404, exactly like an unknown id.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { IDENTITY_STATUSES, listOrgIdentities } from '../../db/identities.js';
+import { IDENTITY_STATUSES } from '../../db/identities.js';
 import { createIdentityService, type IdentityService, type IdentityWithAccounts } from '../../services/identities.js';
-import { findOrgIdentity } from '../../services/identity-access.js';
-import { cursorOf, keysetPage } from '../pagination.js';
-import { CursorPaginationSchema, CursorParam, DEFAULT_PAGE_SIZE, PageSizeParam } from '../schemas/pagination.js';
+import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
+import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
+import { ApiError } from '../errors.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
@@ -47,14 +47,14 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
       responses: {
         202: jsonResponse(
-          z.object({
-            identity: IdentitySchema,
-            status_url: z.string(),
+          IdentitySchema.extend({
+            identity: IdentitySchema.openapi({ description: 'The same identity fields as at the top level (the contract names this object)' }),
+            status_url: z.string().openapi({ description: '/v1/identity/{id}: poll it as `polling` says' }),
             polling: PollingSchema,
             warnings: z.array(z.string()).optional(),
             idempotent: z.boolean().optional(),
-          }),
-          'Accepted: provisioning runs in the background',
+          }).openapi('IdentityAccepted'),
+          "Accepted: provisioning runs in the background. The identity's own fields (id, status, adi_url, …) are at the top level, as GET /v1/identity/{id} shows them, and also under `identity`",
         ),
         ...errorResponses(400, 402, 409, 503),
       },
@@ -63,7 +63,8 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       const { identity, warnings, polling } = await identities.create(callerOf(c), c.req.valid('json'));
       const statusUrl = `/v1/identity/${identity.id}`;
       c.header('Location', statusUrl);
-      return c.json({ identity: identityView(identity), status_url: statusUrl, polling, ...(warnings.length ? { warnings } : {}) }, 202);
+      const view = identityView(identity);
+      return c.json({ ...view, identity: view, status_url: statusUrl, polling, ...(warnings.length ? { warnings } : {}) }, 202);
     },
   );
 }
@@ -76,59 +77,47 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ident
       tags: ['Identity'],
       summary: 'Read an identity',
       description:
-        'Status, current provisioning stage, chain accounts, credits as last read, can_sign. Cheap: reads the gateway database only, so it is the one to poll.',
+        "Status, current provisioning stage, chain accounts, can_sign, and the key page's credits read from the ledger (active or retired identities; bounded at 3 s, after which the recorded value is answered with credit_balance_stale: true). While the identity is creating it reads the gateway database only, so it is the one to poll.",
       scopes: ['read'],
       request: { params: IdParam },
       responses: { 200: jsonResponse(IdentitySchema, 'The identity'), ...errorResponses(404) },
     }),
     async (c) => {
       const auth = requireAuth(c);
-      const { row, accounts } = await identities.read(auth.orgId, c.req.valid('param').id);
-      return c.json(identityView(row, accounts), 200);
+      const { row, accounts, credit } = await identities.read(auth.orgId, c.req.valid('param').id, c.get('logger'));
+      return c.json(identityView(row, accounts, credit), 200);
     },
   );
 }
 
 function registerList(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: IdentityService) {
-  const db = deps.database.db;
   app.openapi(
     secureRoute(deps, {
       method: 'get',
       path: '/v1/identities',
       tags: ['Identity'],
       summary: "List the organization's identities",
-      description: 'Newest first. Retired identities are left out unless status=retired. Pass next_cursor back as cursor for the next page.',
+      description:
+        'Newest first. Retired identities are left out unless status=retired. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; `pagination.total` counts every identity the filter matches. credit_balance is the recorded value here (credit_balance_stale true): GET /v1/identity/{id} or the portfolio read it live.',
       scopes: ['read'],
       request: {
         query: z.object({
           status: z.enum(IDENTITY_STATUSES).optional(),
-          limit: PageSizeParam,
-          cursor: CursorParam,
+          ...pageQuery(),
         }),
       },
       responses: {
-        200: jsonResponse(
-          z.object({
-            identities: z.array(IdentitySchema),
-            pagination: CursorPaginationSchema,
-          }),
-          'A page of identities',
-        ),
+        200: jsonResponse(z.object({ identities: z.array(IdentitySchema), pagination: PaginationSchema }), 'A page of identities'),
         ...errorResponses(400),
       },
     }),
     async (c) => {
       const auth = requireAuth(c);
       const q = c.req.valid('query');
-      const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-      const { page, pagination } = keysetPage(await listOrgIdentities(db, auth.orgId, { status: q.status, limit, cursor: cursorOf(q.cursor) }), limit);
-      return c.json(
-        {
-          identities: views(await identities.withAccounts(page)),
-          pagination,
-        },
-        200,
-      );
+      const req = pageRequest(q);
+      const { rows, total } = await identities.list(auth.orgId, { status: q.status }, { ...req, limit: req.limit + 1 });
+      const { page, pagination } = pageOf(rows, req, total, (r) => encodeCursor(r.row));
+      return c.json({ identities: views(page), pagination }, 200);
     },
   );
 }
@@ -183,8 +172,10 @@ function registerRetire(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
   );
 }
 
+/** What `include` of the portfolio may name. */
+const PORTFOLIO_INCLUDES = ['balances'] as const;
+
 function registerPortfolio(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: IdentityService) {
-  const db = deps.database.db;
   app.openapi(
     secureRoute(deps, {
       method: 'get',
@@ -192,22 +183,32 @@ function registerPortfolio(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: 
       tags: ['Identity'],
       summary: 'Identities with live balances',
       description:
-        "The organization's identities (not retired), newest first, each with its key page's credits and its abstract account's native balance on each chain, read live and in parallel. A chain or the ledger that does not answer gives a per-entry error, never a failed request. Paged like GET /v1/identities (`limit` 1–200, default 50; `pagination.next_cursor`); totals count the page. `identity` (id or ADI URL) narrows the result to one identity.",
+        "The organization's identities (not retired), newest first, each with its key page's credits and its abstract account's native balance on each chain, read live and in parallel. A chain or the ledger that does not answer gives a per-entry error, never a failed request. Paged like every list (`limit`, `cursor` or `offset`, `pagination`); `totals` (and total_identities, total_chains) count every identity and chain account the filter matches, not the page. `identity` (id or ADI URL) narrows the result to one identity. `include=balances` adds to each chain account `balances`: its native balance as a list entry.",
       scopes: ['read'],
       request: {
         query: z.object({
           identity: z.string().max(500).optional(),
-          limit: z.coerce.number().int().min(1).max(200).optional(),
-          cursor: CursorParam,
+          include: z
+            .string()
+            .max(200)
+            .optional()
+            .openapi({ description: `Comma-separated extras: ${PORTFOLIO_INCLUDES.join(', ')}. Any other value is a 400` }),
+          ...pageQuery(),
         }),
       },
       responses: {
         200: jsonResponse(
           z.object({
             identities: z.array(PortfolioEntry),
-            total_identities: z.number().int(),
-            total_chains: z.number().int(),
-            pagination: CursorPaginationSchema,
+            totals: z
+              .object({
+                identities: z.number().int().openapi({ description: 'Identities the filter matches (all pages)' }),
+                chains: z.number().int().openapi({ description: 'Chain accounts those identities hold (all pages)' }),
+              })
+              .openapi({ description: 'Over every identity the filter matches, not only this page' }),
+            total_identities: z.number().int().openapi({ description: 'totals.identities (compatibility)' }),
+            total_chains: z.number().int().openapi({ description: "totals.chains (the name Certen's clients read)" }),
+            pagination: PaginationSchema,
           }),
           'Portfolio',
         ),
@@ -217,19 +218,28 @@ function registerPortfolio(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: 
     async (c) => {
       const auth = requireAuth(c);
       const q = c.req.valid('query');
-      const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-      const { page, pagination } = keysetPage(q.identity ? [] : await listOrgIdentities(db, auth.orgId, { limit, cursor: cursorOf(q.cursor) }), limit);
-      const rows = q.identity ? [await findOrgIdentity(db, auth.orgId, q.identity, { field: 'identity', adiUrl: true })] : page;
-      const entries = await identities.liveBalances(rows);
-      return c.json(
-        {
-          identities: entries,
-          total_identities: entries.length,
-          total_chains: entries.reduce((n, e) => n + e.chains.length, 0),
-          pagination,
-        },
-        200,
-      );
+      const include = includes(q.include);
+      const req = pageRequest(q);
+      const { rows, total, totals } = await identities.portfolioPage(auth.orgId, q.identity, { ...req, limit: req.limit + 1 });
+      const { page, pagination } = pageOf(rows, req, total, encodeCursor);
+      const entries = await identities.liveBalances(page, { balances: include.has('balances') });
+      return c.json({ identities: entries, totals, total_identities: totals.identities, total_chains: totals.chains, pagination }, 200);
     },
   );
+}
+
+/** The `include` values, each one the portfolio knows; anything else is a 400 naming the field and listing them. */
+function includes(raw: string | undefined): Set<(typeof PORTFOLIO_INCLUDES)[number]> {
+  const out = new Set<(typeof PORTFOLIO_INCLUDES)[number]>();
+  for (const v of (raw ?? '').split(',').map((x) => x.trim())) {
+    if (v === '') continue;
+    if (!(PORTFOLIO_INCLUDES as readonly string[]).includes(v)) {
+      throw new ApiError(400, 'VALIDATION_ERROR', `include: unknown value ${JSON.stringify(v.slice(0, 50))}; supported: ${PORTFOLIO_INCLUDES.join(', ')}`, {
+        field: 'include',
+        allowed: [...PORTFOLIO_INCLUDES],
+      });
+    }
+    out.add(v as (typeof PORTFOLIO_INCLUDES)[number]);
+  }
+  return out;
 }

@@ -8,7 +8,6 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { createdApiKeyView } from '../../db/api-keys.js';
 import type { Db } from '../../db/client.js';
 import { organizationView } from '../../db/organizations.js';
 import { SIGNUP_WINDOW_SECONDS, signUpOrganization } from '../../db/signups.js';
@@ -16,7 +15,7 @@ import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { portalPage } from '../portal/page.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from '../schemas/common.js';
-import { CreatedApiKeySchema } from './admin-api-keys.js';
+import { CreatedApiKeySchema, oneTimeKeyView } from './admin-api-keys.js';
 
 const SignupBody = z
   .object({
@@ -112,7 +111,7 @@ export function registerPortalRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       return c.json(
         {
           organization: organizationView(result.org),
-          api_key: createdApiKeyView(result.row, result.rawKey),
+          api_key: oneTimeKeyView(result.row, result.rawKey, new Date((deps.now ?? Date.now)())),
           warning: 'Store this key now: it is shown only once and cannot be retrieved again.',
         },
         201,
