@@ -4,6 +4,7 @@
  * and parse against that type's strict schema, and each stored row must already be in the current forms (the
  * serving path's normalisation of older rows must not be what makes a new event pass).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../../src/db/client.js';
 import { events } from '../../src/db/schema.js';
@@ -23,7 +24,8 @@ export async function checkOrgEvents(db: Db, orgId: string): Promise<{ types: st
   for (const row of rows) {
     const served = envelopeOf(row);
     problems.push(...eventDeviations(row.type, row.id, served.data));
-    if (JSON.stringify(served.data) !== JSON.stringify(row.data)) problems.push(`${row.type} ${row.id}: stored in an earlier form`);
+    // deep equality: the database's jsonb keeps its own key order
+    if (!isDeepStrictEqual(served.data, row.data)) problems.push(`${row.type} ${row.id}: stored in an earlier form`);
   }
   return { types: [...new Set(rows.map((r) => r.type))].sort(), problems };
 }

@@ -11,6 +11,7 @@ import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import { revertErrorName } from '../../src/chain/anchor.js';
 import { events } from '../../src/db/schema.js';
 import { verifyBundle } from '../../src/proof/verify.js';
+import { checkOrgEvents } from '../support/event-catalogue.js';
 import { AMOY, api, arg, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, submit, transferLeg, waitIntent, type CycleBench } from './support.js';
 
 let b: CycleBench;
@@ -76,6 +77,13 @@ describe('proof cycle', () => {
     // events: submitted and completed, once each
     const evs = await b.app.db.select().from(events).where(eq(events.resourceId, p.intent_id));
     expect(evs.map((e) => e.type).sort()).toEqual(['transaction.completed', 'transaction.submitted']);
+    const completed = evs.find((e) => e.type === 'transaction.completed')!.data;
+    expect(completed).toMatchObject({ proof_id: done.proof_id, executions: [{ leg_id: leg.leg_id, chain: SEPOLIA.name, evm_chain_id: SEPOLIA.chainId }] });
+    expect(evs.find((e) => e.type === 'transaction.submitted')!.data).toMatchObject({ tx_hash: s.tx_hash });
+    // every event of the bench's organization so far (identity.active too) is of the catalogue, in its forms
+    const { types, problems } = await checkOrgEvents(b.app.db, b.app.key.orgId);
+    expect(problems).toEqual([]);
+    expect(types).toEqual(expect.arrayContaining(['identity.active', 'transaction.completed', 'transaction.submitted']));
 
     // the bundle verifies offline
     const bundle = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
