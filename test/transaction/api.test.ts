@@ -5,9 +5,13 @@
  * signature succeeds; listing, proofs by id and by transaction hash, custody, the ledger receipt; other
  * organizations see 404s.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getIntent } from '../../src/db/intents.js';
+import { proofs } from '../../src/db/schema/intents.js';
 import { createLedgerClient } from '../../src/ledger/index.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, uniqueName } from '../identity/devnet.js';
@@ -295,7 +299,7 @@ describe('signature lifecycle', () => {
 
 describe('reading intents and proofs', () => {
   it('list with cursor; proof artifact, custody chain, lookup by ledger and chain tx hash, ledger receipt; other orgs get 404', async () => {
-    await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before'))]);
+    const unsigned = await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before'))]);
     await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before-2'))]);
     const done = await runIntent(b, [recordLeg(b, SEPOLIA, arg('read'))]);
     expect(done.status).toBe('completed');
@@ -313,6 +317,18 @@ describe('reading intents and proofs', () => {
     expect(proof.status).toBe(200);
     expect(proof.body).toMatchObject({ proof_id: done.proof_id, intent_id: done.intent_id, status: 'complete' });
     expect(proof.body.chains[0].legs[0].execution_tx).toBe(done.legs[0].transactions.execute_governance_proof_direct);
+    // the conventions: the ledger tx hash bare hex, counts as numbers, a chain as chain + evm_chain_id
+    expect(proof.body.ledger).toMatchObject({ tx_hash: done.tx_hash.replace(/^0x/, ''), threshold: 1, signatures: 1 });
+    expect(proof.body.ledger.key_page_version).toEqual(expect.any(Number));
+    expect(proof.body.ledger.tx_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(proof.body.chains[0]).toMatchObject({ chain: SEPOLIA.name, evm_chain_id: SEPOLIA.chainId });
+    expect(proof.body.chains[0].attested_by.length).toBeGreaterThan(0);
+    expect(proof.body.chains[0].attested_by.every(Number.isInteger)).toBe(true);
+    expect(proof.body.chains[0]).not.toHaveProperty('chain_id');
+    expect(proof.body.chains[0].transactions.create_anchor).toMatch(/^0x[0-9a-f]{64}$/);
+    const stored = await api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`);
+    expect(stored.body.version).toBe('pgw-proof-bundle/2');
+    expect(stored.body.chains[0].anchor.tx_hash).toBe(proof.body.ledger.tx_hash);
 
     // downloads at the same moment each leave their retrieved event, linked in order
     await Promise.all([1, 2, 3].map(() => api(b, 'GET', `/v1/proof/${done.proof_id}/bundle`)));
@@ -328,7 +344,31 @@ describe('reading intents and proofs', () => {
       'retrieved',
       'retrieved',
       'retrieved',
+      'retrieved',
     ]);
+    expect(custody.body.events[0].data).toMatchObject({ intent_id: done.intent_id, tx_hash: done.tx_hash.replace(/^0x/, '') });
+    expect(custody.body.events[0].data).not.toHaveProperty('ledger_tx_hash');
+
+    // a proof stored before bundle version 2: its artifact is in the same forms, its bundle is served as stored
+    const v1 = readFileSync(join(import.meta.dirname, '../proof/fixtures/bundle-v1.json'), 'utf8');
+    const v1Hash = (JSON.parse(v1) as { bundle_hash: string }).bundle_hash;
+    const [old] = await b.app.db
+      .insert(proofs)
+      .values({ orgId: (await getIntent(b.app.db, unsigned.intent_id))!.orgId, intentId: unsigned.intent_id, bundle: v1, bundleHash: v1Hash, custody: [] })
+      .returning();
+    const oldProof = await api(b, 'GET', `/v1/proof/${old!.id}`);
+    expect(oldProof.status).toBe(200);
+    const v1Body = JSON.parse(v1);
+    expect(oldProof.body).toMatchObject({
+      proof_id: old!.id,
+      bundle_hash: v1Hash,
+      ledger: { tx_hash: v1Body.ledger.tx_hash.slice(2), key_page_version: 1, threshold: 1, signatures: 1 },
+      chains: [{ chain: 'ethereum-sepolia', evm_chain_id: 11155111, attested_by: [0, 1, 2, 3, 4, 5, 6] }],
+    });
+    expect(oldProof.body.chains[0]).not.toHaveProperty('chain_id');
+    const oldBundle = await b.app.call(`/v1/proof/${old!.id}/bundle`, { key: b.app.key.key });
+    expect(oldBundle.status).toBe(200);
+    expect(await oldBundle.text()).toBe(v1);
 
     const txs = done.legs[0].transactions;
     for (const h of [done.tx_hash, txs.execute_governance_proof_direct, txs.create_anchor, txs.execute_comprehensive_proof]) {
