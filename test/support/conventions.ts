@@ -67,7 +67,7 @@ export function answerDeviations(value: unknown, path = '$'): string[] {
   const out: string[] = [];
   const walk = (v: unknown, p: string, bundleLedger: boolean) => {
     if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, `${p}[${i}]`, false));
+      for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`, false);
       return;
     }
     if (!isObject(v)) return;
