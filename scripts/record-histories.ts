@@ -2,7 +2,8 @@
  * Records one real history of every workflow type into test/replay/histories/<workflowType>-<version>.json
  * (version from package.json), for test/replay/replay.test.ts. Runs the devnet in-process (bench/lib/devnet.ts,
  * with the 7 validators) and drives, through the API and the Temporal client:
- *   identityWorkflow (POST /v1/identity), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
+ *   identityWorkflow (POST /v1/identity), linkChainWorkflow (an identity made on the first chain, then linked to
+ *   the second with PATCH /v1/identity/{id} link_chains), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
  *   expectedEvents + expectedState, signed and submitted), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
@@ -22,6 +23,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { publicKeyHashHex } from '../src/identity/keys.js';
 import { creditsWorkflowId } from '../src/temporal/credits.js';
+import { linkChainWorkflowId } from '../src/temporal/identities.js';
 import { ensureWebhookDispatcher } from '../src/temporal/webhooks.js';
 import { dispatcherWorkflowId } from '../src/workflows/webhook-dispatcher.js';
 import {
@@ -94,6 +96,18 @@ async function main() {
     const bought = await dn.call('POST', `/v1/identity/${who.id}/credits`, { credits: 10 });
     if (bought.status !== 200) throw new Error(`credits: ${bought.status} ${JSON.stringify(bought.body)}`);
     await save(dn, 'creditsWorkflow', creditsWorkflowId(bought.body.purchase_id));
+
+    const single = await dn.call('POST', '/v1/identity', {
+      name: `link-${randomBytes(6).toString('hex')}`,
+      public_key: Buffer.from(ed25519.getPublicKey(Uint8Array.from(randomBytes(32)))).toString('hex'),
+      chains: [CHAINS[0].name],
+    });
+    if (single.status !== 202) throw new Error(`identity on one chain: ${single.status} ${JSON.stringify(single.body)}`);
+    await dn.client.workflow.getHandle(`identity-${single.body.identity.id}`).result();
+    const link = await dn.call('PATCH', `/v1/identity/${single.body.identity.id}`, { link_chains: [CHAINS[1].name] });
+    if (link.status !== 202) throw new Error(`link_chains: ${link.status} ${JSON.stringify(link.body)}`);
+    await dn.client.workflow.getHandle(linkChainWorkflowId(single.body.identity.id, CHAINS[1].name)).result();
+    await save(dn, 'linkChainWorkflow', linkChainWorkflowId(single.body.identity.id, CHAINS[1].name));
 
     const wallets = benchWallets(dn);
     const [target] = await deployTestTargets(wallets);

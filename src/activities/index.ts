@@ -9,6 +9,7 @@ import type { LedgerClient } from '../ledger/index.js';
 import { createChainAccess } from './chain-access.js';
 import { createChainActivities } from './chain.js';
 import { createCreditActivities } from './credits.js';
+import { createChainLinkActivities } from './chain-link.js';
 import { createGovernanceActivities } from './governance.js';
 import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
@@ -44,6 +45,7 @@ export function createActivities(deps: ActivityDeps) {
     : undefined;
   const access = deps.chains ? createChainAccess({ chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   const chain = deps.chains && access ? createChainActivities({ db: deps.db, chains: deps.chains, access }) : undefined;
+  const chainLink = access ? createChainLinkActivities({ db: deps.db, access }) : undefined;
   const intent =
     deps.ledger && access
       ? createIntentActivities({
@@ -77,6 +79,7 @@ export function createActivities(deps: ActivityDeps) {
       ])),
     ...(credits ?? missing<ReturnType<typeof createCreditActivities>>('ledger and sponsor', ['buyCredits', 'refundCreditPurchase'])),
     ...(chain ?? missing<ReturnType<typeof createChainActivities>>('chains', ['ensureAbstractAccount'])),
+    ...(chainLink ?? missing<ReturnType<typeof createChainLinkActivities>>('chains', ['abstractAccountAddress', 'recordChainLinked', 'markChainLinkFailed'])),
     ...(intent ?? missing<IntentActivities>('ledger and chains', INTENT_ACTIVITY_NAMES)),
   };
 }

@@ -94,6 +94,33 @@ export interface PortfolioEntry {
 
 const bad = (field: string, message: string) => new ApiError(400, 'VALIDATION_ERROR', `${field}: ${message}`, { field });
 
+/**
+ * The chains of a request, each once: a name not in the registry (UNKNOWN_CHAIN) or a chain without system
+ * contracts (CHAIN_UNAVAILABLE) is a 400 naming `field` (`chains` on create, `link_chains` on PATCH).
+ */
+export function validateChains(deps: ServiceDeps, requested: string[], field: string): string[] {
+  const known = deps.config.chains.map((c) => c.name);
+  const chains = [...new Set(requested)];
+  for (const ch of chains) {
+    if (!known.includes(ch)) {
+      throw new ApiError(400, 'UNKNOWN_CHAIN', `${field}: unknown chain "${ch}"; known chains: ${known.join(', ')} (GET /v1/chains)`, {
+        field,
+        chain: ch,
+        known_chains: known,
+      });
+    }
+  }
+  for (const ch of chains) {
+    if (!deps.config.chains.find((x) => x.name === ch)?.contracts) {
+      throw new ApiError(400, 'CHAIN_UNAVAILABLE', `${field}: "${ch}" has no system contracts deployed yet; no account can be created there`, {
+        field,
+        chain: ch,
+      });
+    }
+  }
+  return chains;
+}
+
 /** The create request's checks (400s naming the field), its key and key hash, and the warnings of the answer. */
 function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {
   const warnings: string[] = [];
@@ -126,25 +153,7 @@ function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {
     throw bad('public_key', 'required (or at least public_key_hash)');
   }
 
-  const known = deps.config.chains.map((c) => c.name);
-  const chains = [...new Set(body.chains ?? [])];
-  for (const ch of chains) {
-    if (!known.includes(ch)) {
-      throw new ApiError(400, 'UNKNOWN_CHAIN', `chains: unknown chain "${ch}"; known chains: ${known.join(', ')} (GET /v1/chains)`, {
-        field: 'chains',
-        chain: ch,
-        known_chains: known,
-      });
-    }
-  }
-  for (const ch of chains) {
-    if (!deps.config.chains.find((x) => x.name === ch)?.contracts) {
-      throw new ApiError(400, 'CHAIN_UNAVAILABLE', `chains: "${ch}" has no system contracts deployed yet; no account can be created there`, {
-        field: 'chains',
-        chain: ch,
-      });
-    }
-  }
+  const chains = validateChains(deps, body.chains ?? [], 'chains');
   const credits = body.credits ?? 0;
   if (!Number.isInteger(credits) || credits < 0 || credits > MAX_CREDITS) {
     throw bad('credits', `must be a whole number from 0 to ${MAX_CREDITS}`);

@@ -3,6 +3,7 @@ export { maintenanceWorkflow } from './maintenance.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { webhookDispatcherWorkflow } from './webhook-dispatcher.js';
 export { identityWorkflow } from './identity.js';
+export { linkChainWorkflow } from './link-chain.js';
 export { governanceWorkflow } from './governance.js';
 export { creditsWorkflow } from './credits.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';

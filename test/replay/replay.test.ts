@@ -13,6 +13,7 @@ import { workflowBundle } from '../../src/temporal/worker.js';
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 const WORKFLOW_TYPES = [
   'identityWorkflow',
+  'linkChainWorkflow',
   'intentWorkflow',
   'intentChainWorkflow',
   'webhookDeliveryWorkflow',

@@ -41,7 +41,11 @@ export const IdentitySchema = z
         'Current provisioning step: queued, creating_adi, adding_credits, creating_data_account, setting_key, deploying_accounts, finalizing; done once active, failed on failure',
     }),
     chain_accounts: z.array(ChainAccountSchema).openapi({ description: 'Empty while creating; one entry per deployed chain account' }),
-    requested_chains: z.array(z.string()),
+    requested_chains: z.array(z.string()).openapi({ description: 'The chains asked for at creation and by PATCH link_chains' }),
+    linking_chains: z.array(z.string()).openapi({
+      description:
+        "Chains being linked (PATCH link_chains): requested, the account's deployment running, not in chain_accounts yet. Empty unless the identity is active",
+    }),
     credit_balance: z.number().int().openapi({
       description:
         'Whole ledger credits on the key page. GET /v1/identity/{id} reads it from the ledger for an active or retired identity; elsewhere (lists, the creation answer — 0 there — and change answers), and while the identity is creating or failed, it is the value the gateway recorded at provisioning. See credit_balance_stale',
@@ -89,8 +93,18 @@ export const CreateBody = z
   .openapi('CreateIdentityRequest');
 
 export const PatchBody = z
-  .object({ public_key: z.string().openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash' }) })
-  .openapi('RepairIdentityRequest');
+  .object({
+    public_key: z.string().optional().openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash' }),
+    link_chains: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          "Chain names from GET /v1/chains: the identity's account is deployed on each it has none on yet, at the address it has on every chain (an active identity only)",
+        example: ['polygon-amoy'],
+      }),
+  })
+  .openapi('UpdateIdentityRequest', { description: 'At least one of public_key and link_chains' });
 
 export const IdParam = z.object({
   id: resourceIdParam('id', { code: 'IDENTITY_NOT_FOUND', message: 'Identity not found', details: { field: 'id' } }, 'Identity id (UUID)'),
@@ -109,6 +123,7 @@ export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = [], c
     stage: r.stage,
     chain_accounts: accounts.map(chainAccountView),
     requested_chains: r.requestedChains,
+    linking_chains: r.status === 'active' ? r.requestedChains.filter((ch) => !accounts.some((a) => a.chain === ch)) : [],
     credit_balance: credit ? credit.balance : Number(r.creditBalance),
     credit_balance_stale: credit === undefined,
     requested_credits: Number(r.requestedCredits),

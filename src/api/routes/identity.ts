@@ -4,7 +4,8 @@
  *                              the workflow identity-<id>. Idempotency-Key honoured.
  *   GET    /v1/identity/{id}   the identity, its current provisioning stage and chain accounts
  *   GET    /v1/identities      list, newest first, by cursor or offset, status filter
- *   PATCH  /v1/identity/{id}   { public_key }: repairs a hash-only identity when the key hashes to public_key_hash
+ *   PATCH  /v1/identity/{id}   { public_key }: repairs a hash-only identity when the key hashes to public_key_hash;
+ *                              { link_chains }: deploys its account on more chains (202; src/services/identity-chains.ts)
  *   DELETE /v1/identity/{id}   retire (soft; on-chain accounts stay; the quota slot is freed)
  *   GET    /v1/portfolio       every identity with live credits and native balances per chain; totals over all
  * Another organization's identity is a 404, exactly like an unknown id.
@@ -12,6 +13,7 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { IDENTITY_STATUSES } from '../../db/identities.js';
 import { createIdentityService, type IdentityService, type IdentityWithAccounts } from '../../services/identities.js';
+import { createIdentityChainService } from '../../services/identity-chains.js';
 import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
@@ -123,20 +125,26 @@ function registerList(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ident
 }
 
 function registerRepair(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: IdentityService) {
+  const identityChains = createIdentityChainService(deps, identities);
   app.openapi(
     secureRoute(deps, {
       method: 'patch',
       path: '/v1/identity/{id}',
       tags: ['Identity'],
-      summary: 'Repair a hash-only identity',
+      summary: 'Repair a hash-only identity; link chains',
       description:
-        'Supplies the public key of an identity created with only public_key_hash. The key must be a valid Ed25519 key whose SHA-256 equals public_key_hash; then can_sign becomes true. Sending the key the identity already has is a no-op.',
+        "Takes `public_key`, `link_chains` or both (an empty body is a 400 naming them); every field is checked before anything changes. `public_key` supplies the public key of an identity created with only public_key_hash: a valid Ed25519 key whose SHA-256 equals public_key_hash; then can_sign becomes true. Sending the key the identity already has is a no-op. `link_chains` deploys an active identity's abstract account on more chains at the address it has on its other chains (CREATE2, as provisioning): 202 when a deployment was started (or is already running) — the chains join requested_chains and show in linking_chains until their account is in chain_accounts (an `identity.chain_linked` event per chain; `identity.chain_link_failed` with the reason, the chain leaving requested_chains, when one fails for good); 200 when every chain named is linked already (nothing started). Status stays active. An unknown chain (UNKNOWN_CHAIN) or one without system contracts (CHAIN_UNAVAILABLE) is a 400 naming link_chains; an identity that is not active is a 409 IDENTITY_NOT_ACTIVE. Linking charges no credits and takes no quota slot: the gateway pays the gas.",
       scopes: ['write'],
       request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: PatchBody } } } },
-      responses: { 200: jsonResponse(IdentitySchema, 'The repaired identity'), ...errorResponses(400, 404, 409) },
+      responses: {
+        200: jsonResponse(IdentitySchema, 'The identity, changed; no deployment was started'),
+        202: jsonResponse(IdentitySchema, 'The identity; the deployment of its account on the chains in linking_chains runs'),
+        ...errorResponses(400, 404, 409, 503),
+      },
     }),
     async (c) => {
-      const { row, accounts } = await identities.repair(callerOf(c), c.req.valid('param').id, c.req.valid('json').public_key);
+      const { row, accounts, linking } = await identityChains.patch(callerOf(c), c.req.valid('param').id, c.req.valid('json'));
+      if (linking.length) return c.json(identityView(row, accounts), 202);
       return c.json(identityView(row, accounts), 200);
     },
   );
