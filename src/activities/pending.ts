@@ -42,6 +42,12 @@ export interface PendingScanResult {
   error?: string;
 }
 
+/** The memo of a ledger transaction's header, when it has a non-empty one. */
+export function memoOf(t: Pick<TxStatus, 'transaction'>): string | null {
+  const memo: unknown = t.transaction?.header?.memo;
+  return typeof memo === 'string' && memo !== '' ? memo : null;
+}
+
 export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) {
   const { db, ledger } = deps;
 
@@ -124,6 +130,7 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
               principal: normUrl(t.principal),
               category: GOVERNANCE_TX_TYPES.has(t.type) ? 'governance' : 'transactions',
               type: t.type,
+              memo: memoOf(t),
               status: userHasSigned ? 'awaiting_others' : 'eligible',
               collectedSignatures: progress.collected,
               threshold: progress.threshold,

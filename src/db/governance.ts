@@ -134,6 +134,7 @@ export async function upsertPendingAction(db: Db, a: PendingActionInput): Promis
         awaitingAuthorities: a.awaitingAuthorities,
         isReady: a.isReady,
         expiresAt: a.expiresAt ?? null,
+        memo: a.memo ?? null,
         resolvedAt: null,
         updatedAt: new Date(),
       })

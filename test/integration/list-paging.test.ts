@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upsertPendingAction } from '../../src/db/governance.js';
 import { events, intents, pendingActions, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { dbKinds } from '../support/env.js';
 import { createTestOrgAndKey, insertTestIdentity, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
@@ -69,6 +70,7 @@ describe.each(dbKinds())('one list shape (%s)', (kind) => {
         userHasSigned: false,
         awaitingAuthorities: [],
         isReady: false,
+        memo: i === 0 ? 'proof-gateway intent' : null,
         discoveredAt: instantOf(i),
       });
       await db.insert(events).values({ orgId: k.orgId, type: 'identity.active', resourceId: randomUUID(), sequence: 1, data: {}, createdAt: new Date() });
@@ -212,5 +214,17 @@ describe.each(dbKinds())('one list shape (%s)', (kind) => {
     const gov = await get('/v1/pending?limit=1&category=governance');
     expect(gov.body.pagination).toMatchObject({ total: 3, has_more: true });
     expect(gov.body.stats).toMatchObject({ total: 3, governance: 3, transactions: 0 });
+  });
+
+  it("GET /v1/pending: each action carries its ledger transaction's memo; a later scan fills it on actions found before", async () => {
+    const actions = (await get('/v1/pending')).body.actions as Json[];
+    expect(actions).toHaveLength(N);
+    expect(actions.filter((a) => a.memo !== null).map((a) => a.memo)).toEqual(['proof-gateway intent']);
+    const without = actions.find((a) => a.memo === null)!;
+    const [row] = await t.db.select().from(pendingActions).where(sql`${pendingActions.id} = ${without.id}`);
+    const { id: _id, discoveredAt: _d, resolvedAt: _r, updatedAt: _u, ...input } = row!;
+    expect(await upsertPendingAction(t.db, { ...input, memo: 'found later' })).toBe(false);
+    const again = (await get('/v1/pending')).body.actions as Json[];
+    expect(again.find((a) => a.id === without.id)).toMatchObject({ memo: 'found later' });
   });
 });
