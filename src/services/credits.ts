@@ -69,9 +69,15 @@ function purchaseError(err: WorkflowFailedError): ApiError {
   const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
   const message = cause?.message ?? err.message;
   if (cause?.type === 'SponsorOutOfFunds' || cause?.type === 'SponsorOutOfCredits')
-    return new ApiError(503, 'SERVICE_UNAVAILABLE', `The gateway sponsor cannot pay for the credits now (they were given back to the grant): ${message}`, undefined, {
-      'Retry-After': '60',
-    });
+    return new ApiError(
+      503,
+      'SERVICE_UNAVAILABLE',
+      `The gateway sponsor cannot pay for the credits now (they were given back to the grant): ${message}`,
+      undefined,
+      {
+        'Retry-After': '60',
+      },
+    );
   return new ApiError(502, 'LEDGER_UNAVAILABLE', `The credits could not be bought: ${message}`);
 }
 
