@@ -2,11 +2,11 @@
  * Governance operations, pending actions and sign requests. Every read a route makes is scoped to the
  * caller's organization; state changes that clients subscribe to write their event in the same transaction.
  */
-import { and, asc, count, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
-import { governanceOps, identities, pendingActions, pendingScans, signRequests } from './schema.js';
+import { governanceOps, pendingActions, pendingScans, signRequests } from './schema.js';
 
 export type GovernanceOpRow = typeof governanceOps.$inferSelect;
 export type PendingActionRow = typeof pendingActions.$inferSelect;
@@ -176,60 +176,6 @@ export async function orgPendingTxId(db: Db, orgId: string, hash: string): Promi
 }
 
 export const URGENT_WITHIN_MS = 24 * 3600 * 1000;
-
-export interface PendingListFilter {
-  identityIds?: string[];
-  category?: string;
-  status?: string;
-  limit: number;
-  offset: number;
-  now: Date;
-}
-
-/** One page of open actions (oldest first) plus the stats over every open action matching the identity filter. */
-export async function listPendingActions(db: Db, orgId: string, f: PendingListFilter) {
-  const base = [eq(pendingActions.orgId, orgId), isNull(pendingActions.resolvedAt)];
-  if (f.identityIds) base.push(inArray(pendingActions.identityId, f.identityIds.length ? f.identityIds : ['00000000-0000-0000-0000-000000000000']));
-  const filtered = [...base];
-  if (f.category) filtered.push(eq(pendingActions.category, f.category));
-  if (f.status) filtered.push(eq(pendingActions.status, f.status));
-  const urgentBefore = new Date(f.now.getTime() + URGENT_WITHIN_MS);
-  const [rows, [total], [stats]] = await Promise.all([
-    db
-      .select({ action: pendingActions, identityUrl: identities.adiUrl })
-      .from(pendingActions)
-      .innerJoin(identities, eq(identities.id, pendingActions.identityId))
-      .where(and(...filtered))
-      .orderBy(asc(pendingActions.discoveredAt), asc(pendingActions.id))
-      .limit(f.limit)
-      .offset(f.offset),
-    db
-      .select({ n: count() })
-      .from(pendingActions)
-      .where(and(...filtered)),
-    db
-      .select({
-        total: count(),
-        urgent: sql<number>`count(*) filter (where ${pendingActions.expiresAt} is not null and ${pendingActions.expiresAt} < ${urgentBefore.toISOString()}::timestamptz)`,
-        governance: sql<number>`count(*) filter (where ${pendingActions.category} = 'governance')`,
-        transactions: sql<number>`count(*) filter (where ${pendingActions.category} = 'transactions')`,
-        awaitingOthers: sql<number>`count(*) filter (where ${pendingActions.status} = 'awaiting_others')`,
-      })
-      .from(pendingActions)
-      .where(and(...base)),
-  ]);
-  return {
-    rows,
-    total: Number(total?.n ?? 0),
-    stats: {
-      total: Number(stats?.total ?? 0),
-      urgent: Number(stats?.urgent ?? 0),
-      governance: Number(stats?.governance ?? 0),
-      transactions: Number(stats?.transactions ?? 0),
-      awaiting_others: Number(stats?.awaitingOthers ?? 0),
-    },
-  };
-}
 
 export async function recordPendingScan(db: Db, orgId: string, degraded: boolean, error: string | null, at = new Date()): Promise<void> {
   await db

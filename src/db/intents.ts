@@ -2,12 +2,11 @@
  * Intents and their per-chain proof cycles. Every status change that an integrator hears about is
  * written with its event (src/db/events.ts) in the same transaction.
  */
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { ledgerHashForm, type ExecutionPayload } from '../webhooks/stored-forms.js';
-import { olderThan } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 import { intentChains, intents, proofs } from './schema.js';
 import { UUID } from './ids.js';
@@ -50,25 +49,6 @@ export async function getOrgIntent(db: Db, orgId: string, id: string): Promise<I
     .from(intents)
     .where(and(eq(intents.id, id), eq(intents.orgId, orgId)));
   return r;
-}
-
-export async function listOrgIntents(
-  db: Db,
-  orgId: string,
-  o: { limit: number; before?: { createdAt: Date; id: string }; status?: string; identityId?: string },
-): Promise<IntentRow[]> {
-  const conds = [eq(intents.orgId, orgId)];
-  if (o.status) conds.push(eq(intents.status, o.status));
-  if (o.identityId) conds.push(eq(intents.identityId, o.identityId));
-  if (o.before) {
-    conds.push(olderThan(intents.createdAt, intents.id, o.before));
-  }
-  return db
-    .select()
-    .from(intents)
-    .where(and(...conds))
-    .orderBy(desc(intents.createdAt), desc(intents.id))
-    .limit(o.limit);
 }
 
 export async function getIntentChains(db: Db, intentId: string): Promise<IntentChainRow[]> {
