@@ -34,7 +34,7 @@ export interface ResourceStart<I> {
 
 /**
  * Start a resource's workflow once: an id that was ever used is refused (with 'ALLOW_DUPLICATE_FAILED_ONLY', one
- * whose runs all failed is not), so a retried start never runs it twice.
+ * whose last run failed, timed out, was terminated or cancelled is not), so a retried start never runs it twice.
  */
 export async function startResourceWorkflow<I>(client: Client, workflow: (input: I) => Promise<unknown>, s: ResourceStart<I>): Promise<void> {
   await client.workflow.start(workflow, {
