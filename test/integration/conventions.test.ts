@@ -94,19 +94,19 @@ describe('API conventions over /docs/json and the event catalogue', () => {
   it('the answer checks find each kind of deviation (they can fail)', () => {
     const bad = {
       intent_id: 'x',
-      tx_hash: `0x${'ab'.repeat(32)}`,
+      tx_hash: `0x${'AB'.repeat(32)}`,
       key_page_version: '3',
       governance_id: 'g',
-      chain_accounts: [{ chain: 'polygon-amoy', chain_id: 80002, evm_chain_id: 80002, tx_hash: 'ab'.repeat(32) }],
+      chain_accounts: [{ chain: 'polygon-amoy', chain_id: 80002, evm_chain_id: 80002, deployment_tx: 'ab'.repeat(32) }],
       pagination: { limit: 1, has_more: false },
       keyBook: 'x',
     };
     expect(answerDeviations(bad)).toEqual([
-      expect.stringContaining('$.tx_hash: 0xabab'),
+      expect.stringContaining('$.tx_hash: 0xABAB'),
       expect.stringContaining('$.key_page_version: "3" is not a JSON number'),
       expect.stringContaining('$.governance_id: retired name'),
       expect.stringContaining('$.chain_accounts[0].chain_id: 80002'),
-      expect.stringContaining('$.chain_accounts[0].tx_hash: abab'),
+      expect.stringContaining('$.chain_accounts[0].deployment_tx: abab'),
       expect.stringContaining('$.pagination: keys has_more,limit'),
       expect.stringContaining('$.keyBook: not a snake_case name'),
     ]);

@@ -52,11 +52,15 @@ const CAMEL_CASE_ALLOWED = new Set(['chainId']);
 
 /**
  * Subtrees that are not the gateway's own writing and keep their own conventions: the client's intent as sent
- * (the contract's camelCase input format) and the ledger's JSON inside a proof bundle (hashed as the ledger holds it).
+ * (the contract's camelCase input format), the ledger's JSON inside a proof bundle (hashed as the ledger holds it),
+ * the ledger's Merkle receipt and an EVM block header (the names of the chain's JSON-RPC, re-hashed by verifiers).
  */
-function skipped(path: string, key: string, parentIsBundleLedger: boolean): boolean {
-  if (key === 'legs' || key === 'intent_request' || key === 'request') return true;
+function skipped(path: string, key: string, value: unknown, parentIsBundleLedger: boolean): boolean {
+  if (key === 'legs' && Array.isArray(value) && value.some((l) => isObject(l) && 'legId' in l)) return true;
+  if (key === 'intent_request' || key === 'request') return true;
   if (parentIsBundleLedger && (key === 'transaction' || key === 'signatures')) return true;
+  if (key === 'block' && isObject(value) && 'parentHash' in value) return true;
+  if (key === 'receipt' && isObject(value) && 'anchor' in value && 'start' in value) return true;
   return path.endsWith('.intent') && key === 'parts';
 }
 
@@ -71,20 +75,17 @@ export function answerDeviations(value: unknown, path = '$'): string[] {
       return;
     }
     if (!isObject(v)) return;
-    const evmContext = 'evm_chain_id' in v || 'chain' in v || 'block_number' in v;
     for (const [k, x] of Object.entries(v)) {
       const at = `${p}.${k}`;
-      if (skipped(p, k, bundleLedger)) continue;
+      if (skipped(p, k, x, bundleLedger)) continue;
       if (k in RETIRED_NAMES) out.push(`${at}: retired name, the concept is named ${RETIRED_NAMES[k]}`);
       if (!/^[a-z][a-z0-9_]*$/.test(k) && !CAMEL_CASE_ALLOWED.has(k) && !/^[0-9a-f]{64}$|^0x/.test(k) && !/^[a-z]+:/.test(k) && !/^[a-z-]+$/.test(k))
         out.push(`${at}: not a snake_case name`);
       if (NUMBER_FIELDS.has(k) && x !== null && typeof x !== 'number') out.push(`${at}: ${JSON.stringify(x)} is not a JSON number`);
       if (typeof x === 'string') {
         if (LEDGER_HASH_FIELDS.has(k) && !LEDGER_HASH.test(x)) out.push(`${at}: ${x} is not a ledger hash (64 lowercase hex, no 0x)`);
-        if (k === 'tx_hash') {
-          const [re, kind] = evmContext ? [EVM_HASH, 'an EVM hash (0x + 64 lowercase hex)'] : [LEDGER_HASH, 'a ledger hash (64 lowercase hex, no 0x)'];
-          if (!re.test(x)) out.push(`${at}: ${x} is not ${kind}`);
-        }
+        // a transaction's hash in its network's form: the ledger's bare, an EVM chain's 0x
+        if (k === 'tx_hash' && !LEDGER_HASH.test(x) && !EVM_HASH.test(x)) out.push(`${at}: ${x} is neither a ledger hash nor an EVM hash`);
         if (EVM_TX_FIELDS.has(k) && !EVM_HASH.test(x)) out.push(`${at}: ${x} is not an EVM hash (0x + 64 lowercase hex)`);
         if (ADDRESS_FIELDS.has(k) && !EVM_ADDRESS.test(x)) out.push(`${at}: ${x} is not an EVM address`);
         if (k === 'chain_id' && !/^[a-z][a-z0-9-]*$/.test(x)) out.push(`${at}: ${x} is not a chain registry id`);
