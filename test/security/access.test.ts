@@ -65,6 +65,7 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/webhooks/endpoints/{id}': { description: 'changed by B' },
   'POST /v1/governance/{id}/signature': { signature: 'ab'.repeat(64), public_key: PUBLIC_KEY },
   'POST /v1/sign/{id}/signature': { signature: 'ab'.repeat(64), public_key: PUBLIC_KEY },
+  'POST /v1/identity/{id}/credits': { credits: 1 },
 };
 
 describe('security: organizations, scopes, revocation (from the OpenAPI document)', () => {
