@@ -11,6 +11,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Address } from 'viem';
 import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
+import { ledgerHashForm } from '../webhooks/stored-forms.js';
 import { getChainAccounts } from '../db/identities.js';
 import {
   deleteIntent,
@@ -27,13 +28,14 @@ import type { RowPage } from '../db/pagination.js';
 import type { PreparedIntentTx } from '../db/schema.js';
 import { LedgerInputError, LedgerTransportError, tx, type PreparedSignature } from '../ledger/index.js';
 import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../protocol/intent/index.js';
-import { intentLegsFromRequest, IntentRequestError } from '../protocol/intent/request.js';
+import { intentLegsFromRequest, IntentRequestError, legLabel } from '../protocol/intent/request.js';
+import type { LegInput } from '../protocol/intent/model.js';
 import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
 import { intentWorkflowId, startIntentWorkflow, submitIntentSignature, type IntentWorkflowInput } from '../temporal/intents.js';
+import { nativeSymbols } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 
-const NATIVE_SYMBOLS: Record<string, readonly string[]> = { 'polygon-amoy': ['POL', 'MATIC'] };
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
 /** The proof classes the gateway runs (`proof_class`, written into the intent); the first is the default. */
@@ -102,27 +104,42 @@ async function canonicalIntent(
       throw new ApiError(400, 'VALIDATION_ERROR', `contract_addresses[${i}]: must be a 20-byte 0x address`, { field: `contract_addresses[${i}]` });
     return a as Address;
   });
+  let legs: LegInput[] = [];
   try {
-    const { type, legs } = intentLegsFromRequest(
+    const req = intentLegsFromRequest(
       {
         adiUrl: identity.adiUrl,
         accounts: new Map(accounts.map((a) => [a.chain, a.address as Address])),
-        chains: deps.config.chains.map((ch) => ({ name: ch.name, chainId: ch.chainId, symbols: NATIVE_SYMBOLS[ch.name] ?? ['ETH'] })),
+        chains: deps.config.chains.map((ch) => ({ name: ch.name, chainId: ch.chainId, symbols: nativeSymbols(ch.name) })),
         contractAddresses,
         ledgerNames: LEDGER_NETWORK_NAMES,
       },
       body.intent,
     );
+    legs = req.legs;
     const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: body.proof_class ?? PROOF_CLASSES[0] });
-    return { built, intentType: type };
+    return { built, intentType: req.type };
   } catch (e) {
     if (e instanceof IntentRequestError) throw new ApiError(e.code === 'UNSUPPORTED_INTENT' ? 422 : 400, e.code, e.message, { field: e.field, ...e.details });
-    if (e instanceof IntentError) {
-      const field = e.field?.startsWith('legs') ? `intent.${e.field}` : (e.field ?? 'intent');
-      throw new ApiError(400, 'VALIDATION_ERROR', e.message.startsWith('legs') ? `intent.${e.message}` : e.message, { field });
-    }
+    if (e instanceof IntentError) throw buildRefusal(e, legs);
     throw e;
   }
+}
+
+/**
+ * The 400 of a canonical-intent check, in the request's one form for leg errors: `intent.legs[<i>].<field>
+ * (leg "<legId>"): <message>` with the path in details.field (buildIntent names `legs[<i>].<field>` alone).
+ */
+function buildRefusal(e: IntentError, legs: readonly LegInput[]): ApiError {
+  const field = e.field ?? 'intent';
+  const text = e.message.startsWith(`${field}: `) ? e.message.slice(field.length + 2) : e.message;
+  const leg = /^legs\[(\d+)\](?:\.(.+))?$/.exec(field);
+  if (leg) {
+    const i = Number(leg[1]);
+    return new ApiError(400, 'VALIDATION_ERROR', `${legLabel(i, leg[2] ?? '', legs[i]?.legId)}: ${text}`, { field: `intent.${field}` });
+  }
+  const path = field.startsWith('legs') ? `intent.${field}` : field;
+  return new ApiError(400, 'VALIDATION_ERROR', `${path}: ${text}`, { field: path });
 }
 
 /** The intent's WriteData prepared for the nominated key (which must be on the page); the page must have credits. */
@@ -253,7 +270,7 @@ const CODES: Record<SignatureRejection, string> = {
 /** 409 for an intent that takes no signature any more: signed already, or closed. */
 function closed(r: IntentRow): ApiError {
   return r.txHash
-    ? new ApiError(409, 'ALREADY_SIGNED', 'Intent already signed; read the intent for its status', { status: r.status, tx_hash: r.txHash })
+    ? new ApiError(409, 'ALREADY_SIGNED', 'Intent already signed; read the intent for its status', { status: r.status, tx_hash: ledgerHashForm(r.txHash) })
     : new ApiError(409, 'INTENT_CLOSED', `Intent is ${r.status}; it takes no signature`, { status: r.status });
 }
 
@@ -269,7 +286,8 @@ export async function submitSignature(
   if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   if (row.status !== 'signing_required') throw closed(row);
   try {
-    return await submitIntentSignature(deps.temporal, intentId, { signature: body.signature, publicKey: body.public_key });
+    const out = await submitIntentSignature(deps.temporal, intentId, { signature: body.signature, publicKey: body.public_key });
+    return { ...out, txHash: ledgerHashForm(out.txHash) };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
       const cause = err.cause as { type?: string; message?: string } | undefined;

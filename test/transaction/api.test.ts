@@ -55,35 +55,30 @@ describe('POST /v1/transaction validation', () => {
       [
         'missing functionSignature',
         (l) => delete l.contractCall.functionSignature,
-        /leg "rec-ethereum-sepolia-\w+" contractCall\.functionSignature: required/,
+        /^intent\.legs\[0\]\.contractCall\.functionSignature \(leg "rec-ethereum-sepolia-\w+"\): required/,
         'intent.legs[0].contractCall.functionSignature',
       ],
-      ['negative amount', (l) => (l.amount = '-1'), /amount: must not be negative/, 'intent.legs[0].amount'],
-      ['fractional amount', (l) => (l.amount = '1.5'), /amount: must be a non-negative integer in wei/, 'intent.legs[0].amount'],
+      ['negative amount', (l) => (l.amount = '-1'), /\): must not be negative/, 'intent.legs[0].amount'],
+      ['fractional amount', (l) => (l.amount = '1.5'), /\): must be a non-negative integer in wei/, 'intent.legs[0].amount'],
       [
         'amount ≠ value on a payable call',
         (l) => {
           l.amount = '10';
           l.contractCall.value = '5';
         },
-        /amount: 10 must equal contractCall\.value 5/,
+        /\): 10 must equal contractCall\.value 5/,
         'intent.legs[0].amount',
       ],
-      ['unknown chain', (l) => (l.chain = 'moonchain'), /chain: unknown chain "moonchain"/, 'intent.legs[0].chain'],
-      ['chainId not the chain', (l) => (l.chainId = 1), /chainId: 1 does not match ethereum-sepolia/, 'intent.legs[0].chainId'],
+      ['unknown chain', (l) => (l.chain = 'moonchain'), /\): unknown chain "moonchain"/, 'intent.legs[0].chain'],
+      ['chainId not the chain', (l) => (l.chainId = 1), /\): 1 does not match ethereum-sepolia/, 'intent.legs[0].chainId'],
       [
         'fromAddress not the account',
         (l) => (l.fromAddress = '0x000000000000000000000000000000000000bEEF'),
-        /fromAddress: must be the identity's abstract account/,
+        /\): must be the identity's abstract account/,
         'intent.legs[0].fromAddress',
       ],
-      [
-        'args not matching the types',
-        (l) => (l.contractCall.args = ['0x1234']),
-        /args\[0\]: expected 32 bytes for bytes32/,
-        'intent.legs[0].contractCall.args[0]',
-      ],
-      ['wrong number of args', (l) => (l.contractCall.args = []), /args: expected 1 arguments, got 0/, 'intent.legs[0].contractCall.args'],
+      ['args not matching the types', (l) => (l.contractCall.args = ['0x1234']), /\): expected 32 bytes for bytes32/, 'intent.legs[0].contractCall.args[0]'],
+      ['wrong number of args', (l) => (l.contractCall.args = []), /\): expected 1 arguments, got 0/, 'intent.legs[0].contractCall.args'],
       [
         'selector instead of a signature',
         (l) => (l.contractCall.functionSignature = '0xa9059cbb'),
@@ -93,16 +88,18 @@ describe('POST /v1/transaction validation', () => {
       [
         'gas limit out of range',
         (l) => (l.contractCall.gasLimit = 40_000_000),
-        /gasLimit: must be an integer from 10000 to 30000000/,
+        /\): must be an integer from 10000 to 30000000/,
         'intent.legs[0].contractCall.gasLimit',
       ],
-      ['gas limit not an integer', (l) => (l.contractCall.gasLimit = '1e6'), /gasLimit: must be an integer/, 'intent.legs[0].contractCall.gasLimit'],
+      ['gas limit not an integer', (l) => (l.contractCall.gasLimit = '1e6'), /\): must be an integer/, 'intent.legs[0].contractCall.gasLimit'],
     ];
     for (const [name, mutate, msg, field] of cases) {
       const l = good();
       mutate(l);
       const r = await post(multi([l]));
       expect(r.status, name).toBe(400);
+      // one form for every leg error, whichever check found it: `<field path> (leg "<legId>"): <message>`
+      expect(r.body.error.startsWith(`${field} (leg ${JSON.stringify(l.legId)}): `), `${name}: ${r.body.error}`).toBe(true);
       expect(r.body.error, name).toMatch(msg);
       expect(r.body.details?.field, name).toBe(field);
     }
@@ -117,7 +114,7 @@ describe('POST /v1/transaction validation', () => {
     delete call.contractCall.expectedState;
     const r2 = await post(multi([call]));
     expect(r2.status).toBe(400);
-    expect(r2.body.error).toMatch(/args\[0\]: integers beyond 2\^53 must be strings/);
+    expect(r2.body.error).toMatch(/^intent\.legs\[0\]\.contractCall\.args\[0\] \(leg "[^"]+"\): integers beyond 2\^53 must be strings/);
     // native transfer with amount 0
     const r3 = await post(multi([transferLeg(b, SEPOLIA, '0x000000000000000000000000000000000000bEEF', '0')]));
     expect(r3.status).toBe(400);
@@ -127,6 +124,18 @@ describe('POST /v1/transaction validation', () => {
     second.amount = '-3';
     const r4 = await post(multi([recordLeg(b, SEPOLIA, arg('x')), second]));
     expect(r4.body.details.field).toBe('intent.legs[1].amount');
+    expect(r4.body.error).toBe(`intent.legs[1].amount (leg ${JSON.stringify(second.legId)}): must not be negative, got -3`);
+    // a leg without legId has none to name; a repeated legId names the repeat and the first
+    const noId = recordLeg(b, SEPOLIA, arg('y'));
+    delete noId.legId;
+    const rNoId = await post(multi([noId]));
+    expect(rNoId.body).toMatchObject({ error: 'intent.legs[0].legId: required, a non-empty string', details: { field: 'intent.legs[0].legId' } });
+    const twin = recordLeg(b, AMOY, arg('z'));
+    const rTwin = await post(multi([twin, { ...recordLeg(b, SEPOLIA, arg('z2')), legId: twin.legId }]));
+    expect(rTwin.body).toMatchObject({
+      error: `intent.legs[1].legId (leg ${JSON.stringify(twin.legId)}): duplicate leg id (intent.legs[0] has it too)`,
+      details: { field: 'intent.legs[1].legId' },
+    });
     // adiUrl of another identity, no legs, bad identity id
     expect(
       (await post({ identity_id: b.identity.id, intent: { adiUrl: 'acc://someone-else.acme', legs: [recordLeg(b, SEPOLIA, arg('y'))] } })).body.details.field,
@@ -258,7 +267,15 @@ describe('signature lifecycle', () => {
     const r = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: b.identity.key.publicKey });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.tx_hash).toBe(p.signing_data.transaction_hash);
-    expect((await waitIntent(b, p.intent_id)).status).toBe('completed');
+    // the ledger hash bare, also under Certen's name, in the submit answer and the intent view
+    expect(r.body.tx_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.body.accum_tx_hash).toBe(r.body.tx_hash);
+    const done = await waitIntent(b, p.intent_id);
+    expect(done.status).toBe('completed');
+    expect(done).toMatchObject({ tx_hash: r.body.tx_hash, accum_tx_hash: r.body.tx_hash });
+    expect(done.signing_data.hash_to_sign).toMatch(/^[0-9a-f]{64}$/);
+    expect(done.legs[0]).toMatchObject({ chain: SEPOLIA.name, evm_chain_id: SEPOLIA.chainId });
+    expect(done.legs[0]).not.toHaveProperty('chain_id');
   });
 
   it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {

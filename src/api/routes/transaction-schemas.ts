@@ -7,7 +7,7 @@ import { resourceIdParam } from '../schemas/common.js';
 export const SigningDataSchema = z
   .object({
     request_id: z.string().openapi({ description: 'Id of this signing request (the intent id)' }),
-    transaction_hash: z.string().openapi({ description: 'Ledger transaction hash (hex) of the intent WriteData' }),
+    transaction_hash: z.string().openapi({ description: 'Ledger transaction hash of the intent WriteData (64 lowercase hex, no 0x)' }),
     hash_to_sign: z
       .string()
       .openapi({ description: '32 bytes (hex): SHA-256(signature metadata hash ‖ transaction hash). Sign these raw bytes with Ed25519, not the hex text' }),
@@ -20,8 +20,8 @@ export const SigningDataSchema = z
 const LegViewSchema = z
   .object({
     leg_id: z.string(),
-    chain: z.string(),
-    chain_id: z.number().int(),
+    chain: z.string().openapi({ description: 'The chain, by registry id (GET /v1/chains)', example: 'polygon-amoy' }),
+    evm_chain_id: z.number().int().openapi({ description: 'Its EVM chain id', example: 80002 }),
     status: z.enum(['pending', 'executing', 'completed', 'failed']),
     anchor_id: z.string().nullable(),
     leaf_index: z.number().int().nullable(),
@@ -53,7 +53,8 @@ export const IntentSchema = z
     signing_mode: z.literal('external'),
     signing_data: SigningDataSchema,
     submit_url: z.string().nullable(),
-    tx_hash: z.string().nullable().openapi({ description: 'Ledger transaction hash once submitted' }),
+    tx_hash: z.string().nullable().openapi({ description: 'Ledger transaction hash once submitted (64 lowercase hex, no 0x)' }),
+    accum_tx_hash: z.string().nullable().openapi({ description: 'The same value as tx_hash, under the name Certen clients read' }),
     ledger_tx_id: z.string().nullable(),
     proof_id: z.string().nullable(),
     proof_bundle_url: z.string().nullable(),
@@ -135,6 +136,9 @@ export const IntentIdParam = z.object({
   intent_id: resourceIdParam('intent_id', { code: 'INTENT_NOT_FOUND', message: 'Intent not found' }, 'Intent id (UUID)'),
 });
 
+/** A ledger hash as the API shows it: 64 lowercase hex without 0x (docs/api-conventions.md). */
+const ledgerHash = (h: string) => h.replace(/^0x/i, '').toLowerCase();
+
 function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegViewSchema>[] {
   const legs = (row.intent as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
   return legs.map((l) => {
@@ -144,7 +148,7 @@ function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegV
     return {
       leg_id: l.leg_id,
       chain: l.chain,
-      chain_id: Number(l.chain_id),
+      evm_chain_id: Number(l.chain_id),
       status,
       anchor_id: c?.record.anchorId ?? null,
       leaf_index: r?.leafIndex ?? null,
@@ -163,6 +167,8 @@ function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegV
 
 export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof IntentSchema> {
   const p = row.prepared;
+  const sd = row.signingData as z.infer<typeof SigningDataSchema>;
+  const txHash = row.txHash === null ? null : ledgerHash(row.txHash);
   return {
     intent_id: row.id,
     identity_id: row.identityId,
@@ -171,9 +177,10 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
     intent_type: row.intentType,
     operation_id: row.operationId,
     signing_mode: 'external',
-    signing_data: row.signingData as z.infer<typeof SigningDataSchema>,
+    signing_data: { ...sd, transaction_hash: ledgerHash(sd.transaction_hash), hash_to_sign: ledgerHash(sd.hash_to_sign) },
     submit_url: row.status === 'signing_required' ? `/v1/transaction/${row.id}/signature` : null,
-    tx_hash: row.txHash,
+    tx_hash: txHash,
+    accum_tx_hash: txHash,
     ledger_tx_id: row.ledgerTxId ?? (row.status === 'signing_required' ? null : p.txId),
     proof_id: row.proofId,
     proof_bundle_url: row.proofId ? `/v1/proof/${row.proofId}/bundle` : null,

@@ -88,7 +88,13 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       request: { params: IntentIdParam, body: { required: true, content: { 'application/json': { schema: SignatureBody } } } },
       responses: {
         200: jsonResponse(
-          z.object({ intent_id: z.uuid(), status: z.literal('submitted'), tx_hash: z.string(), ledger_tx_id: z.string() }),
+          z.object({
+            intent_id: z.uuid(),
+            status: z.literal('submitted'),
+            tx_hash: z.string().openapi({ description: 'The ledger transaction hash (64 lowercase hex, no 0x)' }),
+            accum_tx_hash: z.string().openapi({ description: 'The same value as tx_hash, under the name Certen clients read' }),
+            ledger_tx_id: z.string(),
+          }),
           'Submitted to the ledger',
         ),
         ...errorResponses(400, 404, 409, 502),
@@ -97,7 +103,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     async (c) => {
       const { intent_id } = c.req.valid('param');
       const out = await submitSignature(deps, callerOf(c), intent_id, c.req.valid('json'));
-      return c.json({ intent_id, status: 'submitted' as const, tx_hash: out.txHash, ledger_tx_id: out.txId }, 200);
+      return c.json({ intent_id, status: 'submitted' as const, tx_hash: out.txHash, accum_tx_hash: out.txHash, ledger_tx_id: out.txId }, 200);
     },
   );
 }

@@ -1,6 +1,7 @@
 /**
  * From the API's intent shapes to the canonical intent's input: every leg checked against the chain
- * registry and the identity's accounts, with a message naming the leg and the field.
+ * registry and the identity's accounts, with a message naming the leg and the field in one form:
+ * `intent.legs[<i>].<field> (leg "<legId>"): <message>`, the field path (`intent.legs[<i>].<field>`) in the error.
  *
  *   multi-leg        { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount, contractCall? }] }
  *   single transfer  { fromChain, toChain, fromAddress, toAddress, amount (native units, e.g. "0.01"), tokenSymbol }
@@ -93,11 +94,17 @@ function accountOn(ctx: RequestContext, chain: RequestChain, from: Address, fiel
   }
 }
 
+/** How an error names a leg's field: its path, and the leg's legId when it has one (`intent.legs[0].amount (leg "l1")`). */
+export function legLabel(i: number, field: string, legId?: string): string {
+  return `intent.legs[${i}]${field ? `.${field}` : ''}${legId ? ` (leg ${JSON.stringify(legId)})` : ''}`;
+}
+
 function leg(ctx: RequestContext, raw: unknown, i: number): LegInput {
   const f = `intent.legs[${i}]`;
   if (!isObj(raw)) throw new IntentRequestError(`${f}: must be an object`, f);
   const legId = typeof raw.legId === 'string' && raw.legId ? raw.legId : undefined;
-  const L = (field: string) => `leg ${legId ? JSON.stringify(legId) : i} ${field}`;
+  // every leg error reads `intent.legs[<i>].<field> (leg "<legId>"): <message>`, its field path in details.field
+  const L = (field: string) => legLabel(i, field, legId);
   if (!legId) throw new IntentRequestError(`${L('legId')}: required, a non-empty string`, `${f}.legId`);
   const chain = chainOf(ctx, raw.chain, `${f}.chain`, L('chain'));
   if (raw.chainId !== undefined) {
@@ -165,8 +172,14 @@ export function intentLegsFromRequest(ctx: RequestContext, intent: unknown): { t
     if (!Array.isArray(intent.legs) || intent.legs.length === 0) throw new IntentRequestError('intent.legs: at least one leg is required', 'intent.legs');
     if (intent.legs.length > MAX_LEGS) throw new IntentRequestError(`intent.legs: at most ${MAX_LEGS} legs`, 'intent.legs');
     const legs = intent.legs.map((l, i) => leg(ctx, l, i));
-    const dup = legs.find((l, i) => legs.findIndex((m) => m.legId === l.legId) !== i);
-    if (dup) throw new IntentRequestError(`leg ${JSON.stringify(dup.legId)} legId: duplicate leg id`, 'intent.legs');
+    const dup = legs.findIndex((l, i) => legs.findIndex((m) => m.legId === l.legId) !== i);
+    if (dup >= 0) {
+      const first = legs.findIndex((m) => m.legId === legs[dup]!.legId);
+      throw new IntentRequestError(
+        `${legLabel(dup, 'legId', legs[dup]!.legId)}: duplicate leg id (intent.legs[${first}] has it too)`,
+        `intent.legs[${dup}].legId`,
+      );
+    }
     return { type: 'multi_leg', legs };
   }
   if ('type' in intent) {
