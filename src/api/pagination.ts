@@ -120,23 +120,3 @@ export function pageOf<T>(
 export function createdAtPage<T extends CursorPosition>(rows: T[], req: { limit: number; offset: number | null }, total: number) {
   return pageOf(rows, req, total, encodeCursor);
 }
-
-// ------------------------------------------------------------------ the identity list's keyset-only form
-
-/** The `cursor` query parameter as a position; none for the first page. */
-export function cursorOf(cursor: string | undefined): CursorPosition | undefined {
-  return cursor ? decodeCursor(cursor) : undefined;
-}
-
-export interface CursorPagination {
-  limit: number;
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
-/** A keyset page of `rows` (read with one to spare) and its keyset-only `pagination` object. */
-export function keysetPage<T extends CursorPosition>(rows: T[], limit: number): { page: T[]; pagination: CursorPagination } {
-  const page = rows.slice(0, limit);
-  const hasMore = rows.length > limit;
-  return { page, pagination: { limit, has_more: hasMore, next_cursor: hasMore ? encodeCursor(page[page.length - 1]!) : null } };
-}

@@ -50,18 +50,3 @@ export function pageQuery(defaultLimit = DEFAULT_PAGE_SIZE) {
       .openapi({ description: 'Items to skip; past the end the page is empty with has_more false. Not with `cursor`' }),
   };
 }
-
-/** `pagination` of a keyset-only list (the identity list's until it takes the shared shape). */
-export const CursorPaginationSchema = z.object({ limit: z.number().int(), has_more: z.boolean(), next_cursor: z.string().nullable() });
-
-/** The `cursor` query parameter of a keyset-only list. */
-export const CursorParam = z.string().max(500).optional();
-
-/** The `limit` query parameter of a keyset-only list. */
-export const PageSizeParam = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(200)
-  .optional()
-  .openapi({ description: `Page size, default ${DEFAULT_PAGE_SIZE}, at most 200` });
