@@ -133,6 +133,17 @@ export const EVENT_SCHEMAS = {
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
+
+/** The `data` of an event of any type: what GET /v1/events and the OpenAPI document describe. */
+export const EVENT_DATA_SCHEMA = z
+  .union(
+    Object.entries(EVENT_SCHEMAS).map(([type, schema]) => schema.describe(`The data of ${type}`)) as unknown as [
+      z.ZodType<EventPayload>,
+      ...z.ZodType<EventPayload>[],
+    ],
+  )
+  .meta({ description: "The payload of the event's type: one schema per type of the catalogue (src/webhooks/catalogue.ts)" });
+export type EventPayload = z.output<(typeof EVENT_SCHEMAS)[EventType]>;
 export type EventData<T extends EventType> = z.input<(typeof EVENT_SCHEMAS)[T]>;
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
 export const eventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
@@ -153,7 +164,7 @@ export interface EventEnvelope {
   resource_id: string;
   /** per-resource order: apply an event only if its sequence is above the last one applied */
   sequence: number;
-  data: Record<string, unknown>;
+  data: EventPayload;
 }
 
 export function envelopeOf(e: {
@@ -171,6 +182,6 @@ export function envelopeOf(e: {
     resource_id: e.resourceId,
     sequence: e.sequence,
     // rows written before the payloads followed the API conventions are served in the current forms
-    data: currentEventData(e.type, e.data),
+    data: currentEventData(e.type, e.data) as EventPayload,
   };
 }

@@ -11,7 +11,7 @@ import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
-import { EVENT_SCHEMAS, type EventType } from '../../src/webhooks/catalogue.js';
+import { EVENT_SCHEMAS, EVENT_TYPES, type EventType } from '../../src/webhooks/catalogue.js';
 import { getAddress } from 'viem';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
@@ -368,6 +368,16 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     });
     const detail = await api('GET', `/v1/webhooks/deliveries/${d.id}`, { org });
     expect(JSON.parse(detail.body.payload).data).toEqual(stored[0]!.current);
+  });
+
+  it('the OpenAPI document describes the data of each event type with its catalogue schema', async () => {
+    const doc = (await api('GET', '/docs/json')).body;
+    const data = doc.components.schemas.Event.properties.data;
+    expect(data.anyOf.map((s: Json) => s.description)).toEqual(EVENT_TYPES.map((t) => `The data of ${t}`));
+    const active = data.anyOf.find((s: Json) => s.description === 'The data of identity.active');
+    expect(active).toMatchObject({ additionalProperties: false, properties: { credit_balance: { type: 'integer' } } });
+    expect(active.required).toEqual(expect.arrayContaining(['book_url', 'chain_accounts']));
+    expect(active.properties.chain_accounts.items.properties.evm_chain_id.type).toBe('integer');
   });
 
   it('nothing is lost when the dispatcher is gone at commit time', async () => {

@@ -9,7 +9,7 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { countOrgEvents, getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
 import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
-import { envelopeOf, EVENT_TYPES, isEventType } from '../../webhooks/catalogue.js';
+import { envelopeOf, EVENT_DATA_SCHEMA, EVENT_TYPES, isEventType } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
@@ -29,7 +29,7 @@ const EventSchema = z
     timestamp: z.string(),
     resource_id: z.string(),
     sequence: z.number().int().openapi({ description: 'Per-resource order, from 1' }),
-    data: z.record(z.string(), z.unknown()),
+    data: EVENT_DATA_SCHEMA,
   })
   .openapi('Event');
 
