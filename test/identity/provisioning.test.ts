@@ -8,6 +8,7 @@ import { createPublicClient, http, type Address } from 'viem';
 import { eq } from 'drizzle-orm';
 import { predictAccountAddress } from '../../src/chain/account.js';
 import { events } from '../../src/db/schema.js';
+import { eventDeviations } from '../support/event-catalogue.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { dbKinds } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
@@ -67,6 +68,11 @@ describe('POST /v1/identity → active', () => {
     const evs = await app.deps.database.db.select().from(events).where(eq(events.resourceId, body.identity.id));
     expect(evs.map((e) => [e.type, e.sequence])).toEqual([['identity.active', 1]]);
     expect((evs[0].data as any).chain_accounts.map((x: any) => x.chain).sort()).toEqual(['ethereum-sepolia', 'polygon-amoy']);
+    // the payload names and shows what the REST view does: the same chain accounts, book_url, credit_balance a number
+    const byChain = (xs: any[]) => [...xs].sort((x, y) => x.chain.localeCompare(y.chain));
+    expect(byChain((evs[0].data as any).chain_accounts)).toEqual(byChain(done.chain_accounts));
+    expect(evs[0].data).toMatchObject({ book_url: done.book_url, public_key_hash: done.public_key_hash, credit_balance: done.credit_balance });
+    expect(eventDeviations(evs[0].type, evs[0].id, evs[0].data)).toEqual([]);
     const [a, b] = done.chain_accounts;
     expect(a.address).toBe(b.address);
     expect(new Set(done.chain_accounts.map((x: any) => x.chain))).toEqual(new Set(['ethereum-sepolia', 'polygon-amoy']));
