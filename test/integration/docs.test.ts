@@ -64,7 +64,19 @@ describe('OpenAPI description, /docs and /reference', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     expect(doc.components.securitySchemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
-    const publicOps = ['/v1/health', '/v1/health/ready', '/v1/scopes', '/v1/errors', '/docs', '/docs/json', '/reference', '/portal', '/portal/signup'];
+    const publicOps = [
+      '/v1/health',
+      '/v1/health/ready',
+      '/v1/scopes',
+      '/v1/errors',
+      '/v1/chains',
+      '/v1/chains/{id}',
+      '/docs',
+      '/docs/json',
+      '/reference',
+      '/portal',
+      '/portal/signup',
+    ];
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const where = `${method} ${path}`;
