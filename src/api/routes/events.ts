@@ -7,8 +7,7 @@
  * an event whose transaction committed late. Newest-first is insertion order and is for browsing.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { countOrgEvents, getOrgEvent, getOrgEventPosition, listOrgEvents, type EventListQuery } from '../../db/events.js';
-import { EVENT_RETENTION_DAYS } from '../../webhooks/policy.js';
+import { listEvents, readEvent } from '../../services/events.js';
 import { envelopeOf, EVENT_DATA_SCHEMA, EVENT_TYPES, isEventType } from '../../webhooks/catalogue.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
@@ -118,41 +117,24 @@ function eventTypesOf(param: string): string[] {
 }
 
 export function registerEventRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  const db = deps.database.db;
-  const since = () => new Date(Date.now() - EVENT_RETENTION_DAYS * 24 * 3600_000);
-
   app.openapi(listRoute(deps), async (c) => {
     const auth = requireAuth(c);
     const { starting_after: startingAfter, ...q } = c.req.valid('query');
     const forward = q.order === 'asc';
     const req = pageRequest({ ...q, cursor: cursorParam(q, startingAfter) }, DEFAULT_PAGE_SIZE, decodeIdCursor);
-    const query: EventListQuery = { since: since(), resourceId: q.resource_id || undefined, forward, limit: req.limit + 1, offset: req.offset ?? 0 };
-    if (q.type) query.types = eventTypesOf(q.type);
-    if (req.after) {
-      const field = startingAfter ? 'starting_after' : 'cursor';
-      const position = await getOrgEventPosition(db, auth.orgId, req.after);
-      if (!position) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: no such event`, { field });
-      if (forward) {
-        if (position.listedSeq === null) {
-          throw new ApiError(400, 'VALIDATION_ERROR', `${field}: that event is not dispatched yet; use a cursor from order=asc`, { field });
-        }
-        query.afterListedSeq = position.listedSeq;
-      } else {
-        query.beforePosition = position.position;
-      }
-    }
-    const [rows, total] = await Promise.all([listOrgEvents(db, auth.orgId, query), countOrgEvents(db, auth.orgId, query)]);
+    const { rows, total } = await listEvents(deps, auth.orgId, {
+      types: q.type ? eventTypesOf(q.type) : undefined,
+      resourceId: q.resource_id || undefined,
+      forward,
+      limit: req.limit + 1,
+      offset: req.offset ?? 0,
+      after: req.after ? { id: req.after, field: startingAfter ? 'starting_after' : 'cursor' } : undefined,
+    });
     const { page, pagination } = pageOf(rows, req, total, (e) => e.id);
     // forward: the cursor to poll with next, even on the last page (an empty page keeps the caller's own)
     if (forward && !pagination.next_cursor) pagination.next_cursor = page[page.length - 1]?.id ?? req.after ?? null;
     return c.json({ events: page.map(envelopeOf), pagination }, 200);
   });
 
-  app.openapi(getRoute(deps), async (c) => {
-    const auth = requireAuth(c);
-    const { id } = c.req.valid('param');
-    const row = UUID.test(id) ? await getOrgEvent(db, auth.orgId, id, since()) : undefined;
-    if (!row) throw new ApiError(404, 'NOT_FOUND', 'Event not found');
-    return c.json(envelopeOf(row), 200);
-  });
+  app.openapi(getRoute(deps), async (c) => c.json(envelopeOf(await readEvent(deps, requireAuth(c).orgId, c.req.valid('param').id)), 200));
 }
