@@ -114,7 +114,7 @@ export async function upsertPendingAction(db: Db, a: PendingActionInput): Promis
         data: {
           pending_action_id: inserted.id,
           identity_id: a.identityId,
-          kind: a.category === 'governance' ? 'governance' : 'transaction',
+          category: a.category === 'governance' ? 'governance' : 'transactions',
           tx_hash: ledgerHashForm(a.txHash),
           required_signatures: a.threshold,
           collected_signatures: a.collectedSignatures,

@@ -112,8 +112,8 @@ export const EVENT_SCHEMAS = {
   'inbox.action_pending': z.strictObject({
     pending_action_id: uuid,
     identity_id: uuid,
-    /** transaction | governance */
-    kind: z.enum(['transaction', 'governance']),
+    /** as GET /v1/pending's `category`: governance (key page and authority changes) or transactions */
+    category: z.enum(['governance', 'transactions']),
     /** the pending ledger transaction */
     tx_hash: ledgerHash,
     /** the signing page's accept threshold */

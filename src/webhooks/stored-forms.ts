@@ -5,8 +5,8 @@
  * already in the current form it changes nothing.
  *
  * The earlier forms: `ledger_tx_hash` (now `tx_hash`), `key_book_url` (`book_url`), `governance_id`
- * (`governance_op_id`); inbox.action_pending's `threshold` and `signatures` (`required_signatures`,
- * `collected_signatures`, the names of GET /v1/pending); identity.active's `credit_balance` as a decimal string and
+ * (`governance_op_id`); inbox.action_pending's `threshold`, `signatures` and `kind` (`transaction` | `governance`)
+ * (`required_signatures`, `collected_signatures` and `category` (`transactions` | `governance`), as GET /v1/pending); identity.active's `credit_balance` as a decimal string and
  * its chain accounts as `{chain, chain_id: "<EVM chain id>", address}`; transaction.completed's executions as
  * `{chain, chain_id: "<EVM chain id>", leg_id, tx_hash}`.
  */
@@ -62,7 +62,7 @@ const numberOf = (v: unknown): unknown => (typeof v === 'string' && /^\d+$/.test
 /** Retired names, per event type (`*`: every type), and the names that replaced them. */
 const RENAMED: Record<string, Record<string, string>> = {
   '*': { ledger_tx_hash: 'tx_hash', key_book_url: 'book_url', governance_id: 'governance_op_id' },
-  'inbox.action_pending': { threshold: 'required_signatures', signatures: 'collected_signatures' },
+  'inbox.action_pending': { threshold: 'required_signatures', signatures: 'collected_signatures', kind: 'category' },
 };
 
 /** `data` with retired names replaced in place (key order kept); a current name already present wins. */
@@ -104,6 +104,8 @@ export function currentEventData(type: string, stored: Data): Data {
   for (const k of ['credit_balance', 'required_signatures', 'collected_signatures', 'remaining_needed']) {
     if (k in out) out[k] = numberOf(out[k]);
   }
+  // inbox.action_pending's `kind` said `transaction` where GET /v1/pending's category says `transactions`
+  if (type === 'inbox.action_pending' && out.category === 'transaction') out.category = 'transactions';
   if (Array.isArray(out.chain_accounts)) out.chain_accounts = out.chain_accounts.map(chainAccountOf);
   if (Array.isArray(out.executions)) out.executions = out.executions.map(executionOf);
   return out;

@@ -266,7 +266,7 @@ describe('governance and co-signing on the devnet', () => {
     expect(evs[0]!.data).toMatchObject({
       pending_action_id: action.id,
       identity_id: A.id,
-      kind: 'governance',
+      category: 'governance',
       tx_hash: op2.tx_hash,
       required_signatures: 2,
       collected_signatures: 1,

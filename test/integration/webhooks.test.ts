@@ -327,7 +327,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
         data: {
           pending_action_id: actionId,
           identity_id: identityId,
-          kind: 'governance',
+          kind: 'transaction',
           ledger_tx_hash: 'bc'.repeat(32),
           threshold: 2,
           signatures: 1,
@@ -337,7 +337,7 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
         current: {
           pending_action_id: actionId,
           identity_id: identityId,
-          kind: 'governance',
+          category: 'transactions',
           tx_hash: 'bc'.repeat(32),
           required_signatures: 2,
           collected_signatures: 1,

@@ -134,7 +134,7 @@ describe('event catalogue', () => {
     const pending = {
       pending_action_id: id,
       identity_id: id,
-      kind: 'transaction',
+      category: 'transactions',
       tx_hash: 'ab'.repeat(32),
       required_signatures: 2,
       collected_signatures: 1,
