@@ -5,9 +5,10 @@
  * already in the current form it changes nothing.
  *
  * The earlier forms: `ledger_tx_hash` (now `tx_hash`), `key_book_url` (`book_url`), `governance_id`
- * (`governance_op_id`); inbox.action_pending's `threshold`, `signatures` and `kind` (`transaction` | `governance`)
- * (`required_signatures`, `collected_signatures` and `category` (`transactions` | `governance`), as GET /v1/pending); identity.active's `credit_balance` as a decimal string and
- * its chain accounts as `{chain, chain_id: "<EVM chain id>", address}`; transaction.completed's executions as
+ * (`governance_op_id`); inbox.action_pending's `threshold`, `signatures` and `kind` (`transaction` | `governance`),
+ * now `required_signatures`, `collected_signatures` and `category` (`transactions` | `governance`) as in
+ * GET /v1/pending; identity.active's `credit_balance` as a decimal string and its chain accounts as
+ * `{chain, chain_id: "<EVM chain id>", address}`; transaction.completed's executions as
  * `{chain, chain_id: "<EVM chain id>", leg_id, tx_hash}`.
  */
 import { getAddress, isAddress } from 'viem';
