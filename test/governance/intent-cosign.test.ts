@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { INTENT_MEMO } from '../../src/protocol/intent/model.js';
 import { newClientKey } from '../identity/devnet.js';
 import { api, arg, prepare, recordLeg, SEPOLIA, startCycleBench, submit, submitToLedgerOnly, waitIntent, type CycleBench } from '../transaction/support.js';
 import { cosign as cosignWith, makePanel } from './panel.js';
@@ -50,6 +51,7 @@ describe('co-signing a pending intent', () => {
     const inbox = await api(b, 'GET', `/v1/pending?identity=${encodeURIComponent(b.identity.adiUrl)}&category=transactions`);
     expect(inbox.body.actions.find((x: any) => x.tx_hash === s.tx_hash)).toMatchObject({
       type: 'writeData',
+      memo: INTENT_MEMO, // the intent's ledger transaction header's
       collected_signatures: 1,
       required_signatures: 2,
       is_ready: false,
