@@ -66,6 +66,7 @@ export function createActivities(deps: ActivityDeps) {
         'ensureAdi',
         'ensureCredits',
         'ensureDataAccount',
+        'ensureTokenAccount',
         'ensureClientKey',
         'readCreditBalance',
       ])),

@@ -11,19 +11,20 @@
  *
  * The steps live in src/activities/cycle/ by concern, each a factory over one cycle context built here once:
  * signature.ts (the ledger side), quorum.ts (the validator rounds), chain-steps.ts (the chain transactions),
- * finalize.ts (the end). The activity names are the keys below; recorded workflow histories name them.
+ * finalize.ts (the end), transfer.ts (the end of a ledger-only intent: a token transfer). The activity names are the keys below; recorded workflow histories name them.
  */
 import { chainSteps } from './cycle/chain-steps.js';
 import { createCycleContext, type IntentActivityDeps } from './cycle/context.js';
 import { finalizeSteps } from './cycle/finalize.js';
 import { quorumSteps } from './cycle/quorum.js';
 import { signatureSteps } from './cycle/signature.js';
+import { transferSteps } from './cycle/transfer.js';
 
 export type { IntentActivityDeps, IntentStepInput, LegStepInput, SendExecution } from './cycle/context.js';
 
 export function createIntentActivities(deps: IntentActivityDeps) {
   const ctx = createCycleContext(deps);
-  return { ...signatureSteps(ctx), ...quorumSteps(ctx), ...chainSteps(ctx), ...finalizeSteps(ctx) };
+  return { ...signatureSteps(ctx), ...quorumSteps(ctx), ...chainSteps(ctx), ...finalizeSteps(ctx), ...transferSteps(ctx) };
 }
 export type IntentActivities = ReturnType<typeof createIntentActivities>;
 export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
@@ -38,4 +39,5 @@ export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'failChainLegs',
   'finalizeIntent',
   'failIntent',
+  'finalizeLedgerIntent',
 ];

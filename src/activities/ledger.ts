@@ -5,6 +5,7 @@
  *   ensureAdi          CreateIdentity acc://<name>.<suffix> with book and page 1 keyed to the sponsor
  *   ensureCredits      AddCredits to page 1: the requested credits plus what the setup itself costs
  *   ensureDataAccount  CreateDataAccount <adi>/data (signed by page 1 with the sponsor key)
+ *   ensureTokenAccount CreateTokenAccount <adi>/tokens for ACME (the same way): the identity's ledger token account
  *   ensureClientKey    UpdateKeyPage: the sponsor's key on page 1 becomes the client's key hash
  *   readCreditBalance  page 1's credits (whole credits)
  *
@@ -28,6 +29,9 @@ import { createOnceSubmitter, type OnceSubmitterDeps } from './ledger-once.js';
  */
 export const SETUP_CREDITS = 28n;
 
+/** CreateTokenAccount (25 credits): bought on top for identities whose provisioning makes their token account. */
+export const TOKEN_ACCOUNT_CREDITS = 25n;
+
 export interface LedgerActivityDeps extends OnceSubmitterDeps {
   sponsor: Sponsor;
 }
@@ -42,6 +46,8 @@ export interface LedgerStepInput {
   publicKeyHash: string;
   /** whole credits requested by the client, decimal string */
   credits: string;
+  /** the ACME token account provisioning makes (<adi>/tokens); absent for runs from before token accounts */
+  tokenAccountUrl?: string;
   /** stage to record in the database when the step starts */
   stage?: ProvisioningStage;
 }
@@ -111,7 +117,7 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
 
     async ensureCredits(i: LedgerStepInput): Promise<StepResult & { credits: string }> {
       await stage(i);
-      const want = BigInt(i.credits) + SETUP_CREDITS;
+      const want = BigInt(i.credits) + SETUP_CREDITS + (i.tokenAccountUrl ? TOKEN_ACCOUNT_CREDITS : 0n);
       // Whether this identity bought its credits is told by its own record alone (written before any
       // submission, kept once delivered). The page's state cannot tell: credits or keys on it may come from
       // someone else (an earlier identity of the same name).
@@ -147,6 +153,19 @@ export function createLedgerActivities(deps: LedgerActivityDeps) {
         throw ApplicationFailure.nonRetryable(`cannot create ${i.dataAccountUrl}: the sponsor key is no longer on ${i.keyPageUrl}`, 'KeyPageChanged');
       }
       const st = await submitOnce(i.identityId, 'data', i.adiUrl, tx.createDataAccount({ url: i.dataAccountUrl }), sponsor.asPage(i.keyPageUrl), 'page');
+      return { submitted: true, txId: st.txId };
+    },
+
+    async ensureTokenAccount(i: LedgerStepInput): Promise<StepResult> {
+      await stage(i);
+      const url = i.tokenAccountUrl;
+      if (!url) throw ApplicationFailure.nonRetryable('ensureTokenAccount: no token account URL given', 'InvalidInput');
+      if (await ledger.tryQueryAccount(url)) return { submitted: false };
+      const keys = await keyHashes(i.keyPageUrl);
+      if (!keys?.includes(sponsor.publicKeyHash)) {
+        throw ApplicationFailure.nonRetryable(`cannot create ${url}: the sponsor key is no longer on ${i.keyPageUrl}`, 'KeyPageChanged');
+      }
+      const st = await submitOnce(i.identityId, 'tokens', i.adiUrl, tx.createTokenAccount({ url }), sponsor.asPage(i.keyPageUrl), 'page');
       return { submitted: true, txId: st.txId };
     },
 

@@ -23,6 +23,7 @@ export const PROVISIONING_STAGES = [
   'creating_adi',
   'adding_credits',
   'creating_data_account',
+  'creating_token_account',
   'setting_key',
   'deploying_accounts',
   'finalizing',

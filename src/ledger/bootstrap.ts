@@ -121,3 +121,27 @@ export async function ensureAdi(c: LedgerClient, a: EnsureAdiArgs): Promise<{ ur
 export function publicKeyHashOf(privateKey: Uint8Array | string): string {
   return toHex(keyFromSeed(privateKey).address.publicKeyHash);
 }
+
+/**
+ * Test networks: send `amount` base units (10^-8 ACME) of faucet ACME to the token account `to`, from the lite
+ * token account of `privateKey` (topped up by the faucet as needed, with the credits to sign). Resolves with the
+ * SendTokens once its deposit to `to` has landed. Not idempotent: each call sends again.
+ */
+export async function sendFaucetTokens(
+  c: LedgerClient,
+  privateKey: Uint8Array | string,
+  to: string,
+  amount: bigint,
+  opts: { timeoutMs?: number } = {},
+): Promise<TxStatus> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const f = await ensureFundedLite(c, privateKey, { minCredits: 10, topUpCredits: 100, timeoutMs });
+  const balance = async () => BigInt((await c.tryQueryAccount(f.lta))?.balance ?? '0');
+  for (let i = 0; i < 1000 && (await balance()) < amount; i++) {
+    const before = await balance();
+    await c.faucet(f.lta);
+    await until('faucet deposit', async () => ((await balance()) > before ? true : undefined), timeoutMs);
+  }
+  const st = await c.signAndSubmit(f.lta, tx.sendTokens([{ url: to, amount }]), f.key);
+  return c.waitForTransaction(st.txId, { timeoutMs, throwOnFailure: true, waitProduced: true });
+}

@@ -83,6 +83,12 @@ const ROWS: Row[] = [
     402,
     'The key page has no ledger credits; the ledger would refuse the transaction. Buy some with POST /v1/identity/{id}/credits (key_page_url for a page other than page 1)',
   ],
+  ['INSUFFICIENT_BALANCE', 402, "The identity's ledger token account holds less than the transfer's amount; details.balance says how much it holds"],
+  [
+    'NO_TOKEN_ACCOUNT',
+    409,
+    'The identity has no ledger token account (provisioned before identities got one); details.token_account names the account to create',
+  ],
   ['INVALID_SIGNATURE', 400, 'The signature does not verify against public_key over hash_to_sign'],
   ['WRONG_SIGNER', 400, 'The signing data was prepared for another key than public_key'],
   ['SIGNATURE_REJECTED', 400, 'The ledger refused the signature, or the signer is no longer valid'],

@@ -35,6 +35,8 @@ import { intentWorkflowId, startIntentWorkflow, submitIntentSignature, type Inte
 import { nativeSymbols } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
+import { prepareTransferIntent } from './ledger-transfers.js';
+import { isSendTokensIntent } from '../protocol/intent/transfer.js';
 
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
@@ -199,6 +201,8 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
   const intentId = randomUUID();
   const createdAt = Math.floor(Date.now() / 1000);
   const expiresAt = createdAt + deps.config.intentTtlSeconds;
+  // a ledger token transfer: no chain leg, its own preparation (ledger-transfers.ts)
+  if (isSendTokensIntent(body.intent)) return prepareTransferIntent(deps, caller, body, identity, seat, { intentId, createdAt, expiresAt });
   const { built, intentType } = await canonicalIntent(deps, identity, body, { intentId, createdAt, expiresAt });
   const prepared = await prepareWriteData(deps, identity, built, seat, expiresAt);
 

@@ -5,6 +5,7 @@
  *   ── then in parallel ──────────────────────────────────────────────────────────────
  *   adding_credits        AddCredits to page 1                 │ deploying_accounts: the AbstractAccount
  *   creating_data_account CreateDataAccount <adi>/data         │ on every requested chain (parallel); safe
+ *   creating_token_account CreateTokenAccount <adi>/tokens     │ (ACME; runs since IDENTITY_TOKEN_ACCOUNT)
  *   setting_key           page 1's key becomes the client's    │ once the ADI is known to be ours
  *   ──────────────────────────────────────────────────────────────────────────────────
  *   finalizing            read the page's credits; status active
@@ -14,7 +15,7 @@
  * the reason, and the workflow fails so it stands out in the Temporal UI. The current step is the Stage search
  * attribute and the row's `stage`; a query `progress` answers the same from the workflow itself.
  */
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, patched, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChainActivities } from '../activities/chain.js';
 import type { IdentityStoreActivities } from '../activities/identity-store.js';
 import type { LedgerActivities, LedgerStepInput } from '../activities/ledger.js';
@@ -50,6 +51,9 @@ export interface IdentityProgress {
 
 export const identityProgressQuery = defineQuery<IdentityProgress>('progress');
 
+/** New runs give the identity an ACME token account (<adi>/tokens) before its key page is handed over. */
+export const IDENTITY_TOKEN_ACCOUNT = 'identity-token-account';
+
 const NON_RETRYABLE = [...NON_RETRYABLE_LEDGER_ERRORS, ...NON_RETRYABLE_CHAIN_ERRORS];
 
 const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
@@ -76,6 +80,8 @@ const store = proxyActivities<IdentityStoreActivities>({
 export async function identityWorkflow(input: IdentityWorkflowInput): Promise<IdentityWorkflowResult> {
   const progress: IdentityProgress = { stage: 'queued', completed: [], chainAccounts: [] };
   setHandler(identityProgressQuery, () => progress);
+  // the sponsor can create the account only while its key is on page 1: so before setting_key, or never
+  const tokenAccountUrl = patched(IDENTITY_TOKEN_ACCOUNT) ? `${input.adiUrl}/tokens` : undefined;
   const step = (stage: string) => {
     progress.stage = stage;
     upsertSearchAttributes([{ key: StageKey, value: stage }]);
@@ -89,6 +95,7 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
     dataAccountUrl: input.dataAccountUrl,
     publicKeyHash: input.publicKeyHash,
     credits: input.credits,
+    ...(tokenAccountUrl ? { tokenAccountUrl } : {}),
     stage,
   });
 
@@ -110,6 +117,11 @@ export async function identityWorkflow(input: IdentityWorkflowInput): Promise<Id
       step('creating_data_account');
       await ledgerActs.ensureDataAccount(ledgerInput('creating_data_account'));
       done('creating_data_account');
+      if (tokenAccountUrl) {
+        step('creating_token_account');
+        await ledgerActs.ensureTokenAccount(ledgerInput('creating_token_account'));
+        done('creating_token_account');
+      }
       step('setting_key');
       await ledgerActs.ensureClientKey(ledgerInput('setting_key'));
       done('setting_key');

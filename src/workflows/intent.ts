@@ -7,6 +7,8 @@
  *                      ledger. Unsigned at expires_at → expired.
  *   submitted          follows the ledger transaction until the key page's threshold is met (co-signers sign
  *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed.
+ *   ledger-only        a token transfer (no chains): the ledger's receipt of the executed transaction is its
+ *                      proof (finalizeLedgerIntent), no validator round; new runs only (patched).
  *   per chain          a child workflow `intent-<id>-<chain>` (intentChainWorkflow): attesting → anchoring →
  *                      executing → observing → recording. Legs are independent; no cross-chain atomicity.
  *   completed/failed   the proof (bundle + custody chain) is stored; the intent says which legs completed.
@@ -48,7 +50,15 @@ export interface IntentWorkflowInput {
   expiresAtMs: number;
   /** chains of the intent in leg order, with their legs */
   chains: { chain: string; legIds: string[] }[];
+  /**
+   * a ledger-only intent (a sendTokens token transfer, no chains): once the ledger executed it, its proof is the
+   * ledger's receipt (finalizeLedgerIntent) and no validator round runs
+   */
+  ledgerOnly?: boolean;
 }
+
+/** Ledger-only intents end with finalizeLedgerIntent after the ledger executes them (new runs only take this path). */
+export const LEDGER_ONLY_INTENT = 'ledger-only-intent';
 
 export interface IntentWorkflowResult {
   intentId: string;
@@ -197,6 +207,13 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       return finish({ intentId: input.intentId, status: 'failed', error: r.reason });
     }
     // pending: co-signatures outstanding; the ledger itself expires the transaction at expires_at
+  }
+
+  // ------------------------------------------------------------------ a ledger-only intent: its receipt is its proof
+  if (input.ledgerOnly && patched(LEDGER_ONLY_INTENT)) {
+    step('recording');
+    const r = await short.finalizeLedgerIntent({ intentId: input.intentId });
+    return finish({ intentId: input.intentId, ...r });
   }
 
   // ------------------------------------------------------------------ one child per chain

@@ -199,9 +199,10 @@ describe('POST /v1/transaction validation', () => {
       intent: { fromChain: SEPOLIA.name, toChain: SEPOLIA.name, fromAddress: b.identity.account, toAddress: to, amount: '1', tokenSymbol: 'DOGE' },
     });
     expect(bad.body.details.field).toBe('intent.tokenSymbol');
-    const ledgerShape = await post({ identity_id: b.identity.id, intent: { type: 'sendTokens', to: 'acc://bob.acme/tokens', amount: 5 } });
-    expect(ledgerShape.status).toBe(422);
-    expect(ledgerShape.body.code).toBe('UNSUPPORTED_INTENT');
+    // a typed shape other than the ledger token transfer (sendTokens: test/transaction/send-tokens.test.ts)
+    const otherType = await post({ identity_id: b.identity.id, intent: { type: 'swapTokens', to: 'acc://bob.acme/tokens', amount: 5 } });
+    expect(otherType.status).toBe(422);
+    expect(otherType.body.code).toBe('UNSUPPORTED_INTENT');
   });
 
   it('Idempotency-Key: a replay returns the same intent with idempotent true', async () => {

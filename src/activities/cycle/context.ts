@@ -21,10 +21,11 @@ import {
   type IntentRow,
 } from '../../db/intents.js';
 import type { PreparedIntentTx } from '../../db/schema.js';
-import { signatureOnLedger, type LedgerClient } from '../../ledger/index.js';
+import { signatureOnLedger, tx, type LedgerClient } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';
 import type { IntentFailure } from '../../protocol/failures.js';
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../../protocol/intent/index.js';
+import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../../validator/quorum.js';
 import type { ChainAccess } from '../chain-access.js';
 import { heartbeating } from '../heartbeat.js';
@@ -83,6 +84,20 @@ export function createCycleContext(deps: IntentActivityDeps) {
       parsed.set(intentId, intent);
     }
     return { row, intent };
+  }
+
+  /**
+   * The intent's row and the body of its ledger transaction, as prepared: the canonical intent's WriteData, or the
+   * SendTokens of a ledger token transfer.
+   */
+  async function preparedBody(intentId: string): Promise<{ row: IntentRow; body: ReturnType<typeof tx.writeData> | ReturnType<typeof tx.sendTokens> }> {
+    const row = await getIntent(db, intentId);
+    if (!row) throw cycleFailure('IntentNotFound', `intent ${intentId} not found`);
+    if (row.intentType === SEND_TOKENS) {
+      const d = row.intent as TransferDocument;
+      return { row, body: tx.sendTokens([{ url: d.to, amount: BigInt(d.amount) }]) };
+    }
+    return { row, body: tx.writeData((await loadIntent(intentId)).intent.parts) };
   }
 
   /**
@@ -179,5 +194,5 @@ export function createCycleContext(deps: IntentActivityDeps) {
     return { leg: plan.legs[i]!, index: i };
   }
 
-  return { db, ledger, access, deps, loadIntent, loadChain, quorumFor, quorumFailure, foundTx, waitReceipt, heldByLedger, legOf };
+  return { db, ledger, access, deps, loadIntent, preparedBody, loadChain, quorumFor, quorumFailure, foundTx, waitReceipt, heldByLedger, legOf };
 }

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
-import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, tx } from '../../ledger/index.js';
+import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError } from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
 import { cycleFailure, type CycleContext } from './context.js';
@@ -26,14 +26,15 @@ export function signatureSteps(ctx: CycleContext) {
      */
     async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
       const deadline = attemptDeadline();
-      const { row, intent } = await ctx.loadIntent(i.intentId);
+      const { row, body } = await ctx.preparedBody(i.intentId);
       if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
       const p = row.prepared;
       const prepared = await ledger
         .prepareExternalSignature({
           principal: p.principal,
-          body: tx.writeData(intent.parts),
-          txOptions: { memo: p.memo, expireAt: new Date(p.expireAt) },
+          body,
+          // a token transfer is prepared without a memo (stored as '')
+          txOptions: { memo: p.memo || undefined, expireAt: new Date(p.expireAt) },
           signerUrl: p.signerUrl,
           publicKey: p.publicKey,
           signerVersion: p.signerVersion,

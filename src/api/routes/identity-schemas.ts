@@ -38,7 +38,7 @@ export const IdentitySchema = z
     status: z.enum(IDENTITY_STATUSES).openapi({ description: 'creating → active | failed; retired after DELETE' }),
     stage: z.string().openapi({
       description:
-        'Current provisioning step: queued, creating_adi, adding_credits, creating_data_account, setting_key, deploying_accounts, finalizing; done once active, failed on failure',
+        'Current provisioning step: queued, creating_adi, adding_credits, creating_data_account, creating_token_account, setting_key, deploying_accounts, finalizing; done once active, failed on failure',
     }),
     chain_accounts: z.array(ChainAccountSchema).openapi({ description: 'Empty while creating; one entry per deployed chain account' }),
     requested_chains: z.array(z.string()).openapi({ description: 'The chains asked for at creation and by PATCH link_chains' }),

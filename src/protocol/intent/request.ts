@@ -184,7 +184,7 @@ export function intentLegsFromRequest(ctx: RequestContext, intent: unknown): { t
   }
   if ('type' in intent) {
     throw new IntentRequestError(
-      `intent.type: ${JSON.stringify(intent.type)} (a ledger token transfer) is not available: identities of this gateway hold no ledger token account; send a native transfer ({fromChain, toChain, fromAddress, toAddress, amount, tokenSymbol}) or a multi-leg intent`,
+      `intent.type: ${JSON.stringify(intent.type)} is not an intent type of this gateway; the typed shape it takes is the ledger token transfer {type: "sendTokens", to, amount}, besides a native transfer ({fromChain, toChain, fromAddress, toAddress, amount, tokenSymbol}) and a multi-leg intent`,
       'intent.type',
       'UNSUPPORTED_INTENT',
     );
