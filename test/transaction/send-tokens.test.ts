@@ -9,12 +9,17 @@
  *                 amount while the sender's shrinks by it
  *   short         a balance short of the amount is refused at prepare (402 naming intent.amount with the balance);
  *                 one spent between prepare and delivery fails the intent with the ledger's reason
+ *   older         an identity provisioned before token accounts (made here on the ledger and in the database as
+ *                 provisioning made them then) answers 409 NO_TOKEN_ACCOUNT naming the account it lacks
  *   inputs        a `to` that is no token account URL, or names no ACME token account, is a 400 naming intent.to;
  *                 an amount beyond ACME's 8 decimals, zero or negative a 400 naming intent.amount
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendFaucetTokens, verifyReceipt } from '../../src/ledger/index.js';
+import { createIdentityWithinQuota, markIdentityActive } from '../../src/db/identities.js';
+import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { createSponsor } from '../../src/identity/sponsor.js';
+import { ensureAdi, sendFaucetTokens, verifyReceipt } from '../../src/ledger/index.js';
 import { dbKinds } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 import { sign, type Json } from './support.js';
@@ -184,5 +189,42 @@ describe('sendTokens: a ledger token transfer', () => {
     // 8 decimals is ACME's precision: the smallest amount goes through prepare
     const smallest = await prepare(alice, { type: 'sendTokens', to: bob.tokens, amount: 0.00000001 });
     expect(smallest.status, JSON.stringify(smallest.body)).toBe(201);
+  });
+
+  it('an identity provisioned before token accounts answers 409 NO_TOKEN_ACCOUNT naming the account', async () => {
+    const key = newClientKey();
+    const name = uniqueName('old');
+    const url = `acc://${name}.acme`;
+    const sponsor = createSponsor(dn.env.SPONSOR_KEY!);
+    // what provisioning made before token accounts: the ADI, credits on page 1, the data account, the client's key
+    await ensureAdi(dn.ledger, {
+      url,
+      publicKeyHash: publicKeyHashHex(key.publicKey),
+      sponsor: sponsor.asLite(),
+      sponsorTokenAccount: sponsor.liteTokenAccount,
+      pageCredits: 50,
+      dataAccounts: [`${url}/data`],
+      owner: { privateKey: key.secretKey, signerUrl: `${url}/book/1` },
+    });
+    const created = await createIdentityWithinQuota(app.db, {
+      id: crypto.randomUUID(),
+      orgId: app.key.orgId,
+      name,
+      adiUrl: url,
+      bookUrl: `${url}/book`,
+      keyPageUrl: `${url}/book/1`,
+      dataAccountUrl: `${url}/data`,
+      publicKey: key.publicKey,
+      publicKeyHash: publicKeyHashHex(key.publicKey),
+      requestedChains: [],
+      requestedCredits: 0n,
+    });
+    if (!created.ok) throw new Error(`identity row: ${created.reason}`);
+    await markIdentityActive(app.db, created.identity.id, 50n);
+    const r = await api('POST', '/v1/transaction', { identity_id: created.identity.id, intent: { type: 'sendTokens', to: bob.tokens, amount: 1 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe('NO_TOKEN_ACCOUNT');
+    expect(r.body.details.token_account).toBe(`${url}/tokens`);
+    expect(await dn.ledger.tryQueryAccount(`${url}/tokens`)).toBeUndefined();
   });
 });
