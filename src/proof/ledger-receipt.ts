@@ -16,7 +16,8 @@
  * page's authority (the receipt ties the transaction hash to the account's chain anchor; the deposit to the
  * recipient is the ledger's synthetic transaction named in `produced`). It proves nothing on an EVM chain, and
  * no validator attests it. The receipt also stays readable from the ledger at GET /v1/proof/tx/{tx_hash}/receipt.
- * The artifact (GET /v1/proof/{id}) reads it like a cross-chain bundle: its ledger part, and no chains.
+ * The artifact (GET /v1/proof/{id}) reads it like a cross-chain bundle: its ledger part, and no chains. The offline
+ * verifier (verify-bundle) checks it: ./verify/ledger-receipt.ts.
  */
 import { sha256, stringToBytes, type Hex } from 'viem';
 import { canonicalJson } from '../chain/formulas.js';
@@ -79,6 +80,7 @@ export function ledgerReceiptBundle(i: LedgerReceiptBundleInput): { bundle: stri
         delegated: 0,
       },
       receipt: {
+        account: i.from.toLowerCase(),
         start: bare(i.receipt.start),
         anchor: bare(i.receipt.anchor),
         entries: i.receipt.entries.map((e) => ({ hash: bare(e.hash), right: !!e.right })),

@@ -27,6 +27,9 @@
  *                  the proof_result record recomputes (recomputeProofResult), binds to the proven execution, its
  *                  aggregate verifies, and it is the WriteData of its (re-hashed, receipted) ledger transaction
  *
+ * A ledger-only proof (version pgw-ledger-receipt/1, a token transfer's) is checked by ./verify/ledger-receipt.ts:
+ * the transaction, its signatures and page threshold, the receipt; `anchored` stays false (no chain).
+ *
  * The encoding checks read the bundle as sent; the others read it in version 2's form (bundle.ts upgradeBundle
  * writes a version 1 bundle's values so), so one set of checks serves both versions.
  *
@@ -47,6 +50,7 @@ import { createChecker, type BundleCheck, type TrustedAnchors, type VerifyContex
 import { verifyChains } from './verify/chain.js';
 import { checkEnvelope, parseInput } from './verify/input.js';
 import { verifyIntentAndLedger } from './verify/ledger.js';
+import { isLedgerReceiptBundle, verifyLedgerReceiptBundle } from './verify/ledger-receipt.js';
 import { verifyOnChains, verifyOnLedger } from './verify/online.js';
 
 export type { BundleCheck } from './verify/checks.js';
@@ -91,6 +95,12 @@ export async function verifyBundle(bundleOrBytes: ProofBundle | Uint8Array | str
   };
   const sent = parseInput(bundleOrBytes, check);
   if (!sent) return done();
+  // a ledger-only proof (a token transfer: the ledger's receipt, no chains) has checks of its own
+  if (isLedgerReceiptBundle(sent)) {
+    verifyLedgerReceiptBundle(sent as never, check);
+    const valid = checks.every((c) => c.ok);
+    return { valid, complete: valid, anchored: false, checks };
+  }
   // the checks run in this order, each recorded under its name whether it passes or not; the envelope (schema,
   // hash, version) is of the bundle as sent, the others read it in version 2's form (a version 1 bundle upgraded)
   b = checkEnvelope(sent, check);

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdentityWithinQuota, markIdentityActive } from '../../src/db/identities.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
+import { verifyBundle } from '../../src/proof/verify.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { ensureAdi, sendFaucetTokens, verifyReceipt } from '../../src/ledger/index.js';
 import { dbKinds } from '../support/env.js';
@@ -138,6 +139,16 @@ describe('sendTokens: a ledger token transfer', () => {
     expect(bundle.body.ledger.receipt.start).toBe(s.tx_hash);
     expect(verifyReceipt(bundle.body.ledger.receipt, { expectStart: s.tx_hash })).toBe(true);
     expect(bundle.body.ledger.transaction.body.type).toBe('sendTokens');
+    // the offline verifier reads it: transaction, signatures, threshold, receipt; a changed amount breaks it
+    const verified = await verifyBundle(bundle.body);
+    expect(verified.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(verified.valid).toBe(true);
+    expect(verified.checks.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['bundle.hash', 'ledger.transaction', 'ledger.signatures', 'ledger.authority', 'ledger.receipt']),
+    );
+    const forged = await verifyBundle({ ...bundle.body, intent: { ...bundle.body.intent, amount: '150000001' } });
+    expect(forged.valid).toBe(false);
+    expect(forged.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['bundle.hash', 'ledger.transaction']);
 
     const receipt = await api('GET', `/v1/proof/tx/${s.tx_hash}/receipt`);
     expect(receipt.status, JSON.stringify(receipt.body)).toBe(200);
