@@ -84,7 +84,7 @@ export function ledgerReceiptBundle(i: LedgerReceiptBundleInput): { bundle: stri
         start: bare(i.receipt.start),
         anchor: bare(i.receipt.anchor),
         entries: i.receipt.entries.map((e) => ({ hash: bare(e.hash), right: !!e.right })),
-        ...(i.receipt.localBlock !== undefined ? { localBlock: i.receipt.localBlock } : {}),
+        ...(i.receipt.localBlock !== undefined ? { local_block: i.receipt.localBlock } : {}),
       },
     },
     chains: [],

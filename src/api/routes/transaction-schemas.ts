@@ -120,7 +120,7 @@ export const CreateBody = z
     identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent' }),
     intent: z.record(z.string(), z.unknown()).openapi({
       description:
-        'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] } or a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }',
+        'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] }, a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }, or a ledger token transfer { type: "sendTokens", to (an ACME token account URL), amount (ACME, a number with at most 8 decimals) } sent from the identity\'s token account acc://<adi>/tokens, whose proof is the ledger\'s receipt',
     }),
     proof_class: z
       .enum(PROOF_CLASSES, { error: `must be one of: ${PROOF_CLASSES.join(', ')}` })
