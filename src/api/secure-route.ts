@@ -1,7 +1,8 @@
 /**
  * `secureRoute(deps, config)`: createRoute for an authenticated operation, the one way routes declare one. It adds
- *   - the security requirement (X-API-Key, or the same key as Authorization: Bearer) and the standard error responses (401, 403, 429, 500, plus 400 when the
- *     route validates any input and 409/422 when idempotent) with the Error body and the rate-limit headers, to the OpenAPI description;
+ *   - the security requirement (X-API-Key, or the same key as Authorization: Bearer) and the standard error responses
+ *     (400, 401, 403, 429, 500, and 409/422 when idempotent) with the Error body and the rate-limit headers, to the
+ *     OpenAPI description;
  *   - the scope check (./middleware/scopes.ts: all of a list, or `{ anyOf }`) and, with `idempotent: true`, the
  *     Idempotency-Key middleware, to the handler chain, in front of request validation;
  *   - the Idempotency-Key header parameter and `x-required-scopes` (or `x-accepted-scopes`) to the description.
@@ -50,9 +51,10 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
       schema: { type: 'string', maxLength: 255 },
     });
   }
-  // any validated input (path, query, headers, body) can be refused with 400 VALIDATION_ERROR naming the field
-  const validates = Object.keys((rest as { request?: object }).request ?? {}).length > 0;
-  const std = errorResponses(...(validates ? [400] : []), 401, 403, 429, 500, ...(idempotent ? [409, 422] : []));
+  // any validated input (path, query, headers, body) can be refused with 400 VALIDATION_ERROR naming the field, and
+  // any request at all with 400 MALFORMED_REQUEST when the HTTP server cannot read it (e.g. a header value with bytes
+  // HTTP forbids, which a client may send in X-API-Key or Authorization)
+  const std = errorResponses(400, 401, 403, 429, 500, ...(idempotent ? [409, 422] : []));
   return createRoute({
     ...rest,
     security: KEY_SECURITY,

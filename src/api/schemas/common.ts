@@ -24,7 +24,7 @@ export const RATE_LIMIT_HEADERS = {
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR; a body that is not JSON: "body: malformed JSON") or the rule broken',
+  400: 'Invalid request: the message names the failing field (code VALIDATION_ERROR; a body that is not JSON: "body: malformed JSON") or the rule broken; a request the HTTP server cannot read, e.g. a header with forbidden bytes, is MALFORMED_REQUEST',
   401: 'Missing X-API-Key header, invalid API key format, or invalid API key; sent as Authorization: a scheme other than Bearer (UNSUPPORTED_AUTH_SCHEME), or a key other than the one in X-API-Key (CONFLICTING_API_KEYS)',
   403: 'API key is deactivated, API key has expired, or the key lacks the scope this operation needs (INSUFFICIENT_SCOPE)',
   404: "Not found in the caller's organization",
