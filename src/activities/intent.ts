@@ -18,13 +18,14 @@ import { createCycleContext, type IntentActivityDeps } from './cycle/context.js'
 import { finalizeSteps } from './cycle/finalize.js';
 import { quorumSteps } from './cycle/quorum.js';
 import { signatureSteps } from './cycle/signature.js';
+import { signingDataSteps } from './cycle/signing-data.js';
 import { transferSteps } from './cycle/transfer.js';
 
 export type { IntentActivityDeps, IntentStepInput, LegStepInput, SendExecution } from './cycle/context.js';
 
 export function createIntentActivities(deps: IntentActivityDeps) {
   const ctx = createCycleContext(deps);
-  return { ...signatureSteps(ctx), ...quorumSteps(ctx), ...chainSteps(ctx), ...finalizeSteps(ctx), ...transferSteps(ctx) };
+  return { ...signatureSteps(ctx), ...quorumSteps(ctx), ...chainSteps(ctx), ...finalizeSteps(ctx), ...transferSteps(ctx), ...signingDataSteps(ctx) };
 }
 export type IntentActivities = ReturnType<typeof createIntentActivities>;
 export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
@@ -40,4 +41,5 @@ export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'finalizeIntent',
   'failIntent',
   'finalizeLedgerIntent',
+  'refreshIntentSigningData',
 ];

@@ -23,6 +23,7 @@ import { registerTransactionRoutes } from './routes/transaction.js';
 import { registerProofRoutes } from './routes/proof.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerPortalRoutes } from './routes/portal.js';
+import { registerSigningDataRoutes } from './routes/signing-data.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 
 /** Largest request body accepted; larger bodies get 413 PAYLOAD_TOO_LARGE. */
@@ -69,6 +70,7 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   registerChainRoutes(app, deps);
   registerGovernanceRoutes(app, deps);
   registerCosignRoutes(app, deps);
+  registerSigningDataRoutes(app, deps);
   registerPortalRoutes(app, deps);
   registerMetricsRoute(app, deps, metrics);
   registerWebhookRoutes(app, deps);

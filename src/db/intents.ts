@@ -132,8 +132,19 @@ export async function updateIntentChain(
   });
 }
 
-/** signing_required → submitted, with transaction.submitted; a no-op when already submitted. */
-export async function markIntentSubmitted(db: Db, id: string, p: { txId: string; txHash: string }): Promise<IntentRow> {
+/**
+ * signing_required → submitted, with transaction.submitted (carrying the co-signing progress read after the
+ * submission, when there is one); a no-op when already submitted.
+ */
+export async function markIntentSubmitted(
+  db: Db,
+  id: string,
+  p: {
+    txId: string;
+    txHash: string;
+    signingProgress?: { collected_signatures: number; required_signatures: number; awaiting_authorities: string[]; is_ready: boolean } | null;
+  },
+): Promise<IntentRow> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(intents)
@@ -148,7 +159,13 @@ export async function markIntentSubmitted(db: Db, id: string, p: { txId: string;
       orgId: row.orgId,
       type: 'transaction.submitted',
       resourceId: row.id,
-      data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, tx_hash: ledgerHashForm(p.txHash) },
+      data: {
+        intent_id: row.id,
+        identity_id: row.identityId,
+        operation_id: row.operationId,
+        tx_hash: ledgerHashForm(p.txHash),
+        ...(p.signingProgress ? { signing_progress: p.signingProgress } : {}),
+      },
     });
     return row;
   });

@@ -8,3 +8,4 @@ export type { KeyPageOp, AccountAuthOp } from './tx.js';
 export * from './client.js';
 export * from './bootstrap.js';
 export * from './cosign.js';
+export * from './stale.js';

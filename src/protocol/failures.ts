@@ -58,6 +58,10 @@ export const SIGNATURE_REJECTIONS = {
   IntentClosed: 409,
   IntentExpired: 409,
   SigningDataChanged: 409,
+  /** the ledger refused the signature's timestamp or key page version: fetch fresh signing data and sign again */
+  SigningDataStale: 409,
+  /** fresh signing data is being prepared: sign what it answers */
+  SignatureInFlight: 409,
   LedgerUnavailable: 502,
 } as const;
 export type SignatureRejection = keyof typeof SIGNATURE_REJECTIONS;

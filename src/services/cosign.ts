@@ -34,6 +34,7 @@ import {
   LedgerError,
   normUrl,
   signatureOnLedger,
+  staleSigningCause,
   storablePreparedSignature,
   type LedgerClient,
   type PreparedSignature,
@@ -45,6 +46,7 @@ import { notifyGovernanceLedgerChanged } from '../temporal/governance.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
+import { signingDataStale } from './signing-data.js';
 import { UUID } from '../db/ids.js';
 
 /** The API's vote words and the ledger's. */
@@ -184,6 +186,12 @@ async function submitClaimed(deps: ServiceDeps, id: string, prepared: StoredPrep
     // refused: an earlier submission whose answer was lost may have landed, or the transaction finished between
     // prepare and submit
     const on = await signatureOnLedger(deps.ledger, { txId: prepared.txId, txHash: prepared.txHash, publicKey, vote: prepared.vote }).catch(() => undefined);
+    const stale = staleSigningCause(e);
+    if (!on?.signed && stale && on && !on.tx.delivered && !on.tx.failed) {
+      // prepared before the key's latest signature or its page's change: the request stays open for fresh signing data
+      await settleSignRequest(db, id, 'signing_required');
+      throw signingDataStale(stale, `The signing data is stale (${e.message}); fetch fresh signing data and sign again`, `/v1/sign/${id}/signing-data`);
+    }
     if (!on?.signed) {
       await settleSignRequest(db, id, 'failed', e.message);
       if (on && (on.tx.delivered || on.tx.failed)) {

@@ -96,7 +96,11 @@ const ROWS: Row[] = [
   ['INTENT_CLOSED', 409, 'The intent takes no signature any more (failed or finished)'],
   ['INTENT_EXPIRED', 409, 'The intent expired before it was signed; prepare a new one'],
   ['SIGNING_DATA_CHANGED', 409, 'The prepared ledger transaction can no longer be rebuilt byte for byte; prepare again'],
-  ['SIGNING_DATA_STALE', 409, 'The governance operation failed (the key page changed since it was prepared); prepare again'],
+  [
+    'SIGNING_DATA_STALE',
+    409,
+    "The ledger refused the signature's signing data: details.cause is timestamp (the key signed something prepared later; a key's signature timestamps only grow) or key_page_version (the key page changed since it was prepared). An intent or sign request stays open: fetch fresh signing data (POST /v1/transaction/{id}/signing-data, POST /v1/sign/{id}/signing-data) and sign again; a governance operation has failed: prepare it again",
+  ],
   ['SIGNATURE_IN_FLIGHT', 409, 'A signature for this operation is being submitted; retry after Retry-After', RETRY],
   ['LEDGER_REFUSED', 400, 'The ledger network refused the transaction; details.ledger_code says why'],
   ['LEDGER_NOT_FOUND', 404, 'The ledger network has no such transaction or account'],

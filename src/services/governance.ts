@@ -31,7 +31,15 @@ import {
 } from '../governance/operations.js';
 import { requiredSignatures } from '../governance/submit.js';
 import { ed25519PublicKeyProblem } from '../identity/keys.js';
-import { normUrl, parentUrl, signingProgress, storablePreparedSignature, type PreparedSignature, type StoredPreparedSignature } from '../ledger/index.js';
+import {
+  normUrl,
+  parentUrl,
+  signingProgress,
+  staleCauseOfMessage,
+  storablePreparedSignature,
+  type PreparedSignature,
+  type StoredPreparedSignature,
+} from '../ledger/index.js';
 import { redactUrls } from '../net/redact.js';
 import { governanceWorkflowId, startGovernanceWorkflow, submitGovernanceSignature } from '../temporal/governance.js';
 import type { Caller, ServiceDeps } from './deps.js';
@@ -225,7 +233,7 @@ function updateError(err: unknown): unknown {
     case 'WrongKey':
       return new ApiError(400, 'WRONG_SIGNER', msg, { field: 'public_key' });
     case 'SigningDataStale':
-      return new ApiError(409, 'SIGNING_DATA_STALE', `The operation has failed: ${msg}`);
+      return new ApiError(409, 'SIGNING_DATA_STALE', `The operation has failed: ${msg}`, { cause: staleCauseOfMessage(msg) ?? 'key_page_version' });
     case 'SignatureRefused':
       return new ApiError(400, 'LEDGER_REFUSED', `signature: the ledger refused it: ${msg}`, { field: 'signature' });
     case 'LedgerUnavailable':

@@ -37,6 +37,7 @@ import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
+import { signingDataStale, staleCauseOf } from './signing-data.js';
 
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
@@ -268,6 +269,8 @@ const CODES: Record<SignatureRejection, string> = {
   IntentClosed: 'INTENT_CLOSED',
   IntentExpired: 'INTENT_EXPIRED',
   SigningDataChanged: 'SIGNING_DATA_CHANGED',
+  SigningDataStale: 'SIGNING_DATA_STALE',
+  SignatureInFlight: 'SIGNATURE_IN_FLIGHT',
   LedgerUnavailable: 'LEDGER_UNAVAILABLE',
 };
 
@@ -297,6 +300,9 @@ export async function submitSignature(
       const cause = err.cause as { type?: string; message?: string } | undefined;
       const type = (cause?.type ?? '') as SignatureRejection;
       const status = SIGNATURE_REJECTIONS[type];
+      // signing data the ledger can no longer accept: the intent stays open for fresh signing data
+      const stale = type === 'SigningDataStale' ? staleCauseOf((cause as { details?: unknown }).details) : undefined;
+      if (stale) throw signingDataStale(stale, cause?.message ?? type, `/v1/transaction/${intentId}/signing-data`);
       if (status) {
         const field = /^(signature|public_key):/.exec(cause?.message ?? '')?.[1];
         throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, status === 502 ? { 'Retry-After': '2' } : undefined);

@@ -37,6 +37,16 @@ const chainAccount = z.strictObject({
 /** One executed leg of an intent. */
 const execution = z.strictObject({ leg_id: z.string(), chain: chainName, evm_chain_id: evmChainId, tx_hash: evmHash });
 
+/** Where the co-signing of a ledger transaction stands (the signing page's signatures against its threshold). */
+const signingProgress = z.strictObject({
+  collected_signatures: count,
+  required_signatures: z.number().int().positive(),
+  /** key books whose approval the ledger still waits for */
+  awaiting_authorities: z.array(z.string()),
+  /** the ledger executed the transaction, or it has every approval it needs */
+  is_ready: z.boolean(),
+});
+
 export const EVENT_SCHEMAS = {
   /** an identity finished provisioning; its accounts exist on the ledger and every requested chain */
   'identity.active': z.strictObject({
@@ -78,6 +88,11 @@ export const EVENT_SCHEMAS = {
     operation_id: z.string(),
     /** the ledger transaction */
     tx_hash: ledgerHash,
+    /**
+     * how far the co-signing stands right after the intent's signature (GET /v1/transaction/{id}'s
+     * signing_progress): absent when the ledger did not tell in time, and on events recorded before it was carried
+     */
+    signing_progress: signingProgress.optional(),
   }),
   /** every leg executed and was attested; the proof is available */
   'transaction.completed': z.strictObject({

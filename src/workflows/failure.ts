@@ -4,10 +4,11 @@
  */
 import { ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
 
-export function innermostFailure(err: unknown): { type?: string; message: string } {
+export function innermostFailure(err: unknown): { type?: string; message: string; details?: unknown[] } {
   let e: unknown = err;
   while (e instanceof TemporalFailure && e.cause) e = e.cause;
   const type = e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
   const message = e instanceof Error ? e.message : String(e);
-  return { type, message: message || 'failed' };
+  const details = e instanceof ApplicationFailure && e.details?.length ? [...e.details] : undefined;
+  return { type, message: message || 'failed', ...(details ? { details } : {}) };
 }

@@ -32,6 +32,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
+import type { RefreshedSigningData } from '../activities/cycle/signing-data.js';
 import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
 import { signatureFormatProblem } from '../protocol/signature.js';
 import { innermostFailure } from './failure.js';
@@ -86,6 +87,11 @@ export interface IntentProgress {
 }
 
 export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [SubmitSignatureArgs]>('submitSignature');
+/**
+ * Fresh signing data for the unsigned intent (POST /v1/transaction/{id}/signing-data): the transaction prepared
+ * again with a new timestamp and the page's current version; the next signature is verified against its hash.
+ */
+export const refreshSigningDataUpdate = defineUpdate<RefreshedSigningData, []>('refreshSigningData');
 export const intentProgressQuery = defineQuery<IntentProgress>('progress');
 
 const retry = {
@@ -122,6 +128,46 @@ function hexBytes(h: string): Uint8Array {
   return out;
 }
 
+/** What the next signature must cover, and whether fresh signing data is being (or was) prepared. */
+interface SigningState {
+  hashToSign: string;
+  refreshing: boolean;
+  refreshed: boolean;
+}
+
+/**
+ * The Update `refreshSigningData`: while the intent waits for its signature, its transaction is prepared again
+ * (refreshIntentSigningData) and the next signature is verified against the new hash. `refuseClosed` throws the
+ * rejection of an intent that takes no signature any more.
+ */
+function handleSigningDataRefresh(input: IntentWorkflowInput, submit: typeof submitActs, sig: SigningState, refuseClosed: () => void): void {
+  setHandler(
+    refreshSigningDataUpdate,
+    async () => {
+      sig.refreshing = true;
+      try {
+        const r = await submit.refreshIntentSigningData({ intentId: input.intentId });
+        sig.hashToSign = r.hashToSign;
+        sig.refreshed = true;
+        return r;
+      } catch (err) {
+        const f = innermostFailure(err);
+        if (f.type === 'IntentClosed' || f.type === 'SignatureRejected') reject(f.type, f.message);
+        reject('LedgerUnavailable', `the ledger could not be reached to prepare fresh signing data (${f.message}); retry`);
+      } finally {
+        sig.refreshing = false;
+      }
+    },
+    {
+      validator: () => {
+        refuseClosed();
+        if (sig.refreshing) reject('SignatureInFlight', 'fresh signing data is already being prepared for this intent; retry');
+        if (Date.now() >= input.expiresAtMs) reject('IntentExpired', 'intent expired before it was signed; prepare a new one');
+      },
+    },
+  );
+}
+
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
   const localSteps = patched(CYCLE_LOCAL_STEPS);
   const submit = localSteps ? submitLocal : submitActs;
@@ -129,6 +175,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   const progress: IntentProgress = { stage: 'signing_required', chains: {} };
   let submitting = false;
   let submitted: SubmitSignatureResult | undefined;
+  // what the signature must cover: prepare's hash_to_sign, or the latest fresh signing data's
+  const sig: SigningState = { hashToSign: input.hashToSign, refreshing: false, refreshed: false };
   let ended = false;
   setHandler(intentProgressQuery, () => progress);
   const step = (stage: string) => {
@@ -148,6 +196,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       } catch (err) {
         const f = innermostFailure(err);
         if (f.type === 'SignatureRejected' || f.type === 'SigningDataChanged') reject(f.type, f.message);
+        if (f.type === 'SigningDataStale') throw ApplicationFailure.create({ type: f.type, message: f.message, nonRetryable: true, details: f.details });
         reject('LedgerUnavailable', `the ledger could not take the signature right now (${f.message}); retry the same signature`);
       } finally {
         submitting = false;
@@ -157,6 +206,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       validator: ({ signature, publicKey }) => {
         if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no signature`);
         if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
+        if (sig.refreshing) reject('SignatureInFlight', 'fresh signing data is being prepared for this intent; sign the hash_to_sign it answers');
         const malformed = signatureFormatProblem(signature, publicKey);
         if (malformed) reject('InvalidInput', malformed.message);
         if (publicKey.toLowerCase() !== input.signerPublicKey.toLowerCase()) {
@@ -165,14 +215,22 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
         if (Date.now() >= input.expiresAtMs) reject('IntentExpired', 'intent expired before it was signed; prepare a new one');
         let ok = false;
         try {
-          ok = ed25519.verify(hexBytes(signature), hexBytes(input.hashToSign), hexBytes(publicKey), { zip215: false });
+          ok = ed25519.verify(hexBytes(signature), hexBytes(sig.hashToSign), hexBytes(publicKey), { zip215: false });
         } catch {
           ok = false;
         }
-        if (!ok) reject('InvalidSignature', 'signature: does not verify against public_key over the 32 bytes of hash_to_sign');
+        if (!ok) {
+          const latest = sig.refreshed ? ' (the signing data was refreshed: sign the latest hash_to_sign, GET /v1/transaction/{id} shows it)' : '';
+          reject('InvalidSignature', `signature: does not verify against public_key over the 32 bytes of hash_to_sign${latest}`);
+        }
       },
     },
   );
+
+  handleSigningDataRefresh(input, submit, sig, () => {
+    if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no new signing data`);
+    if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
+  });
 
   const finish = (r: IntentWorkflowResult): IntentWorkflowResult => {
     ended = true;

@@ -5,10 +5,11 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
-import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError } from '../../ledger/index.js';
+import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, staleSigningCause } from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
 import { cycleFailure, type CycleContext } from './context.js';
+import { staleSigningData, submittedProgress } from './signing-data.js';
 
 /** A ledger that cannot be reached right now: retryable (the workflow retries a few times, then answers 502). */
 function ledgerUnavailable(e: LedgerTransportError): ApplicationFailure {
@@ -54,6 +55,9 @@ export function signatureSteps(ctx: CycleContext) {
           // signature, and the ledger refuses the same signature again (its timestamp is used): that is submitted.
           const earlier = await ctx.heldByLedger(p).catch(() => undefined);
           if (earlier) return earlier;
+          // prepared before the key's latest signature, or before its page changed: fresh signing data is the fix
+          const cause = staleSigningCause(e);
+          if (cause) throw staleSigningData(cause, e.message);
           throw cycleFailure('SignatureRejected', `the ledger refused the signature: ${e.message}`);
         }
         throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
@@ -62,7 +66,8 @@ export function signatureSteps(ctx: CycleContext) {
       // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
       if (deadline !== undefined && Date.now() > deadline)
         throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
-      await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash });
+      const signingProgress = await submittedProgress(ledger, { txId: submitted.txId, publicKey: p.publicKey, signerUrl: p.signerUrl });
+      await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash, signingProgress });
       return { txId: submitted.txId, txHash: submitted.txHash };
     },
 

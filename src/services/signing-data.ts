@@ -1,0 +1,124 @@
+/**
+ * Stale signing data, one rule for intents, sign requests and governance operations. The ledger requires each
+ * key's signature timestamps to grow and each signature to name its key page's current version, so signing data
+ * prepared before the key signed something prepared later, or before its page changed, can no longer be signed.
+ * Such a signature answers 409 SIGNING_DATA_STALE naming the cause (details.cause: timestamp | key_page_version)
+ * and the resource stays open; fresh signing data for the same resource (same id, a new hash to sign) is then:
+ *   intents        POST /v1/transaction/{id}/signing-data   an Update on intent-<id>: the transaction prepared
+ *                                                           again, the workflow verifies the next signature
+ *                                                           against the new hash
+ *   sign requests  POST /v1/sign/{id}/signing-data          the same vote prepared again on the same transaction
+ *   governance     POST /v1/governance/{id}/signing-data    an Update on governance-<id>
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApiError } from './errors.js';
+import { getOrgIntent, type IntentRow } from '../db/intents.js';
+import { getOrgSignRequest } from '../db/governance.js';
+import { replaceSignRequestPrepared } from '../db/signing-data.js';
+import {
+  delegationPath,
+  bookOfPage,
+  storablePreparedSignature,
+  STALE_SIGNING_CAUSES,
+  type PreparedSignature,
+  type StaleSigningCause,
+  type StoredPreparedSignature,
+} from '../ledger/index.js';
+import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
+import { refreshIntentSigningData, type RefreshedSigningData } from '../temporal/signing-data.js';
+import type { Caller, ServiceDeps } from './deps.js';
+import { ledgerApiError } from './signing.js';
+
+/** The 409 of a signature whose signing data the ledger can no longer accept, naming the cause and the refresh. */
+export function signingDataStale(cause: StaleSigningCause, message: string, refreshUrl: string): ApiError {
+  return new ApiError(409, 'SIGNING_DATA_STALE', message, { cause, signing_data_url: refreshUrl });
+}
+
+/** The cause an Update failure carries in its details (the workflow's SigningDataStale). */
+export function staleCauseOf(details: unknown): StaleSigningCause | undefined {
+  const cause = Array.isArray(details) ? (details[0] as { cause?: unknown } | undefined)?.cause : undefined;
+  return STALE_SIGNING_CAUSES.find((c) => c === cause);
+}
+
+/** The 409 of an intent that takes no signing data any more: signed already, or closed. */
+function intentClosed(r: IntentRow): ApiError {
+  return r.txHash
+    ? new ApiError(409, 'ALREADY_SIGNED', 'Intent already signed; it takes no new signing data', { status: r.status })
+    : new ApiError(409, 'INTENT_CLOSED', `Intent is ${r.status}; it takes no new signing data`, { status: r.status });
+}
+
+const REFRESH_CODES: Partial<Record<SignatureRejection, string>> = {
+  AlreadySigned: 'ALREADY_SIGNED',
+  IntentClosed: 'INTENT_CLOSED',
+  IntentExpired: 'INTENT_EXPIRED',
+  SignatureRejected: 'SIGNATURE_REJECTED',
+  SignatureInFlight: 'SIGNATURE_IN_FLIGHT',
+  LedgerUnavailable: 'LEDGER_UNAVAILABLE',
+};
+
+/** Fresh signing data for an unsigned intent of the caller's organization: the same intent, a new hash to sign. */
+export async function refreshIntentSigning(deps: ServiceDeps, caller: Caller, intentId: string): Promise<{ row: IntentRow; fresh: RefreshedSigningData }> {
+  const db = deps.database.db;
+  const row = await getOrgIntent(db, caller.orgId, intentId);
+  if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
+  if (row.status !== 'signing_required') throw intentClosed(row);
+  let fresh: RefreshedSigningData;
+  try {
+    fresh = await refreshIntentSigningData(deps.temporal, intentId);
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const cause = err.cause as { type?: string; message?: string } | undefined;
+      const type = (cause?.type ?? '') as SignatureRejection;
+      const code = REFRESH_CODES[type];
+      if (code) {
+        const status = SIGNATURE_REJECTIONS[type];
+        const retry = status === 502 ? { 'Retry-After': '2' } : type === 'SignatureInFlight' ? { 'Retry-After': '1' } : undefined;
+        throw new ApiError(status, code, cause?.message ?? type, undefined, retry);
+      }
+    }
+    const now = await getOrgIntent(db, caller.orgId, intentId);
+    if (now && now.status !== 'signing_required') throw intentClosed(now);
+    if (err instanceof WorkflowNotFoundError) throw new ApiError(409, 'INTENT_CLOSED', 'Intent takes no new signing data');
+    throw err;
+  }
+  caller.log.info('intent signing data refreshed', { intent_id: intentId });
+  return { row: (await getOrgIntent(db, caller.orgId, intentId)) ?? row, fresh };
+}
+
+/**
+ * Fresh signing data for an open sign request of the caller's organization: the same key's same vote on the same
+ * transaction, prepared again (a new timestamp, the page's current version and delegation path). A request being
+ * submitted is a 409; a spent one is the 404 its submission answers.
+ */
+export async function refreshSignRequestSigning(deps: ServiceDeps, caller: Caller, id: string): Promise<PreparedSignature> {
+  const db = deps.database.db;
+  const row = await getOrgSignRequest(db, caller.orgId, id);
+  if (!row) throw new ApiError(404, 'SIGN_REQUEST_NOT_FOUND', 'Sign request not found');
+  const inFlight = () => new ApiError(409, 'SIGN_REQUEST_IN_FLIGHT', 'This sign request is being submitted', undefined, { 'Retry-After': '1' });
+  const spent = () => new ApiError(404, 'SIGN_REQUEST_SPENT', 'Sign request already used; prepare a new one with POST /v1/sign');
+  if (row.status === 'claimed') throw inFlight();
+  if (row.status !== 'signing_required') throw spent();
+  const old = row.prepared as unknown as StoredPreparedSignature;
+  let prepared: PreparedSignature;
+  try {
+    const tx = await deps.ledger.getTransaction(row.txId);
+    if (!tx.pending)
+      throw new ApiError(409, 'TX_NOT_PENDING', `The transaction is no longer pending (${tx.status}); nothing to sign`, { ledger_status: tx.status });
+    const delegators = await delegationPath(deps.ledger, tx, bookOfPage(row.signerUrl));
+    prepared = await deps.ledger.prepareExternalSignature({
+      pendingTx: tx.txId,
+      signerUrl: row.signerUrl,
+      publicKey: row.publicKey,
+      vote: old.vote,
+      delegators,
+    });
+  } catch (e) {
+    throw ledgerApiError(e, 'sign');
+  }
+  if (!(await replaceSignRequestPrepared(db, caller.orgId, id, storablePreparedSignature(prepared) as unknown as Record<string, unknown>))) {
+    const now = await getOrgSignRequest(db, caller.orgId, id);
+    throw now?.status === 'claimed' ? inFlight() : spent();
+  }
+  caller.log.info('sign request signing data refreshed', { sign_request_id: id });
+  return prepared;
+}
