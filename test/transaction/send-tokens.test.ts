@@ -21,6 +21,7 @@ import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { verifyBundle } from '../../src/proof/verify.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { ensureAdi, sendFaucetTokens, verifyReceipt } from '../../src/ledger/index.js';
+import { answerDeviations } from '../support/conventions.js';
 import { dbKinds } from '../support/env.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 import { sign, type Json } from './support.js';
@@ -118,6 +119,14 @@ describe('sendTokens: a ledger token transfer', () => {
     expect(done.intent_type).toBe('sendTokens');
     expect(done.tx_hash).toBe(s.tx_hash);
     expect(done.proof_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(done.legs).toEqual([]);
+    expect(done.transfer).toEqual({
+      from: alice.tokens,
+      to: bob.tokens.toLowerCase(),
+      amount: '150000000',
+      amount_acme: '1.5',
+      receipt_url: `/v1/proof/tx/${s.tx_hash}/receipt`,
+    });
 
     // the recipient holds 1.5 ACME more, the sender 1.5 ACME less
     expect(await balance(bob.tokens)).toBe(toBefore + 150_000_000n);
@@ -154,6 +163,17 @@ describe('sendTokens: a ledger token transfer', () => {
     expect(receipt.status, JSON.stringify(receipt.body)).toBe(200);
     expect(receipt.body).toMatchObject({ tx_hash: s.tx_hash, status: 'delivered', verified: true });
     expect(receipt.body.receipt.anchor).toBe(bundle.body.ledger.receipt.anchor);
+
+    // every answer in the forms of docs/api-conventions.md
+    for (const [what, body] of Object.entries({
+      prepare: p.body,
+      signature: s,
+      intent: done,
+      artifact: artifact.body,
+      bundle: bundle.body,
+      receipt: receipt.body,
+    }))
+      expect(answerDeviations(body), what).toEqual([]);
   });
 
   it('a balance short of the amount is refused at prepare, naming intent.amount and the balance', async () => {

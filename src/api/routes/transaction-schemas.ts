@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { INTENT_STATUSES, type IntentChainRow, type IntentRow } from '../../db/intents.js';
 import { PROOF_CLASSES } from '../../services/intents.js';
 import { resourceIdParam } from '../schemas/common.js';
+import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 
 export const SigningDataSchema = z
   .object({
@@ -76,6 +77,16 @@ export const IntentSchema = z
       .nullable()
       .openapi({ description: 'Once the proof exists: where to fetch it and which validators attested and observed' }),
     legs: z.array(LegViewSchema),
+    transfer: z
+      .object({
+        from: z.string().openapi({ description: "The identity's ACME token account (acc://<adi>/tokens)" }),
+        to: z.string().openapi({ description: 'The recipient token account' }),
+        amount: z.string().openapi({ description: 'Base units (10^-8 ACME), decimal string' }),
+        amount_acme: z.string().openapi({ description: 'The same amount in ACME, decimal string' }),
+        receipt_url: z.string().nullable().openapi({ description: 'The ledger receipt of the transfer once submitted (its proof is made of it)' }),
+      })
+      .nullable()
+      .openapi({ description: 'A ledger token transfer (intent_type sendTokens): what it sends; null for other intents' }),
     error_message: z.string().nullable(),
     expires_at: z.string(),
     created_at: z.string(),
@@ -165,6 +176,13 @@ function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegV
   });
 }
 
+/** What a ledger token transfer sends (its stored document), null for other intents. */
+function transferView(row: IntentRow, txHash: string | null): z.infer<typeof IntentSchema>['transfer'] {
+  if (row.intentType !== SEND_TOKENS) return null;
+  const d = row.intent as TransferDocument;
+  return { from: d.from, to: d.to, amount: d.amount, amount_acme: d.amount_acme, receipt_url: txHash ? `/v1/proof/tx/${txHash}/receipt` : null };
+}
+
 export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof IntentSchema> {
   const p = row.prepared;
   const sd = row.signingData as z.infer<typeof SigningDataSchema>;
@@ -199,6 +217,7 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
         }
       : null,
     legs: legViews(row, chains),
+    transfer: transferView(row, txHash),
     error_message: row.errorMessage,
     expires_at: row.expiresAt.toISOString(),
     created_at: row.createdAt.toISOString(),
