@@ -15,6 +15,7 @@ import type { Db } from '../db/client.js';
 import { finishGovernanceOp, getGovernanceOp, markGovernanceSigned, type GovernanceOpRow } from '../db/governance.js';
 import { outcomeOf, requiredSignatures, submitPreparedSignature, type SubmissionOutcome } from '../governance/submit.js';
 import { isTransientLedgerError, LedgerError, signatureOnLedger, signingProgress, type LedgerClient, type StoredPreparedSignature } from '../ledger/index.js';
+import { recordSubmissionInInbox } from './inbox.js';
 
 export interface GovernanceProgress {
   status: string;
@@ -113,7 +114,10 @@ export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient 
         }
         classify(e);
       }
-      return apply(op, out, publicKey);
+      const progress = await apply(op, out, publicKey);
+      // co-signers find it in their inbox now, not at the next scan
+      await recordSubmissionInInbox(db, ledger, { txId: op.txId, signedBy: publicKey });
+      return progress;
     },
 
     /**

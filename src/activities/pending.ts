@@ -1,6 +1,8 @@
 /**
  * Pending discovery: find the ledger transactions waiting for signatures that involve an organization's active
- * identities, and keep the pending_actions inbox in step with the ledger.
+ * identities, and keep the pending_actions inbox in step with the ledger. The transactions the gateway submits
+ * itself are written when it submits them (src/governance/inbox.ts, the same code) and GET /v1/pending reads the
+ * listed ones live; the scan finds those submitted elsewhere and closes what nobody read.
  *
  *   1. read the pending list of every account of every active identity (ADI, book, its pages, data account):
  *      the ledger lists a pending transaction on its principal;
@@ -15,22 +17,14 @@
 import type { Db } from '../db/client.js';
 import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPendingAction } from '../db/governance.js';
 import { listActiveOrgIdentities, orgsWithActiveIdentities, type IdentityRow } from '../db/identities.js';
-import { delegateBooks, isNotFound, keyPageUrl, normUrl, requiredAuthorities, signingProgress, type LedgerClient, type TxStatus } from '../ledger/index.js';
+import { actionOf, authoritiesOf, finalStatusOf, involves } from '../governance/inbox.js';
+import { isNotFound, keyPageUrl, type LedgerClient, type TxStatus } from '../ledger/index.js';
 import { beat } from './heartbeat.js';
+
+export { memoOf } from '../governance/inbox.js';
 
 /** Identities whose accounts one scan reads at the same time. */
 const SCAN_CONCURRENCY = 8;
-
-/** Ledger transaction types shown in the governance category; everything else is `transactions`. */
-export const GOVERNANCE_TX_TYPES = new Set([
-  'createIdentity',
-  'createKeyPage',
-  'createKeyBook',
-  'updateKeyPage',
-  'updateAccountAuth',
-  'updateKey',
-  'lockAccount',
-]);
 
 export interface PendingScanResult {
   orgId: string;
@@ -42,12 +36,6 @@ export interface PendingScanResult {
   error?: string;
 }
 
-/** The memo of a ledger transaction's header, when it has a non-empty one. */
-export function memoOf(t: Pick<TxStatus, 'transaction'>): string | null {
-  const memo: unknown = t.transaction?.header?.memo;
-  return typeof memo === 'string' && memo !== '' ? memo : null;
-}
-
 export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) {
   const { db, ledger } = deps;
 
@@ -57,15 +45,6 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
     const pages = Number(book?.raw.pageCount ?? 1);
     for (let n = 2; n <= pages; n++) out.push(keyPageUrl(i.bookUrl, n));
     return out;
-  }
-
-  /** The identity's accounts hold `tx`, or its book is a required authority or a delegate of one. */
-  function involves(i: IdentityRow, tx: TxStatus, required: string[], delegates: Map<string, string>): boolean {
-    const adi = normUrl(i.adiUrl);
-    const principal = normUrl(tx.principal);
-    if (principal === adi || principal.startsWith(`${adi}/`)) return true;
-    const book = normUrl(i.bookUrl);
-    return required.includes(book) || delegates.has(book);
   }
 
   return {
@@ -112,33 +91,11 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
         try {
           // read once per transaction: checking each identity's book on its own took (1 + pages) reads per
           // required book, per identity, one after another
-          const required = await requiredAuthorities(ledger, t);
-          const delegates = await delegateBooks(ledger, required);
+          const authorities = await authoritiesOf(ledger, t);
           for (const i of ids) {
-            if (!involves(i, t, required, delegates)) continue;
+            if (!involves(i, t, authorities)) continue;
             beat();
-            const progress = await signingProgress(ledger, t, i.keyPageUrl);
-            const userHasSigned =
-              (i.publicKey !== null && progress.signers.some((s) => s.publicKey === i.publicKey!.toLowerCase())) ||
-              progress.authorityVotes.some((v) => v.authority === normUrl(i.bookUrl));
-            const expire = t.transaction?.header?.expire?.atTime;
-            const created = await upsertPendingAction(db, {
-              orgId,
-              identityId: i.id,
-              txHash: t.txHash,
-              txId: t.txId,
-              principal: normUrl(t.principal),
-              category: GOVERNANCE_TX_TYPES.has(t.type) ? 'governance' : 'transactions',
-              type: t.type,
-              memo: memoOf(t),
-              status: userHasSigned ? 'awaiting_others' : 'eligible',
-              collectedSignatures: progress.collected,
-              threshold: progress.threshold,
-              userHasSigned,
-              awaitingAuthorities: progress.awaitingAuthorities,
-              isReady: progress.isReady,
-              expiresAt: expire ? new Date(expire) : null,
-            });
+            const created = await upsertPendingAction(db, await actionOf(ledger, i, t));
             if (created) result.created++;
             seen.add(`${i.id}|${t.txHash}`);
           }
@@ -156,7 +113,7 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
           try {
             const st = await ledger.getTransaction(a.txId);
             if (st.pending) continue;
-            const status = st.delivered ? 'executed' : st.status === 'expired' ? 'expired' : st.failed ? 'rejected' : undefined;
+            const status = finalStatusOf(st);
             if (!status) continue;
             await resolvePendingActions(db, orgId, a.txHash, status);
             done.add(a.txHash);

@@ -37,7 +37,18 @@ export async function listPendingActionPage(db: Db, orgId: string, f: PendingLis
   const urgentBefore = new Date(f.now.getTime() + URGENT_WITHIN_MS);
   const [rows, [stats]] = await Promise.all([
     db
-      .select({ action: pendingActions, identityUrl: identities.adiUrl })
+      .select({
+        action: pendingActions,
+        identityUrl: identities.adiUrl,
+        identity: {
+          id: identities.id,
+          orgId: identities.orgId,
+          adiUrl: identities.adiUrl,
+          bookUrl: identities.bookUrl,
+          keyPageUrl: identities.keyPageUrl,
+          publicKey: identities.publicKey,
+        },
+      })
       .from(pendingActions)
       .innerJoin(identities, eq(identities.id, pendingActions.identityId))
       .where(page.after ? and(where, newerThan(pendingActions.discoveredAt, pendingActions.id, page.after)) : where)

@@ -161,7 +161,7 @@ export async function signatureOnLedger(
 }
 
 /** Whether signature `s` on the pending transaction `st` still counts: its authority voted, or it is at its signer's current version. */
-async function countsOnPending(ledger: LedgerClient, st: TxStatus, s: SignatureInfo): Promise<boolean> {
+export async function countsOnPending(ledger: LedgerClient, st: TxStatus, s: SignatureInfo): Promise<boolean> {
   const outer = s.delegators.length ? s.delegators[s.delegators.length - 1]! : s.signer;
   const authorities = new Set([norm(outer), norm(bookOfPage(outer))]);
   if (st.authorityVotes.some((v) => authorities.has(norm(v.authority)))) return true;

@@ -5,8 +5,10 @@
  *   submit    the request claimed atomically, the signature verified and submitted once: a spent request is a 404;
  *             a transient ledger failure is a 502 and releases the claim for a retry; a refusal of a signature the
  *             ledger already holds (an answer lost) is the success it was; a transaction finished meanwhile is a
- *             409 TX_NOT_PENDING. Open governance operations on the transaction are told to look at the ledger.
- * And the pending inbox behind /v1/pending: a page of open pending actions with their stats and the last scan.
+ *             409 TX_NOT_PENDING; a key that already signed the transaction (an earlier request's signature) is a
+ *             409 ALREADY_SIGNED. Open governance operations on the transaction are told to look at the ledger, and
+ *             the inbox of every identity it involves is written at once (src/governance/inbox.ts).
+ * The pending inbox behind /v1/pending is read in src/services/inbox-live.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from './errors.js';
@@ -15,15 +17,13 @@ import {
   claimSignRequest,
   getOrgPendingAction,
   getOrgSignRequest,
-  getPendingScan,
   insertSignRequest,
   openGovernanceOpsByTxHash,
   orgPendingTxId,
   settleSignRequest,
 } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
-import type { RowPage } from '../db/pagination.js';
-import { listPendingActionPage } from '../db/pending-list.js';
+import { recordInInbox, transactionSignatureCount } from '../governance/inbox.js';
 import { progressAfterSubmission, submitPrepared } from '../governance/submit.js';
 import { ed25519PublicKeyProblem } from '../identity/keys.js';
 import {
@@ -43,8 +43,10 @@ import {
   type Vote,
 } from '../ledger/index.js';
 import { notifyGovernanceLedgerChanged } from '../temporal/governance.js';
+import { kickWebhookDispatcher } from '../temporal/webhooks.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
+import { invalidateInbox } from './inbox-live.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
 import { signingDataStale } from './signing-data.js';
 import { UUID } from '../db/ids.js';
@@ -205,6 +207,49 @@ async function submitClaimed(deps: ServiceDeps, id: string, prepared: StoredPrep
   await settleSignRequest(db, id, 'submitted');
 }
 
+/**
+ * A key that already signed the transaction signs nothing new: an earlier signature of `p`'s key on the same signer
+ * and delegation path, with the same vote, that still counts (on a pending transaction: made at the signer version
+ * `p` was prepared at; a change of the page since voided it and the key signs again) is a 409 ALREADY_SIGNED naming
+ * the transaction, and the request is spent. The request's own signature found there (a submission whose answer was
+ * lost: same timestamp) is not a duplicate. A ledger that cannot be read leaves the question to the submission.
+ */
+async function refuseDuplicate(deps: ServiceDeps, id: string, p: StoredPreparedSignature): Promise<void> {
+  let st: TxStatus;
+  try {
+    st = await deps.ledger.getTransaction(p.txId);
+  } catch {
+    return;
+  }
+  const pk = p.publicKey.toLowerCase();
+  const path = (d: string[] | undefined) => (d ?? []).map((u) => normUrl(u)).join(',');
+  const mine = st.signatures.filter(
+    (s) => String(s.publicKey ?? '').toLowerCase() === pk && normUrl(s.signer) === normUrl(p.signerUrl) && path(s.delegators) === path(p.delegators),
+  );
+  const earlier = mine[mine.length - 1];
+  if (!earlier || earlier.timestamp === p.timestamp || earlier.vote !== p.vote) return;
+  if (st.pending && earlier.signerVersion !== undefined && earlier.signerVersion !== p.signerVersion) return;
+  await settleSignRequest(deps.database.db, id, 'failed', 'the key had already signed the transaction');
+  throw new ApiError(
+    409,
+    'ALREADY_SIGNED',
+    `This key has already signed transaction ${p.txHash} (treat as success; its state is in GET /v1/pending); nothing was submitted`,
+    { tx_hash: p.txHash, ledger_status: st.status },
+  );
+}
+
+/**
+ * After a co-signature: the inbox of every identity the transaction involves shows it now (a new action, the
+ * signer's action awaiting others, or closed when the signature completed it), and this API's cached ledger reads are
+ * dropped. A new action's inbox.action_pending is delivered at once. Never fails the submission.
+ */
+async function recordCosignature(deps: ServiceDeps, caller: Caller, txId: string, publicKey: string): Promise<void> {
+  const inbox = await recordInInbox(deps.database.db, deps.ledger, { txId, signedBy: publicKey });
+  invalidateInbox(deps.ledger);
+  if (inbox.error) caller.log.warn('pending inbox not written after a co-signature', { tx_id: txId, err: inbox.error });
+  if (inbox.created > 0) await kickWebhookDispatcher(deps.temporal, deps.config.temporal.taskQueue).catch(() => undefined);
+}
+
 /** Submit a co-signature for a sign request of the caller's organization (spent once). */
 export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: string, body: { signature: string; public_key: string }): Promise<CosignResult> {
   const db = deps.database.db;
@@ -225,7 +270,9 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
       throw new ApiError(409, 'SIGN_REQUEST_IN_FLIGHT', 'This sign request is being submitted', undefined, { 'Retry-After': '1' });
     throw spent();
   }
+  await refuseDuplicate(deps, id, prepared);
   await submitClaimed(deps, id, prepared, signature, publicKey);
+  await recordCosignature(deps, caller, prepared.txId, publicKey);
   // a governance operation on this transaction looks at the ledger now
   for (const op of await openGovernanceOpsByTxHash(db, caller.orgId, row.txHash)) await notifyGovernanceLedgerChanged(deps.temporal, op.id);
   const base = { sign_request_id: id, status: 'submitted' as const, tx_hash: row.txHash };
@@ -234,7 +281,7 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
     return {
       ...base,
       ledger_status: out.ledgerStatus,
-      signature_count: out.progress.collected,
+      signature_count: await transactionSignatureCount(deps.ledger, await deps.ledger.getTransaction(out.txId)),
       is_ready: out.progress.isReady,
       awaiting_authorities: out.progress.awaitingAuthorities,
     };
@@ -248,26 +295,4 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
       warning: `submitted, but the progress could not be read: ${(e as Error).message}`,
     };
   }
-}
-
-export interface PendingListQuery {
-  /** ADI URL or id of one identity of the organization (404 otherwise) */
-  identity?: string;
-  category?: string;
-  status?: string;
-}
-
-/**
- * A page of the organization's open pending actions (oldest discovered first; `page.limit` rows from `page.offset` or
- * after `page.after`), the stats over every action the filters match, and the last pending-discovery scan.
- */
-export async function listPending(deps: ServiceDeps, caller: Caller, q: PendingListQuery, page: RowPage) {
-  const db = deps.database.db;
-  const now = new Date(deps.now?.() ?? Date.now());
-  const identityIds = q.identity ? [(await findOrgIdentity(db, caller.orgId, q.identity, { field: 'identity', adiUrl: true })).id] : undefined;
-  const [list, scan] = await Promise.all([
-    listPendingActionPage(db, caller.orgId, { identityIds, category: q.category, status: q.status, now }, page),
-    getPendingScan(db, caller.orgId),
-  ]);
-  return { ...list, scan: { lastScanAt: scan?.lastScanAt ?? null, degraded: scan?.degraded ?? false } };
 }

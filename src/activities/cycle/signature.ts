@@ -8,6 +8,7 @@ import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/inten
 import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, staleSigningCause } from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
+import { recordSubmissionInInbox } from '../inbox.js';
 import { cycleFailure, type CycleContext } from './context.js';
 import { staleSigningData, submittedProgress } from './signing-data.js';
 
@@ -68,6 +69,8 @@ export function signatureSteps(ctx: CycleContext) {
         throw new Error(`the submission attempt outlived its timeout; ${submitted.txId} is left for a retry to record`);
       const signingProgress = await submittedProgress(ledger, { txId: submitted.txId, publicKey: p.publicKey, signerUrl: p.signerUrl });
       await markIntentSubmitted(db, i.intentId, { txId: submitted.txId, txHash: submitted.txHash, signingProgress });
+      // co-signers find it in their inbox now, not at the next scan
+      await recordSubmissionInInbox(db, ledger, { txId: submitted.txId, signedBy: p.publicKey });
       return { txId: submitted.txId, txHash: submitted.txHash };
     },
 

@@ -19,7 +19,7 @@ export const PendingActionSchema = z
     required_signatures: z.number().int(),
     user_has_signed: z.boolean(),
     awaiting_authorities: z.array(z.string()),
-    is_ready: z.boolean().openapi({ description: 'Read from the ledger at the last scan' }),
+    is_ready: z.boolean().openapi({ description: 'Read live from the ledger at the request: executed, or every required authority approved' }),
     expires_at: z.string().nullable(),
     discovered_at: z.string(),
     updated_at: z.string(),
@@ -65,7 +65,11 @@ export const SignResult = z
     status: z.string(),
     tx_hash: z.string(),
     ledger_status: z.string().nullable(),
-    signature_count: z.number().int().nullable(),
+    signature_count: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The transaction's collected approvals, from every page (a delegate's through the delegating page included)" }),
     is_ready: z.boolean().nullable(),
     awaiting_authorities: z.array(z.string()).nullable(),
     warning: z.string().optional(),

@@ -1,12 +1,13 @@
 /**
  * The pending inbox and co-signing, scoped to the caller's organization (the use case: src/services/cosign.ts):
- *   GET  /v1/pending                   open pending actions found by pending discovery, with stats, by cursor or offset
+ *   GET  /v1/pending                   open pending actions, each read live from the ledger, with stats, by cursor or offset
  *   POST /v1/sign                      signing data for one key's vote (approve | reject | abstain) on a pending
  *                                      action or on any pending ledger transaction (hash or TxID)
  *   POST /v1/sign/{id}/signature       claimed atomically, verified, submitted once
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { listPending, prepareCosignature, submitCosignature, VOTE_WORD } from '../../services/cosign.js';
+import { prepareCosignature, submitCosignature, VOTE_WORD } from '../../services/cosign.js';
+import { listPending } from '../../services/inbox-live.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf } from '../middleware/auth.js';
@@ -33,7 +34,7 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Co-signing'],
       summary: 'List pending actions',
       description:
-        "Ledger transactions waiting for signatures that involve the organization's identities (as principal, as a required authority, or through delegation), as found by the pending-discovery scan. Oldest first. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; the default page is 100. `stats` count every open action the filters match, not only the page (`stats.total` is `pagination.total`; urgent: expiring within 24 hours); `scan` tells when the last scan ran and whether it was degraded (a transient ledger error: some entries may be stale).",
+        "Ledger transactions waiting for signatures that involve the organization's identities (as principal, as a required authority, or through delegation). A transaction the gateway submits (an intent, a governance operation, a co-signature) is listed for every identity it involves as soon as it is submitted; one submitted elsewhere is found by the pending-discovery scan. Each action of the page is read live from the ledger at the request (`collected_signatures`, `user_has_signed`, `awaiting_authorities`, `is_ready`): one whose transaction executed, was rejected or expired is closed and not listed. `live.read_at` is when the ledger was read; `live.complete` is false when the ledger did not answer in time for every action (those show their last known state). Oldest first. Page by `cursor` (the `next_cursor` of the previous page) or by `offset`, not both; the default page is 100. `stats` count every open action the filters match, not only the page (`stats.total` is `pagination.total`; urgent: expiring within 24 hours); `scan` tells when the last scan ran and whether it was degraded (a transient ledger error: some entries may be stale).",
       scopes: ['read'],
       request: {
         query: z.object({
@@ -55,6 +56,10 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
               awaiting_others: z.number().int(),
             }),
             pagination: PaginationSchema,
+            live: z.object({
+              read_at: z.string().openapi({ description: 'When the ledger was read for the actions of the page' }),
+              complete: z.boolean().openapi({ description: 'false: the ledger did not answer in time for some actions, which show their last known state' }),
+            }),
             scan: z.object({ last_scan_at: z.string().nullable(), degraded: z.boolean() }),
           }),
           'A page of pending actions',
@@ -72,6 +77,7 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           actions: page.map(({ action, identityUrl }) => pendingActionView(action, identityUrl)),
           stats: list.stats,
           pagination,
+          live: { read_at: list.live.readAt.toISOString(), complete: list.live.complete },
           scan: { last_scan_at: list.scan.lastScanAt?.toISOString() ?? null, degraded: list.scan.degraded },
         },
         200,
@@ -124,7 +130,7 @@ function registerSubmit(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Co-signing'],
       summary: 'Submit a co-signature',
       description:
-        'The signature over data_for_signature by the key the request was prepared for. The request is claimed atomically and spent once: a second submission is a 404. 400 when the signature does not verify (nothing is sent; the request stays usable); 502 when the ledger could not be reached (the claim is released: retry the same signature).',
+        "The signature over data_for_signature by the key the request was prepared for. The request is claimed atomically and spent once: a second submission is a 404. 400 when the signature does not verify (nothing is sent; the request stays usable); 409 ALREADY_SIGNED when the key had already signed the transaction with the same vote (nothing is sent; treat as success; details.tx_hash names the transaction); 502 when the ledger could not be reached (the claim is released: retry the same signature). signature_count counts the transaction's signatures that count, whichever page they came from; is_ready and awaiting_authorities are as seen from the signer's page.",
       scopes: ['write'],
       request: {
         params: z.object({ id: resourceIdParam('id', { code: 'SIGN_REQUEST_NOT_FOUND', message: 'Sign request not found' }, 'Sign request id (UUID)') }),
