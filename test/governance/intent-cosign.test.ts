@@ -1,14 +1,28 @@
 /**
  * Co-signing completes a pending intent on the proof-cycle devnet: the identity's page becomes
- * 2-of-3 through governance; an intent signed by its initiator waits on the ledger until a second seat approves
- * through POST /v1/sign (found in /v1/pending), then the proof cycle runs to completed; reject votes defeat
- * another intent, whose workflow ends failed with the ledger's reason.
+ * 2-of-3 through governance; an intent signed by its initiator waits on the ledger, in /v1/pending within 1 s of the
+ * signature's answer (no scan), until a second seat approves through POST /v1/sign (the initiator's key signing it
+ * again is a 409 ALREADY_SIGNED; the approval counts 2 signatures and the action leaves the inbox within 1 s), then
+ * the proof cycle runs to completed; reject votes defeat another intent, whose workflow ends failed with the
+ * ledger's reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { INTENT_MEMO } from '../../src/protocol/intent/model.js';
 import { newClientKey } from '../identity/devnet.js';
-import { api, arg, prepare, recordLeg, SEPOLIA, startCycleBench, submit, submitToLedgerOnly, waitIntent, type CycleBench } from '../transaction/support.js';
+import {
+  api,
+  arg,
+  prepare,
+  recordLeg,
+  SEPOLIA,
+  sign,
+  startCycleBench,
+  submit,
+  submitToLedgerOnly,
+  waitIntent,
+  type CycleBench,
+} from '../transaction/support.js';
 import { cosign as cosignWith, makePanel } from './panel.js';
 
 let b: CycleBench;
@@ -25,6 +39,19 @@ afterAll(async () => {
 
 const cosign = (txHash: string, k: ReturnType<typeof newClientKey>, vote: string) => cosignWith(b, txHash, k, vote);
 
+/** Polls the identity's inbox until the action of `txHash` is there (or gone); the milliseconds since `from`. */
+async function inboxUntil(txHash: string, present: boolean, from: number) {
+  for (;;) {
+    const r = await api(b, 'GET', `/v1/pending?identity=${encodeURIComponent(b.identity.adiUrl)}&category=transactions`);
+    expect(r.status).toBe(200);
+    const action = r.body.actions.find((x: any) => x.tx_hash === txHash);
+    const ms = Date.now() - from;
+    if (Boolean(action) === present) return { action, ms };
+    if (ms > 10_000) throw new Error(`${txHash} ${present ? 'never appeared in' : 'never left'} the inbox`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 describe('co-signing a pending intent', () => {
   it('the identity page becomes 2-of-3 through governance', async () => {
     await makePanel(b, [seat2, seat3], 2);
@@ -33,32 +60,41 @@ describe('co-signing a pending intent', () => {
     expect(page.keys).toHaveLength(3);
   });
 
-  it('the initiator signs, the intent waits; the second seat approves through /v1/sign and the proof cycle completes', async () => {
+  it('the initiator signs, the intent waits in the inbox at once; the second seat approves through /v1/sign and the proof cycle completes', async () => {
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`cosign-${randomUUID()}`))]);
     const s = await submit(b, p);
+    const answeredAt = Date.now();
     expect(s.status).toBe('submitted');
-    await new Promise((r) => setTimeout(r, 1000));
-    const waiting = await api(b, 'GET', `/v1/transaction/${p.intent_id}`);
-    expect(waiting.body.stage).toBe('submitted');
-    expect((await b.dn.ledger.getTransaction(`acc://${s.tx_hash}@${b.identity.adiUrl.slice('acc://'.length)}/data`)).pending).toBe(true);
 
-    // the second seat finds it in the inbox
-    await b.app.deps.temporal.workflow.execute('pendingScanWorkflow', {
-      workflowId: `pending-scan-test-${randomUUID()}`,
-      taskQueue: b.app.config.temporal.taskQueue,
-      args: [{ orgId: b.app.key.orgId }],
-    });
-    const inbox = await api(b, 'GET', `/v1/pending?identity=${encodeURIComponent(b.identity.adiUrl)}&category=transactions`);
-    expect(inbox.body.actions.find((x: any) => x.tx_hash === s.tx_hash)).toMatchObject({
+    // the second seat finds it in the inbox, without a scan
+    const listed = await inboxUntil(s.tx_hash, true, answeredAt);
+    expect(listed.ms).toBeLessThan(1000);
+    expect(listed.action).toMatchObject({
       type: 'writeData',
       memo: INTENT_MEMO, // the intent's ledger transaction header's
       collected_signatures: 1,
       required_signatures: 2,
+      user_has_signed: true,
       is_ready: false,
     });
+    const waiting = await api(b, 'GET', `/v1/transaction/${p.intent_id}`);
+    expect(waiting.body.stage).toBe('submitted');
+    expect((await b.dn.ledger.getTransaction(`acc://${s.tx_hash}@${b.identity.adiUrl.slice('acc://'.length)}/data`)).pending).toBe(true);
+
+    // the initiator's key signing it again counts nothing: 409, naming the transaction
+    const again = await api(b, 'POST', '/v1/sign', { type: 'pending_tx', target_id: s.tx_hash, identity: b.identity.adiUrl });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    const dup = await api(b, 'POST', `/v1/sign/${again.body.sign_request_id}/signature`, {
+      signature: sign(again.body.signing_data.data_for_signature, b.identity.key.secretKey),
+      public_key: b.identity.key.publicKey,
+    });
+    expect(dup.status, JSON.stringify(dup.body)).toBe(409);
+    expect(dup.body).toMatchObject({ code: 'ALREADY_SIGNED', details: { tx_hash: s.tx_hash } });
 
     const r = await cosign(s.tx_hash, seat2, 'approve');
-    expect(r.status).toBe('submitted');
+    const cosignedAt = Date.now();
+    expect(r).toMatchObject({ status: 'submitted', signature_count: 2, is_ready: true });
+    expect((await inboxUntil(s.tx_hash, false, cosignedAt)).ms).toBeLessThan(1000);
     const done = await waitIntent(b, p.intent_id);
     expect(done.error_message).toBeNull();
     expect(done).toMatchObject({ status: 'completed', stage: 'completed' });
