@@ -5,7 +5,8 @@
  * The ledger decides: an operation is executed only when the ledger executed it.
  * Transient ledger faults are thrown as is (retried); refusals are non-retryable ApplicationFailures:
  * SignatureRefused (bad signature, key not on the page, ...), AlreadySigned (the ledger reports a conflict),
- * SigningDataStale (the page's version changed or the key signed something prepared later: the operation is failed).
+ * SigningDataStale (the page's version changed or the key signed something prepared later: the operation stays
+ * signing_required for fresh signing data, details[0].cause names which).
  * A submission whose answer was lost has reached the ledger all the same: before submitting, after a refusal and
  * before expiring, the ledger's copy of the transaction is read, and this key's signature there (or a final
  * transaction) is the answer.
@@ -14,7 +15,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../db/client.js';
 import { finishGovernanceOp, getGovernanceOp, markGovernanceSigned, type GovernanceOpRow } from '../db/governance.js';
 import { outcomeOf, requiredSignatures, submitPreparedSignature, type SubmissionOutcome } from '../governance/submit.js';
-import { isTransientLedgerError, LedgerError, signatureOnLedger, signingProgress, type LedgerClient, type StoredPreparedSignature } from '../ledger/index.js';
+import {
+  isTransientLedgerError,
+  LedgerError,
+  signatureOnLedger,
+  signingProgress,
+  staleSigningCause,
+  type LedgerClient,
+  type StoredPreparedSignature,
+} from '../ledger/index.js';
 import { recordSubmissionInInbox } from './inbox.js';
 
 export interface GovernanceProgress {
@@ -33,9 +42,6 @@ export interface SubmitGovernanceSignatureInput {
   signature: string;
   publicKey: string;
 }
-
-/** Ledger refusals that mean the prepared signing data can no longer be used (the page changed, the key's timestamp moved on). */
-const STALE_CODES = ['badSignerVersion', 'badTimestamp'];
 
 export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient }) {
   const { db, ledger } = deps;
@@ -107,10 +113,15 @@ export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient 
         // refused: the ledger may hold this very signature (its timestamp is used, the transaction executed)
         const landed = await recordedByLedger(op, publicKey);
         if (landed) return landed.progress;
-        if (STALE_CODES.includes(e.code)) {
-          const reason = `signing data is stale (${e.message}); prepare the operation again`;
-          await finishGovernanceOp(db, op.id, 'failed', reason);
-          throw ApplicationFailure.nonRetryable(reason, 'SigningDataStale');
+        const cause = staleSigningCause(e);
+        if (cause) {
+          // the operation stays open: fresh signing data for it (the Update refreshSigningData) is the fix
+          throw ApplicationFailure.create({
+            type: 'SigningDataStale',
+            message: `signing data is stale (${e.message}); fetch fresh signing data (POST /v1/governance/{id}/signing-data) and sign again`,
+            nonRetryable: true,
+            details: [{ cause }],
+          });
         }
         classify(e);
       }

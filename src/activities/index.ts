@@ -11,6 +11,7 @@ import { createChainActivities } from './chain.js';
 import { createCreditActivities } from './credits.js';
 import { createChainLinkActivities } from './chain-link.js';
 import { createGovernanceActivities } from './governance.js';
+import { createGovernanceSigningDataActivities } from './governance-signing-data.js';
 import { createIntentActivities, INTENT_ACTIVITY_NAMES, type IntentActivities, type SendExecution } from './intent.js';
 import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
@@ -41,7 +42,11 @@ export function createActivities(deps: ActivityDeps) {
   const ledger = deps.ledger && deps.sponsor ? createLedgerActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
   const credits = deps.ledger && deps.sponsor ? createCreditActivities({ db: deps.db, ledger: deps.ledger, sponsor: deps.sponsor }) : undefined;
   const cosign = deps.ledger
-    ? { ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }), ...createPendingActivities({ db: deps.db, ledger: deps.ledger }) }
+    ? {
+        ...createGovernanceActivities({ db: deps.db, ledger: deps.ledger }),
+        ...createGovernanceSigningDataActivities({ db: deps.db, ledger: deps.ledger }),
+        ...createPendingActivities({ db: deps.db, ledger: deps.ledger }),
+      }
     : undefined;
   const access = deps.chains ? createChainAccess({ chains: deps.chains, relayerPrivateKey: deps.relayerPrivateKey }) : undefined;
   const chain = deps.chains && access ? createChainActivities({ db: deps.db, chains: deps.chains, access }) : undefined;
@@ -71,10 +76,13 @@ export function createActivities(deps: ActivityDeps) {
         'readCreditBalance',
       ])),
     ...(cosign ??
-      missing<ReturnType<typeof createGovernanceActivities> & ReturnType<typeof createPendingActivities>>('ledger', [
+      missing<
+        ReturnType<typeof createGovernanceActivities> & ReturnType<typeof createGovernanceSigningDataActivities> & ReturnType<typeof createPendingActivities>
+      >('ledger', [
         'submitGovernanceSignature',
         'expireGovernanceOp',
         'refreshGovernanceOp',
+        'refreshGovernanceSigningData',
         'organizationsToScan',
         'scanOrgPending',
       ])),

@@ -1,12 +1,13 @@
 /**
- * Fresh signing data for an intent or a sign request that is still waiting for its signature: the prepared
- * transaction (new timestamp, current key page version, so a new hash to sign) replaces the stored one. Only a
- * record still signing_required is changed; the answer says whether it was.
+ * Fresh signing data for an intent, a sign request or a governance operation that is still waiting for its
+ * signature: the prepared transaction (new timestamp, current key page version, so a new hash to sign) replaces the
+ * stored one. Only a record still signing_required is changed; the answer says whether it was.
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from './client.js';
 import type { IntentRow } from './intents.js';
-import { intents, signRequests, type PreparedIntentTx } from './schema.js';
+import type { GovernanceOpRow } from './governance.js';
+import { governanceOps, intents, signRequests, type PreparedIntentTx } from './schema.js';
 
 /** Replace an unsigned intent's prepared transaction and signing data; undefined when it is no longer signing_required. */
 export async function replaceIntentSigningData(
@@ -30,4 +31,18 @@ export async function replaceSignRequestPrepared(db: Db, orgId: string, id: stri
     .where(and(eq(signRequests.id, id), eq(signRequests.orgId, orgId), eq(signRequests.status, 'signing_required')))
     .returning({ id: signRequests.id });
   return rows.length > 0;
+}
+
+/** Replace an unsigned governance operation's prepared transaction; undefined when it is no longer signing_required. */
+export async function replaceGovernancePrepared(
+  db: Db,
+  id: string,
+  p: { prepared: Record<string, unknown>; txHash: string; txId: string; signerUrl: string; keyPageVersion: number; signerThreshold: number | null },
+): Promise<GovernanceOpRow | undefined> {
+  const [row] = await db
+    .update(governanceOps)
+    .set({ ...p, updatedAt: new Date() })
+    .where(and(eq(governanceOps.id, id), eq(governanceOps.status, 'signing_required')))
+    .returning();
+  return row;
 }

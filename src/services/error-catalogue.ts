@@ -99,9 +99,14 @@ const ROWS: Row[] = [
   [
     'SIGNING_DATA_STALE',
     409,
-    "The ledger refused the signature's signing data: details.cause is timestamp (the key signed something prepared later; a key's signature timestamps only grow) or key_page_version (the key page changed since it was prepared). An intent or sign request stays open: fetch fresh signing data (POST /v1/transaction/{id}/signing-data, POST /v1/sign/{id}/signing-data) and sign again; a governance operation has failed: prepare it again",
+    "The ledger refused the signature's signing data: details.cause is timestamp (the key signed something prepared later; a key's signature timestamps only grow) or key_page_version (the key page changed since it was prepared). The intent, sign request or governance operation stays open: fetch fresh signing data (details.signing_data_url: POST /v1/transaction/{id}/signing-data, /v1/sign/{id}/signing-data or /v1/governance/{id}/signing-data) and sign again",
   ],
-  ['SIGNATURE_IN_FLIGHT', 409, 'A signature for this operation is being submitted; retry after Retry-After', RETRY],
+  [
+    'SIGNATURE_IN_FLIGHT',
+    409,
+    'A signature (or fresh signing data) for this intent or operation is being prepared or submitted; retry after Retry-After',
+    RETRY,
+  ],
   ['LEDGER_REFUSED', 400, 'The ledger network refused the transaction; details.ledger_code says why'],
   ['LEDGER_NOT_FOUND', 404, 'The ledger network has no such transaction or account'],
   ['LEDGER_UNAVAILABLE', 502, 'The ledger network did not answer; the request can be retried', PLATFORM],

@@ -45,6 +45,7 @@ import { governanceWorkflowId, startGovernanceWorkflow, submitGovernanceSignatur
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
+import { signingDataStale, staleCauseOf } from './signing-data.js';
 
 export interface PrepareGovernanceRequest {
   identity: string;
@@ -217,7 +218,7 @@ export async function prepareGovernance(
 }
 
 /** Update failure types of governance-<id> → API errors. */
-function updateError(err: unknown): unknown {
+function updateError(err: unknown, opId: string): unknown {
   if (err instanceof WorkflowNotFoundError) return new ApiError(409, 'GOVERNANCE_CLOSED', 'The governance operation is closed');
   if (!(err instanceof WorkflowUpdateFailedError)) return err;
   const cause = err.cause;
@@ -233,7 +234,12 @@ function updateError(err: unknown): unknown {
     case 'WrongKey':
       return new ApiError(400, 'WRONG_SIGNER', msg, { field: 'public_key' });
     case 'SigningDataStale':
-      return new ApiError(409, 'SIGNING_DATA_STALE', `The operation has failed: ${msg}`, { cause: staleCauseOfMessage(msg) ?? 'key_page_version' });
+      // the operation stays signing_required: fresh signing data for it is the fix
+      return signingDataStale(
+        staleCauseOf((cause as { details?: unknown } | undefined)?.details) ?? staleCauseOfMessage(msg) ?? 'timestamp',
+        `The signing data is stale: ${msg}`,
+        `/v1/governance/${opId}/signing-data`,
+      );
     case 'SignatureRefused':
       return new ApiError(400, 'LEDGER_REFUSED', `signature: the ledger refused it: ${msg}`, { field: 'signature' });
     case 'LedgerUnavailable':
@@ -260,7 +266,7 @@ export async function submitGovernanceOpSignature(
   try {
     return { op, outcome: await submitGovernanceSignature(deps.temporal, op.id, { signature, publicKey }) };
   } catch (err) {
-    throw updateError(err);
+    throw updateError(err, op.id);
   }
 }
 

@@ -8,12 +8,14 @@
  *                                                           again, the workflow verifies the next signature
  *                                                           against the new hash
  *   sign requests  POST /v1/sign/{id}/signing-data          the same vote prepared again on the same transaction
- *   governance     POST /v1/governance/{id}/signing-data    an Update on governance-<id>
+ *   governance     POST /v1/governance/{id}/signing-data    an Update on governance-<id>: the operation's
+ *                                                           transaction prepared again from its operations
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApiError } from './errors.js';
 import { getOrgIntent, type IntentRow } from '../db/intents.js';
-import { getOrgSignRequest } from '../db/governance.js';
+import { getOrgGovernanceOp, getOrgSignRequest, type GovernanceOpRow } from '../db/governance.js';
+import { getIdentity } from '../db/identities.js';
 import { replaceSignRequestPrepared } from '../db/signing-data.js';
 import {
   delegationPath,
@@ -25,7 +27,7 @@ import {
   type StoredPreparedSignature,
 } from '../ledger/index.js';
 import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
-import { refreshIntentSigningData, type RefreshedSigningData } from '../temporal/signing-data.js';
+import { refreshGovernanceSigningData, refreshIntentSigningData, type RefreshedSigningData } from '../temporal/signing-data.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { ledgerApiError } from './signing.js';
 
@@ -121,4 +123,42 @@ export async function refreshSignRequestSigning(deps: ServiceDeps, caller: Calle
   }
   caller.log.info('sign request signing data refreshed', { sign_request_id: id });
   return prepared;
+}
+
+/** The API error of each refusal of the governance workflow's refreshSigningData Update. */
+function governanceRefreshError(err: unknown): unknown {
+  if (err instanceof WorkflowNotFoundError) return new ApiError(409, 'GOVERNANCE_CLOSED', 'The governance operation is closed');
+  if (!(err instanceof WorkflowUpdateFailedError)) return err;
+  const cause = err.cause as { type?: string; message?: string } | undefined;
+  const msg = cause?.message ?? err.message;
+  switch (cause?.type) {
+    case 'Closed':
+      return new ApiError(409, 'GOVERNANCE_CLOSED', msg);
+    case 'InFlight':
+      return new ApiError(409, 'SIGNATURE_IN_FLIGHT', msg, undefined, { 'Retry-After': '1' });
+    case 'NotFound':
+      return new ApiError(404, 'GOVERNANCE_NOT_FOUND', 'Governance operation not found');
+    case 'SignatureRefused':
+      return new ApiError(400, 'LEDGER_REFUSED', msg);
+    case 'LedgerUnavailable':
+      return new ApiError(502, 'LEDGER_UNAVAILABLE', msg, undefined, { 'Retry-After': '2' });
+    default:
+      return err;
+  }
+}
+
+/** Fresh signing data for an unsigned governance operation of the caller's organization: the same operation, a new hash to sign. */
+export async function refreshGovernanceSigning(deps: ServiceDeps, caller: Caller, opId: string): Promise<{ op: GovernanceOpRow; identityUrl: string }> {
+  const db = deps.database.db;
+  const op = await getOrgGovernanceOp(db, caller.orgId, opId);
+  if (!op) throw new ApiError(404, 'GOVERNANCE_NOT_FOUND', 'Governance operation not found');
+  if (op.status !== 'signing_required') throw new ApiError(409, 'GOVERNANCE_CLOSED', `The operation is ${op.status}; it takes no new signing data`);
+  try {
+    await refreshGovernanceSigningData(deps.temporal, opId);
+  } catch (err) {
+    throw governanceRefreshError(err);
+  }
+  caller.log.info('governance signing data refreshed', { governance_op_id: opId });
+  const fresh = (await getOrgGovernanceOp(db, caller.orgId, opId)) ?? op;
+  return { op: fresh, identityUrl: (await getIdentity(db, op.identityId))?.adiUrl ?? '' };
 }

@@ -9,8 +9,10 @@
  * The Update's validator refuses a second signature of a key (AlreadySigned → 409), another key than the nominated
  * one (WrongKey → 400) and a closed or closing operation (Closed → 409). A transient ledger failure during submission
  * ends the Update with LedgerUnavailable (→ 502) and leaves the operation signing_required, so the same signature can
- * be retried; signing data the ledger can no longer accept (SigningDataStale → 409) fails the operation. Expiry asks
- * the ledger first: a transaction it holds with the signature (an answer lost) is followed, not expired.
+ * be retried; signing data the ledger can no longer accept (SigningDataStale → 409) leaves it signing_required (since
+ * GOVERNANCE_STALE_STAYS_OPEN; it failed the operation before), and the Update `refreshSigningData` prepares its
+ * transaction again (a new hash to sign, same operation). Expiry asks the ledger first: a transaction it holds with
+ * the signature (an answer lost) is followed, not expired.
  * Signal `ledgerChanged` (sent after a co-signature) makes it look at the ledger at once.
  */
 import {
@@ -21,11 +23,13 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { GovernanceActivities, GovernanceProgress } from '../activities/governance.js';
+import type { GovernanceSigningDataActivities } from '../activities/governance-signing-data.js';
 import { notifyWebhookDispatcher } from './webhook-dispatcher.js';
 import { StageKey } from './search-attributes.js';
 
@@ -46,13 +50,17 @@ export interface GovernanceSignatureArgs {
 }
 
 export const submitGovernanceSignatureUpdate = defineUpdate<GovernanceProgress, [GovernanceSignatureArgs]>('submitSignature');
+/** Fresh signing data for the unsigned operation (POST /v1/governance/{id}/signing-data). */
+export const refreshGovernanceSigningDataUpdate = defineUpdate<{ hashToSign: string; txHash: string; keyPageVersion: number }, []>('refreshSigningData');
+/** A stale signature leaves the operation open for fresh signing data; histories from before failed it. */
+export const GOVERNANCE_STALE_STAYS_OPEN = 'governance-stale-stays-open';
 export const ledgerChangedSignal = defineSignal('ledgerChanged');
 export const governanceStateQuery = defineQuery<{ status: string; signedKeys: string[] }>('state');
 
 const TERMINAL = ['executed', 'rejected', 'failed', 'expired'];
 const POLLS_BEFORE_CONTINUE = 500;
 
-const submitActs = proxyActivities<GovernanceActivities>({
+const submitActs = proxyActivities<GovernanceActivities & GovernanceSigningDataActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '200 milliseconds',
@@ -76,6 +84,8 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
   let status = input.resume?.status ?? 'signing_required';
   const signedKeys = new Set(input.resume?.signedKeys ?? []);
   let submitting = false;
+  /** set while fresh signing data is being prepared: no signature may start then */
+  let refreshing = false;
   /** set while expiry is being decided: no signature may start then */
   let closing = false;
   let changed = false;
@@ -101,10 +111,11 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
       } catch (err) {
         const type = failureType(err);
         if (type === 'SigningDataStale') {
-          // the activity has failed the operation: the prepared signing data can never be accepted
-          stage('failed');
-          const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
-          throw ApplicationFailure.nonRetryable(msg, type);
+          // before GOVERNANCE_STALE_STAYS_OPEN the activity failed the operation; now it stays open for fresh signing data
+          if (!patched(GOVERNANCE_STALE_STAYS_OPEN)) stage('failed');
+          const inner = err instanceof ActivityFailure && err.cause ? err.cause : (err as Error);
+          const details = inner instanceof ApplicationFailure ? inner.details : undefined;
+          throw ApplicationFailure.create({ type, message: inner.message, nonRetryable: true, details: details ? [...details] : undefined });
         }
         if (type === 'SignatureRefused' || type === 'AlreadySigned' || type === 'NotFound') {
           const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
@@ -123,6 +134,31 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
         if (signedKeys.has(pk)) throw ApplicationFailure.nonRetryable('this key has already signed the operation', 'AlreadySigned');
         if (pk !== nominated) throw ApplicationFailure.nonRetryable('public_key: the signing data was prepared for another key', 'WrongKey');
         if (submitting) throw ApplicationFailure.nonRetryable('a signature for this operation is being submitted', 'InFlight');
+        if (refreshing) throw ApplicationFailure.nonRetryable('fresh signing data is being prepared for this operation', 'InFlight');
+      },
+    },
+  );
+  setHandler(
+    refreshGovernanceSigningDataUpdate,
+    async () => {
+      refreshing = true;
+      try {
+        return await submitActs.refreshGovernanceSigningData(input.opId);
+      } catch (err) {
+        const type = failureType(err);
+        const msg = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+        if (type === 'Closed' || type === 'SignatureRefused' || type === 'NotFound') throw ApplicationFailure.nonRetryable(msg, type);
+        throw ApplicationFailure.nonRetryable('the ledger could not be reached; the operation is unchanged, retry', 'LedgerUnavailable');
+      } finally {
+        refreshing = false;
+      }
+    },
+    {
+      validator: () => {
+        if (TERMINAL.includes(status)) throw ApplicationFailure.nonRetryable(`the operation is already ${status}`, 'Closed');
+        if (closing) throw ApplicationFailure.nonRetryable('the operation is being closed: its signing window has ended', 'Closed');
+        if (signedKeys.size > 0) throw ApplicationFailure.nonRetryable('the operation is signed; it takes no new signing data', 'Closed');
+        if (submitting || refreshing) throw ApplicationFailure.nonRetryable('a signature or fresh signing data for this operation is in flight', 'InFlight');
       },
     },
   );
@@ -130,7 +166,7 @@ export async function governanceWorkflow(input: GovernanceWorkflowInput): Promis
   if (signedKeys.size === 0) {
     const signed = await condition(() => signedKeys.size > 0 || TERMINAL.includes(status), (input.signingWindowSeconds ?? 7 * 24 * 3600) * 1000);
     if (!signed) {
-      await condition(() => !submitting);
+      await condition(() => !submitting && !refreshing);
       if (signedKeys.size === 0) {
         closing = true;
         // (histories recorded before the activity answered have no result: expired, as they were)

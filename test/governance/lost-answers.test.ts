@@ -4,8 +4,8 @@
  *   - a governance signature whose answer is lost is the success it was: on a 2-of-2 page pending_signatures, on a
  *     1-of-1 page executed (the retries are refused by the ledger: the timestamp is used, the transaction executed)
  *   - expiry asks the ledger first: an operation whose signature the ledger holds is followed, not expired
- *   - stale signing data (the page's version changed, the key signed something prepared later) fails the operation
- *     with 409 SIGNING_DATA_STALE instead of leaving it open and unsignable
+ *   - stale signing data (the page's version changed, the key signed something prepared later) answers 409
+ *     SIGNING_DATA_STALE naming the cause; the operation stays open, and fresh signing data for it is signed
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -241,31 +241,50 @@ describe('expiry and a signature at the same moment', () => {
   );
 });
 
-describe('stale signing data fails the operation', () => {
-  it("the page's version changed since preparing (badSignerVersion): 409 SIGNING_DATA_STALE, the operation failed", async () => {
+describe('stale signing data leaves the operation open for fresh signing data', () => {
+  async function refresh(op: any) {
+    const res = await call('POST', `/v1/governance/${op.governance_op_id}/signing-data`);
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.governance_op_id).toBe(op.governance_op_id);
+    expect(body.status).toBe('signing_required');
+    expect(body.signing_data.hash_to_sign).not.toBe(op.signing_data.hash_to_sign);
+    return body;
+  }
+
+  it("the page's version changed since preparing (badSignerVersion): 409 SIGNING_DATA_STALE, fresh signing data, then it executes", async () => {
     const p1 = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k3.publicKey) }]);
     const p2 = await prepare(Z.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
     expect((await govSign(p2, z)).status).toBe(200);
     await pollGov(p2.governance_op_id, (b) => b.status === 'executed');
     const r = await govSign(p1, z);
-    // before: 400 LEDGER_REFUSED and the operation stayed signing_required, unsignable, until it expired
+    // before: the operation failed and had to be prepared again (earlier still: 400 LEDGER_REFUSED, unsignable until it expired)
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.code).toBe('SIGNING_DATA_STALE');
-    expect(r.body.error).toMatch(/prepare/);
-    const g = await getGov(p1.governance_op_id);
-    expect(g.status).toBe('failed');
-    expect(g.error_message).toMatch(/stale/);
-    expect((await govSign(p1, z)).status).toBe(409);
+    expect(r.body.details).toMatchObject({ cause: 'key_page_version', signing_data_url: `/v1/governance/${p1.governance_op_id}/signing-data` });
+    expect((await getGov(p1.governance_op_id)).status).toBe('signing_required');
+    const fresh = await refresh(p1);
+    expect(fresh.signing_data.key_page_version).toBeGreaterThan(p1.signing_data.key_page_version);
+    expect((await govSign(fresh, z)).status).toBe(200);
+    await pollGov(p1.governance_op_id, (b) => b.status === 'executed');
+    // executed: no fresh signing data any more
+    expect((await call('POST', `/v1/governance/${p1.governance_op_id}/signing-data`)).status).toBe(409);
   }, 60_000);
 
-  it('the key signed an operation prepared later (badTimestamp): 409 SIGNING_DATA_STALE, the operation failed', async () => {
+  it('the key signed an operation prepared later (badTimestamp): 409 SIGNING_DATA_STALE, fresh signing data, then it is submitted', async () => {
     const g1 = await prepare(Y.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k3.publicKey) }]);
     const g2 = await prepare(Y.adi_url, [{ type: 'add_key', public_key_hash: publicKeyHashHex(k4.publicKey) }]);
     expect((await govSign(g2, y1)).body.status).toBe('pending_signatures');
     const r = await govSign(g1, y1);
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.code).toBe('SIGNING_DATA_STALE');
-    expect((await getGov(g1.governance_op_id)).status).toBe('failed');
+    expect(r.body.details.cause).toBe('timestamp');
+    expect((await getGov(g1.governance_op_id)).status).toBe('signing_required');
+    const fresh = await refresh(g1);
+    const s = await govSign(fresh, y1);
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    expect(s.body.status).toBe('pending_signatures');
+    expect((await call('POST', `/v1/governance/${g1.governance_op_id}/signing-data`)).status).toBe(409);
   }, 60_000);
 });
 

@@ -103,8 +103,8 @@ describe('OpenAPI description, /docs and /reference', () => {
           if ((where === 'get /v1/health' || where === 'get /v1/health/ready') && s === '503') continue; // the health body names what is down
           expect(op.responses[s].content?.['application/json']?.schema, `${where} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });
         }
-        // action endpoints (rotate, rotate-secret, verify, redeliver) take no body
-        if (method === 'post' && !/\/(rotate|rotate-secret|verify|redeliver)$/.test(path))
+        // action endpoints (rotate, rotate-secret, verify, redeliver, signing-data) take no body
+        if (method === 'post' && !/\/(rotate|rotate-secret|verify|redeliver|signing-data)$/.test(path))
           expect(op.requestBody?.content['application/json']?.schema, where).toBeDefined();
       }
     }

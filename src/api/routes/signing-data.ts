@@ -2,17 +2,19 @@
  * Fresh signing data for what is still waiting for its signature (the use cases: src/services/signing-data.ts):
  *   POST /v1/transaction/{intent_id}/signing-data   the same intent prepared again: a new hash_to_sign
  *   POST /v1/sign/{id}/signing-data                 the same sign request prepared again: a new data_for_signature
+ *   POST /v1/governance/{id}/signing-data           the same governance operation prepared again: a new hash_to_sign
  * A signature answered 409 SIGNING_DATA_STALE (the key signed something prepared later, or its key page changed)
  * is fixed by fetching these and signing again; the resource keeps its id.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { VOTE_WORD } from '../../services/cosign.js';
-import { refreshIntentSigning, refreshSignRequestSigning } from '../../services/signing-data.js';
+import { refreshGovernanceSigning, refreshIntentSigning, refreshSignRequestSigning } from '../../services/signing-data.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf } from '../middleware/auth.js';
 import { errorResponses, jsonResponse, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { SignResponse } from './cosign-schemas.js';
+import { GovernanceSchema, governanceView, IdParam as GovernanceIdParam } from './governance-schemas.js';
 import { IntentIdParam, SigningDataSchema } from './transaction-schemas.js';
 
 const ORDERING =
@@ -41,7 +43,7 @@ export function registerSigningDataRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
           }),
           'Fresh signing data: sign hash_to_sign and submit it',
         ),
-        ...errorResponses(404, 409, 502),
+        ...errorResponses(400, 404, 409, 502),
       },
     }),
     async (c) => {
@@ -73,7 +75,7 @@ export function registerSigningDataRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       request: {
         params: z.object({ id: resourceIdParam('id', { code: 'SIGN_REQUEST_NOT_FOUND', message: 'Sign request not found' }, 'Sign request id (UUID)') }),
       },
-      responses: { 200: jsonResponse(SignResponse, 'Fresh signing data: sign data_for_signature and submit it'), ...errorResponses(404, 409, 502) },
+      responses: { 200: jsonResponse(SignResponse, 'Fresh signing data: sign data_for_signature and submit it'), ...errorResponses(400, 404, 409, 502) },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -95,6 +97,23 @@ export function registerSigningDataRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
         },
         200,
       );
+    },
+  );
+
+  app.openapi(
+    secureRoute(deps, {
+      method: 'post',
+      path: '/v1/governance/{id}/signing-data',
+      tags: ['Governance'],
+      summary: 'Fresh signing data for an unsigned governance operation',
+      description: `The operation's transaction prepared again from its operations for the same key and page (a new timestamp, the key page's current version): a new hash_to_sign for the same governance_op_id, which stays signing_required. ${ORDERING} 409 when the operation is no longer signing_required.`,
+      scopes: ['write'],
+      request: { params: GovernanceIdParam },
+      responses: { 200: jsonResponse(GovernanceSchema, 'Fresh signing data: sign hash_to_sign and submit it'), ...errorResponses(400, 404, 409, 502) },
+    }),
+    async (c) => {
+      const { op, identityUrl } = await refreshGovernanceSigning(deps, callerOf(c), c.req.valid('param').id);
+      return c.json(governanceView(op, identityUrl), 200);
     },
   );
 }
