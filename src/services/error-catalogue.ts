@@ -92,7 +92,11 @@ const ROWS: Row[] = [
   ['INVALID_SIGNATURE', 400, 'The signature does not verify against public_key over hash_to_sign'],
   ['WRONG_SIGNER', 400, 'The signing data was prepared for another key than public_key'],
   ['SIGNATURE_REJECTED', 400, 'The ledger refused the signature, or the signer is no longer valid'],
-  ['ALREADY_SIGNED', 409, 'Already signed by this key: treat as success and read the resource for its status'],
+  [
+    'ALREADY_SIGNED',
+    409,
+    'Already signed by this key (a co-signature: the key had signed the transaction with that vote, details.tx_hash names it; nothing was sent): treat as success and read the resource for its status',
+  ],
   ['INTENT_CLOSED', 409, 'The intent takes no signature any more (failed or finished)'],
   ['INTENT_EXPIRED', 409, 'The intent expired before it was signed; prepare a new one'],
   ['SIGNING_DATA_CHANGED', 409, 'The prepared ledger transaction can no longer be rebuilt byte for byte; prepare again'],
