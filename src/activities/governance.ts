@@ -95,6 +95,8 @@ export function createGovernanceActivities(deps: { db: Db; ledger: LedgerClient 
     const on = await signatureOnLedger(ledger, { txId: op.txId, txHash: op.txHash, publicKey });
     if (!on || (!on.signed && !on.tx.delivered && !on.tx.failed)) return undefined;
     const progress = await apply(op, outcomeOf(on.tx, await signingProgress(ledger, on.tx, op.signerUrl)), on.signed ? publicKey : undefined);
+    // the submission whose answer was lost did not write the inbox
+    await recordSubmissionInInbox(db, ledger, { txId: op.txId });
     return { progress, signed: on.signed };
   }
 

@@ -22,6 +22,7 @@ import {
   type SignatureInfo,
   type TxStatus,
 } from '../ledger/index.js';
+import { withTimeout } from '../net/timeout.js';
 
 /** Ledger transaction types shown in the governance category; everything else is `transactions`. */
 export const GOVERNANCE_TX_TYPES = new Set([
@@ -115,37 +116,45 @@ export interface InboxRecord {
 
 /** How long a transaction just submitted may take to show the signature on the ledger (its next block). */
 const RECORDED_WAIT_MS = 3000;
+/** The whole write is given up after this (the submission it follows has its own time limit); the scan catches up. */
+const RECORD_TIMEOUT_MS = 6000;
 
 /**
  * Write the inbox for a transaction the gateway has just submitted a signature to (an intent's, a governance
  * operation's, a co-signature): when it still waits for signatures, one action per identity it involves, in every
  * organization (a new one emits inbox.action_pending in the same write); when it is final, its open actions are
- * closed everywhere. Never throws: an inbox that could not be written is left to the scan.
+ * closed everywhere. Never throws, and answers within RECORD_TIMEOUT_MS: an inbox that could not be written is left
+ * to the scan.
  */
 export async function recordInInbox(db: Db, ledger: LedgerClient, s: { txId: string; signedBy?: string }): Promise<InboxRecord> {
   const out: InboxRecord = { created: 0, updated: 0, closed: 0 };
   try {
-    const st = s.signedBy ? await waitForSignature(ledger, s.txId, s.signedBy, RECORDED_WAIT_MS) : await ledger.getTransaction(s.txId);
-    const final = finalStatusOf(st);
-    if (final) {
-      out.closed = await closePendingTx(db, st.txHash, final);
-      return out;
-    }
-    if (!st.pending) return out;
-    const a = await authoritiesOf(ledger, st);
-    const candidates = await identitiesInvolving(db, { adiUrls: adiCandidates(st.principal), bookUrls: [...a.required, ...a.delegates.keys()] });
-    const involved = candidates.filter((i) => involves(i, st, a));
-    const actions = await Promise.all(involved.map((i) => actionOf(ledger, i, st)));
-    // a transaction every authority has approved executes in the ledger's next step: nobody's inbox needs it
-    if (actions.length && actions.every((x) => x.isReady)) return out;
-    for (const action of actions) {
-      if (await upsertPendingAction(db, action)) out.created++;
-      else out.updated++;
-    }
+    await withTimeout(write(db, ledger, s, out), RECORD_TIMEOUT_MS, 'the ledger');
   } catch (e) {
     out.error = isNotFound(e) ? `the ledger does not know ${s.txId} yet` : (e as Error).message;
   }
   return out;
+}
+
+/** recordInInbox's work, counting into `out`. */
+async function write(db: Db, ledger: LedgerClient, s: { txId: string; signedBy?: string }, out: InboxRecord): Promise<void> {
+  const st = s.signedBy ? await waitForSignature(ledger, s.txId, s.signedBy, RECORDED_WAIT_MS) : await ledger.getTransaction(s.txId);
+  const final = finalStatusOf(st);
+  if (final) {
+    out.closed = await closePendingTx(db, st.txHash, final);
+    return;
+  }
+  if (!st.pending) return;
+  const a = await authoritiesOf(ledger, st);
+  const candidates = await identitiesInvolving(db, { adiUrls: adiCandidates(st.principal), bookUrls: [...a.required, ...a.delegates.keys()] });
+  const involved = candidates.filter((i) => involves(i, st, a));
+  const actions = await Promise.all(involved.map((i) => actionOf(ledger, i, st)));
+  // a transaction every authority has approved executes in the ledger's next step: nobody's inbox needs it
+  if (actions.length && actions.every((x) => x.isReady)) return;
+  for (const action of actions) {
+    if (await upsertPendingAction(db, action)) out.created++;
+    else out.updated++;
+  }
 }
 
 /**

@@ -139,6 +139,9 @@ describe('governance signatures whose ledger answer is lost', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ status: 'pending_signatures', collected_signatures: 1, required_signatures: 2, is_ready: false });
     expect((await getGov(op.governance_op_id)).status).toBe('pending_signatures');
+    // the retry that found the signature on the ledger wrote the inbox (no scan ran)
+    const inbox = await (await call('GET', `/v1/pending?identity=${encodeURIComponent(Y.adi_url)}`)).json();
+    expect(inbox.actions.find((x: any) => x.tx_hash === op.tx_hash)).toMatchObject({ collected_signatures: 1, user_has_signed: true, is_ready: false });
     expect((await cosign(Y.adi_url, op.tx_hash, y2)).status).toBe(200);
     await pollGov(op.governance_op_id, (b) => b.status === 'executed');
   }, 60_000);
