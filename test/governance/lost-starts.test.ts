@@ -107,11 +107,11 @@ describe('intent: a start whose answer is lost', () => {
   });
 
   it('the workflow did not start: 503, and no row is left', async () => {
-    const before = await call('GET', '/v1/transactions?limit=200').then((r) => r.json());
+    const before = await call('GET', '/v1/transactions?limit=100').then((r) => r.json());
     const res = await withFailingStarts('refused', prepareIntent);
     expect(res.status).toBe(503);
     expect((await res.json()).code).toBe('SERVICE_UNAVAILABLE');
-    const after = await call('GET', '/v1/transactions?limit=200').then((r) => r.json());
+    const after = await call('GET', '/v1/transactions?limit=100').then((r) => r.json());
     expect(after.transactions.map((t: { intent_id: string }) => t.intent_id)).toEqual(before.transactions.map((t: { intent_id: string }) => t.intent_id));
   });
 });
