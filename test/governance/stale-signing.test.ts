@@ -3,7 +3,8 @@
  * timestamps to grow, so signing data prepared before the key signed something prepared later is refused. The
  * signature answers 409 SIGNING_DATA_STALE (details.cause timestamp), the intent or sign request stays open, fresh
  * signing data for the same id is fetched and signed, and it completes. And transaction.submitted carries the
- * co-signing progress of a 2-signature intent (1 of 2).
+ * co-signing progress of a 2-signature intent (1 of 2). An intent prepared before its key page changed is stale
+ * the same way (details.cause key_page_version).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,8 +72,20 @@ describe('intents signed out of the order they were prepared', () => {
 });
 
 describe('on a 2-of-3 panel', () => {
-  it('becomes a panel', async () => {
+  it('an intent prepared before its key page changed: 409 SIGNING_DATA_STALE (key_page_version), fresh signing data at the new version is taken', async () => {
+    const e = await prepare(b, [recordLeg(b, SEPOLIA, arg(`stale-e-${randomUUID()}`))]);
     await makePanel(b, [seat2, seat3], 2);
+    const stale = await signIntent(e);
+    expect(stale.status, JSON.stringify(stale.body)).toBe(409);
+    expect(stale.body.code).toBe('SIGNING_DATA_STALE');
+    expect(stale.body.details.cause).toBe('key_page_version');
+    const fresh = await api(b, 'POST', `/v1/transaction/${e.intent_id}/signing-data`);
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    expect(fresh.body.signing_data.key_page_version).toBeGreaterThan(e.signing_data.key_page_version);
+    const ok = await signIntent(e, fresh.body.signing_data.hash_to_sign);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    // on the 2-of-3 page now: submitted, waiting for a co-signer
+    expect((await api(b, 'GET', `/v1/transaction/${e.intent_id}`)).body.status).toBe('submitted');
   }, 60_000);
 
   let c: Json;
