@@ -50,7 +50,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Governance'],
       summary: 'Submit the signature of a governance operation',
       description:
-        'The signature over hash_to_sign by the key the operation was prepared for (verified before anything is sent: 400). Submitted to the ledger: on a page with threshold > 1 the operation becomes pending_signatures until co-signers sign (POST /v1/sign); executed once the ledger executed it. 409 when this key already signed, or when the signing data is stale (the key page changed, or the key signed something prepared later: the operation is failed, prepare it again); 502 when the ledger could not be reached (nothing changed: retry the same signature).',
+        'The signature over hash_to_sign by the key the operation was prepared for (verified before anything is sent: 400). Submitted to the ledger: on a page with threshold > 1 the operation becomes pending_signatures until co-signers sign (POST /v1/sign); executed once the ledger executed it. 409 when this key already signed; 409 SIGNING_DATA_STALE when the signing data is stale (details.cause: key_page_version, the key page changed, or timestamp, the key signed something prepared later): the operation stays signing_required, fetch fresh signing data with POST /v1/governance/{id}/signing-data and sign it; 502 when the ledger could not be reached (nothing changed: retry the same signature).',
       scopes: ['write'],
       request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: SignatureBody } } } },
       responses: { 200: jsonResponse(SignatureResult, 'Submitted'), ...errorResponses(400, 404, 409, 502) },

@@ -83,7 +83,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Transactions'],
       summary: 'Submit the signature of an intent',
       description:
-        'The signature is checked against public_key (which must be the nominated key) over the raw 32 bytes of hash_to_sign before anything is sent (400 otherwise), then submitted to the ledger. 409 when the intent is already signed (treat as success and read the intent); 502 on a transient ledger failure — the intent stays signing_required and the same signature can be sent again.',
+        'The signature is checked against public_key (which must be the nominated key) over the raw 32 bytes of hash_to_sign before anything is sent (400 otherwise), then submitted to the ledger. 409 when the intent is already signed (treat as success and read the intent); 409 SIGNING_DATA_STALE when the key signed something prepared later or its key page changed (details.cause; the intent stays signing_required: fetch fresh signing data with POST /v1/transaction/{id}/signing-data and sign it); 502 on a transient ledger failure — the intent stays signing_required and the same signature can be sent again.',
       scopes: ['write'],
       request: { params: IntentIdParam, body: { required: true, content: { 'application/json': { schema: SignatureBody } } } },
       responses: {
