@@ -7,6 +7,7 @@
  *   - stale signing data (the page's version changed, the key signed something prepared later) answers 409
  *     SIGNING_DATA_STALE naming the cause; the operation stays open, and fresh signing data for it is signed
  */
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { and, eq, sql } from 'drizzle-orm';
@@ -16,6 +17,7 @@ import { submitPrepared } from '../../src/governance/submit.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import type { StoredPreparedSignature } from '../../src/ledger/index.js';
 import type { GovernanceWorkflowInput } from '../../src/workflows/governance.js';
+import { workflowBundle } from '../../src/temporal/worker.js';
 import { dbKinds } from '../support/env.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
@@ -270,6 +272,9 @@ describe('stale signing data leaves the operation open for fresh signing data', 
     expect(fresh.signing_data.key_page_version).toBeGreaterThan(p1.signing_data.key_page_version);
     expect((await govSign(fresh, z)).status).toBe(200);
     await pollGov(p1.governance_op_id, (b) => b.status === 'executed');
+    // the run with the stale signature and the refreshSigningData Update replays deterministically
+    const history = await app.deps.temporal.workflow.getHandle(`governance-${p1.governance_op_id}`).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, `governance-${p1.governance_op_id}`);
     // executed: no fresh signing data any more
     expect((await call('POST', `/v1/governance/${p1.governance_op_id}/signing-data`)).status).toBe(409);
   }, 60_000);

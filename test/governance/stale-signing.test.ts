@@ -7,7 +7,9 @@
  * the same way (details.cause key_page_version).
  */
 import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowBundle } from '../../src/temporal/worker.js';
 import { newClientKey } from '../identity/devnet.js';
 import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, waitIntent, type CycleBench, type Json } from '../transaction/support.js';
 import { makePanel } from './panel.js';
@@ -61,6 +63,10 @@ describe('intents signed out of the order they were prepared', () => {
     const done = await waitIntent(b, a.intent_id);
     expect(done.error_message).toBeNull();
     expect(done.status).toBe('completed');
+
+    // the run with the stale signature and the refreshSigningData Update replays deterministically
+    const history = await b.app.deps.temporal.workflow.getHandle(`intent-${a.intent_id}`).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, `intent-${a.intent_id}`);
 
     // signed, B takes no new signing data; unknown ids are 404
     const closed = await api(b, 'POST', `/v1/transaction/${bb.intent_id}/signing-data`);
