@@ -1,10 +1,11 @@
 /**
- * Governance operations: the API's operation objects → one ledger transaction body, and the
- * quorum-reachability guard that refuses an operation leaving a page (or an account) unable to authorize again.
+ * Governance operations: the API's operation objects → one ledger transaction body (UpdateKeyPage,
+ * UpdateAccountAuth, CreateKeyPage or CreateTokenAccount), and the quorum-reachability guard that refuses an
+ * operation leaving a page (or an account) unable to authorize again.
  * Pure: the caller reads the live key page / account and passes it in.
  */
 import { LedgerInputError, tx, type AccountAuthOp, type KeyPageOp, type KeyPageInfo } from '../ledger/index.js';
-import { normUrl } from '../ledger/urls.js';
+import { normUrl, parentUrl } from '../ledger/urls.js';
 
 export const OPERATION_KINDS = {
   add_delegate: 'key_page',
@@ -15,6 +16,7 @@ export const OPERATION_KINDS = {
   add_authority: 'authority',
   remove_authority: 'authority',
   create_key_page: 'create_key_page',
+  create_token_account: 'create_token_account',
 } as const;
 export type OperationType = keyof typeof OPERATION_KINDS;
 export type OperationKind = (typeof OPERATION_KINDS)[OperationType];
@@ -28,6 +30,8 @@ export interface GovernanceOperation {
   authority_url?: string;
   /** create_key_page: the keys of the new page */
   public_key_hashes?: string[];
+  /** create_token_account: the ACME token account to create, an account of the identity's ADI (default <adi>/tokens) */
+  url?: string;
 }
 
 export class GovernanceInputError extends Error {
@@ -121,6 +125,30 @@ export function createKeyPageHashes(ops: GovernanceOperation[]): string[][] {
     if (!Array.isArray(list) || !list.length) throw new GovernanceInputError(`operations[${i}].public_key_hashes`, 'at least one key hash is required');
     return list.map((h, j) => hex64(h, `operations[${i}].public_key_hashes[${j}]`));
   });
+}
+
+/** The token account a create_token_account makes: ACME, the only token the gateway sends. */
+export const TOKEN_ACCOUNT_TOKEN = 'acc://ACME';
+
+/**
+ * create_token_account operations with their account URL resolved: `url` as given, or `<adi>/tokens` when absent.
+ * The account is created by the ADI (the transaction's principal), so it must be a direct sub-account of the ADI.
+ * One account per request. The operations are stored resolved, so the transaction prepared again later is the same.
+ */
+export function resolveTokenAccountOps(ops: GovernanceOperation[], adiUrl: string): GovernanceOperation[] {
+  if (ops.length !== 1) throw new GovernanceInputError('operations', 'create_token_account: one account per request');
+  const adi = normUrl(adiUrl);
+  return ops.map((o, i) => {
+    const field = `operations[${i}].url`;
+    const u = o.url === undefined ? `${adi}/tokens` : accUrl(o.url, field);
+    if (parentUrl(u) !== adi) throw new GovernanceInputError(field, `must be an account directly under the identity's ADI (${adi}/<name>)`);
+    return { type: o.type, url: u };
+  });
+}
+
+/** The account of each (resolved) create_token_account operation. */
+export function createTokenAccountUrls(ops: GovernanceOperation[]): string[] {
+  return ops.map((o, i) => accUrl(o.url, `operations[${i}].url`));
 }
 
 /** The message ending of an operation that would change nothing (refused alike for every operation type). */
@@ -291,6 +319,11 @@ export function governanceBody(kind: OperationKind, ops: GovernanceOperation[]) 
   try {
     if (kind === 'key_page') return tx.updateKeyPage(keyPageOps(ops));
     if (kind === 'authority') return tx.updateAccountAuth(accountAuthOps(ops));
+    if (kind === 'create_token_account') {
+      const urls = createTokenAccountUrls(ops);
+      if (urls.length !== 1) throw new GovernanceInputError('operations', 'create_token_account: one account per request');
+      return tx.createTokenAccount({ url: urls[0]!, tokenUrl: TOKEN_ACCOUNT_TOKEN });
+    }
     const pages = createKeyPageHashes(ops);
     if (pages.length !== 1) throw new GovernanceInputError('operations', 'create_key_page: one page per request');
     return tx.createKeyPage(pages[0]!);

@@ -87,7 +87,7 @@ const ROWS: Row[] = [
   [
     'NO_TOKEN_ACCOUNT',
     409,
-    'The identity has no ledger token account (provisioned before identities got one); details.token_account names the account to create',
+    "The identity has no ledger token account (provisioned before identities got one); details.token_account names the account to create, with the governance operation create_token_account (POST /v1/governance, signed by the identity's key)",
   ],
   ['INVALID_SIGNATURE', 400, 'The signature does not verify against public_key over hash_to_sign'],
   ['WRONG_SIGNER', 400, 'The signing data was prepared for another key than public_key'],

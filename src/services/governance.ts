@@ -1,8 +1,9 @@
 /**
  * Governance operations, the use case behind /v1/governance:
- *   prepare   one UpdateKeyPage / UpdateAccountAuth / CreateKeyPage from the operations, checked against the live
- *             page or account (what changes nothing; unless forced, an unreachable quorum or an identity that could no
- *             longer sign its intents, and an inherited authority kept when another is added), prepared for the
+ *   prepare   one UpdateKeyPage / UpdateAccountAuth / CreateKeyPage / CreateTokenAccount from the operations, checked
+ *             against the live page or account (what changes nothing, creating an account that exists included;
+ *             unless forced, an unreachable quorum or an identity that could no longer sign its intents, and an
+ *             inherited authority kept when another is added), prepared for the
  *             initiating key; the row, then the workflow `governance-<id>` started (the row undone only when the
  *             workflow did not start)
  *   submit    the initiator's signature as an Update on `governance-<id>`
@@ -18,6 +19,7 @@ import {
   accountAuthOps,
   authorityQuorumProblem,
   authorityStepProblem,
+  CHANGES_NOTHING,
   governanceBody,
   GovernanceInputError,
   intentAccountProblem,
@@ -26,6 +28,7 @@ import {
   keyPageQuorumProblem,
   keyPageStepProblem,
   operationsKind,
+  resolveTokenAccountOps,
   type AccountAuthorities,
   type GovernanceOperation,
 } from '../governance/operations.js';
@@ -94,7 +97,9 @@ function targets(identity: IdentityRow, kind: string, body: PrepareGovernanceReq
       ? target(body.key_page_url, normUrl(identity.bookUrl), identity.keyPageUrl, 'key_page_url')
       : kind === 'authority'
         ? target(body.account_url, adi, identity.adiUrl, 'account_url')
-        : identity.bookUrl;
+        : kind === 'create_token_account'
+          ? identity.adiUrl
+          : identity.bookUrl;
   const signerUrl = target(body.signer_key_page, normUrl(identity.bookUrl), identity.keyPageUrl, 'signer_key_page');
   return { principal, signerUrl };
 }
@@ -143,6 +148,17 @@ async function checkAuthorityOps(
   return ops;
 }
 
+/** An account to create that already exists: the operation changes nothing (the ledger refuses it once signed). */
+async function checkNewAccounts(deps: ServiceDeps, ops: GovernanceOperation[]): Promise<void> {
+  for (const [i, o] of ops.entries()) {
+    const existing = await deps.ledger.tryQueryAccount(o.url!);
+    if (existing) {
+      const field = `operations[${i}]`;
+      throw new ApiError(400, 'VALIDATION_ERROR', `${field}: ${normUrl(o.url!)} already exists (a ${existing.type}): ${CHANGES_NOTHING}`, { field });
+    }
+  }
+}
+
 /** Prepare an operation: the row, with `governance-<id>` started and waiting for the initiator's signature. */
 export async function prepareGovernance(
   deps: ServiceDeps,
@@ -159,6 +175,7 @@ export async function prepareGovernance(
   let kind: ReturnType<typeof operationsKind>;
   try {
     kind = operationsKind(ops);
+    if (kind === 'create_token_account') ops = resolveTokenAccountOps(ops, identity.adiUrl);
     governanceBody(kind, ops);
   } catch (e) {
     if (e instanceof GovernanceInputError) throw new ApiError(400, e.code, e.message, { field: e.field });
@@ -176,6 +193,7 @@ export async function prepareGovernance(
       if (step) throw new ApiError(400, 'VALIDATION_ERROR', `${step.field}: ${step.message}`, { field: step.field });
     }
     if (kind === 'authority') ops = await checkAuthorityOps(deps, identity, principal, ops, body.force === true);
+    if (kind === 'create_token_account') await checkNewAccounts(deps, ops);
     if (page && !body.force) {
       const problem = keyPageQuorumProblem(page, keyPageOps(ops));
       if (problem) throw quorumUnreachable(problem);

@@ -6,7 +6,8 @@
  *   from     the identity's ACME token account acc://<adi>/tokens, made by provisioning. An identity provisioned
  *            before token accounts has none: the gateway cannot create it for the identity (only the identity's
  *            own key may, once provisioning handed the key page over), so its sendTokens answers 409
- *            NO_TOKEN_ACCOUNT naming the account to create.
+ *            NO_TOKEN_ACCOUNT naming the account and the governance operation that creates it
+ *            (create_token_account, signed by the identity's key).
  *   to       an ACME token account: an ADI's token account that exists, or a lite token account
  *            (acc://<lite identity>/ACME, which the ledger creates on its first deposit). Anything else: 400
  *            naming intent.to.
@@ -105,8 +106,8 @@ export async function prepareTransferIntent(
     throw new ApiError(
       409,
       'NO_TOKEN_ACCOUNT',
-      `The identity has no ledger token account ${from}: it was provisioned before identities got one, and only the identity's key can create it (CreateTokenAccount ${from}, token acc://ACME, signed by ${identity.keyPageUrl})`,
-      { token_account: from },
+      `The identity has no ledger token account ${from} (it was provisioned before identities got one): create it with the governance operation create_token_account (POST /v1/governance with operations [{"type": "create_token_account"}], signed with the identity's key like every governance operation), fund it, then send again`,
+      { token_account: from, operation: 'create_token_account' },
     );
   }
   const balance = BigInt(account.balance ?? '0');

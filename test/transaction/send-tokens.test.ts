@@ -10,7 +10,9 @@
  *   short         a balance short of the amount is refused at prepare (402 naming intent.amount with the balance);
  *                 one spent between prepare and delivery fails the intent with the ledger's reason
  *   older         an identity provisioned before token accounts (made here on the ledger and in the database as
- *                 provisioning made them then) answers 409 NO_TOKEN_ACCOUNT naming the account it lacks
+ *                 provisioning made them then) answers 409 NO_TOKEN_ACCOUNT naming the account it lacks and the
+ *                 governance operation create_token_account; that operation, signed by the identity's key, creates
+ *                 the account (a second one is refused as changing nothing), and once funded the identity sends
  *   inputs        a `to` that is no token account URL, or names no ACME token account, is a 400 naming intent.to;
  *                 an amount beyond ACME's 8 decimals, zero or negative a 400 naming intent.amount
  */
@@ -222,7 +224,7 @@ describe('sendTokens: a ledger token transfer', () => {
     expect(smallest.status, JSON.stringify(smallest.body)).toBe(201);
   });
 
-  it('an identity provisioned before token accounts answers 409 NO_TOKEN_ACCOUNT naming the account', async () => {
+  it('an identity provisioned before token accounts: 409 NO_TOKEN_ACCOUNT naming create_token_account, which makes the account; funded, it sends', async () => {
     const key = newClientKey();
     const name = uniqueName('old');
     const url = `acc://${name}.acme`;
@@ -233,7 +235,8 @@ describe('sendTokens: a ledger token transfer', () => {
       publicKeyHash: publicKeyHashHex(key.publicKey),
       sponsor: sponsor.asLite(),
       sponsorTokenAccount: sponsor.liteTokenAccount,
-      pageCredits: 50,
+      // enough for its data account, then the token account and a transfer
+      pageCredits: 100,
       dataAccounts: [`${url}/data`],
       owner: { privateKey: key.secretKey, signerUrl: `${url}/book/1` },
     });
@@ -251,11 +254,60 @@ describe('sendTokens: a ledger token transfer', () => {
       requestedCredits: 0n,
     });
     if (!created.ok) throw new Error(`identity row: ${created.reason}`);
-    await markIdentityActive(app.db, created.identity.id, 50n);
-    const r = await api('POST', '/v1/transaction', { identity_id: created.identity.id, intent: { type: 'sendTokens', to: bob.tokens, amount: 1 } });
+    await markIdentityActive(app.db, created.identity.id, 100n);
+    const old: Identity = { id: created.identity.id, adiUrl: url, tokens: `${url}/tokens`, key };
+
+    const r = await prepare(old, { type: 'sendTokens', to: bob.tokens, amount: 1 });
     expect(r.status, JSON.stringify(r.body)).toBe(409);
     expect(r.body.code).toBe('NO_TOKEN_ACCOUNT');
-    expect(r.body.details.token_account).toBe(`${url}/tokens`);
-    expect(await dn.ledger.tryQueryAccount(`${url}/tokens`)).toBeUndefined();
+    expect(r.body.details).toEqual({ token_account: old.tokens, operation: 'create_token_account' });
+    expect(r.body.error).toContain('create_token_account');
+    expect(await dn.ledger.tryQueryAccount(old.tokens)).toBeUndefined();
+
+    // the account must be one of the identity's ADI, directly under it
+    const outside = await api('POST', '/v1/governance', { identity: old.id, operations: [{ type: 'create_token_account', url: `${bob.adiUrl}/more` }] });
+    expect(outside.status, JSON.stringify(outside.body)).toBe(400);
+    expect(outside.body.details.field).toBe('operations[0].url');
+
+    // the governance operation, signed by the identity's key, creates <adi>/tokens for ACME
+    const op = await api('POST', '/v1/governance', { identity: old.id, operations: [{ type: 'create_token_account' }] });
+    expect(op.status, JSON.stringify(op.body)).toBe(201);
+    expect(op.body).toMatchObject({ status: 'signing_required', kind: 'create_token_account' });
+    expect(op.body.operations).toEqual([{ type: 'create_token_account', url: old.tokens }]);
+    const signed = await api('POST', `/v1/governance/${op.body.governance_op_id}/signature`, {
+      signature: sign(op.body.signing_data.hash_to_sign, key.secretKey),
+      public_key: key.publicKey,
+    });
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    const deadline = Date.now() + 30_000;
+    let got = await api('GET', `/v1/governance/${op.body.governance_op_id}`);
+    while (got.body.status !== 'executed' && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 50));
+      got = await api('GET', `/v1/governance/${op.body.governance_op_id}`);
+    }
+    expect(got.body.status, JSON.stringify(got.body)).toBe('executed');
+    const acct = await dn.ledger.queryAccount(old.tokens);
+    expect(acct.type).toBe('tokenAccount');
+    expect(String(acct.raw.tokenUrl).toLowerCase()).toBe('acc://acme');
+
+    // once more changes nothing: refused like every such operation, naming it
+    const again = await api('POST', '/v1/governance', { identity: old.id, operations: [{ type: 'create_token_account' }] });
+    expect(again.status, JSON.stringify(again.body)).toBe(400);
+    expect(again.body.code).toBe('VALIDATION_ERROR');
+    expect(again.body.details.field).toBe('operations[0]');
+    expect(again.body.error).toMatch(/already exists.*the operation changes nothing/);
+
+    // funded from the faucet, its sendTokens completes
+    await sendFaucetTokens(dn.ledger, faucetKey, old.tokens, 2n * ACME);
+    const toBefore = await balance(bob.tokens);
+    const p = await prepare(old, { type: 'sendTokens', to: bob.tokens, amount: 1 });
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    await signIntent(old, p.body);
+    const done = await waitEnd(p.body.intent_id);
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    expect(await balance(bob.tokens)).toBe(toBefore + ACME);
+    expect(await balance(old.tokens)).toBe(ACME);
+    for (const [what, body] of Object.entries({ refused: r.body, op: op.body, signed: signed.body, again: again.body }))
+      expect(answerDeviations(body), what).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import {
   keyPageQuorumProblem,
   keyPageStepProblem,
   operationsKind,
+  resolveTokenAccountOps,
   type GovernanceOperation,
 } from '../../src/governance/operations.js';
 
@@ -28,6 +29,8 @@ describe('operationsKind', () => {
     expect(operationsKind([{ type: 'add_key' }, { type: 'set_threshold' }])).toBe('key_page');
     expect(operationsKind([{ type: 'add_authority' }])).toBe('authority');
     expect(operationsKind([{ type: 'create_key_page' }])).toBe('create_key_page');
+    expect(operationsKind([{ type: 'create_token_account' }])).toBe('create_token_account');
+    expect(() => operationsKind([{ type: 'create_token_account' }, { type: 'add_key' }])).toThrow(/create_token_account, key_page/);
     expect(() => operationsKind([{ type: 'add_key' }, { type: 'remove_authority' }])).toThrow(/key_page, authority/);
     expect(() => operationsKind([])).toThrow(/^operations: at least one/);
     expect(() => operationsKind([{ type: 'nope' as never }])).toThrow(/^operations\[0\]\.type: unknown operation type/);
@@ -69,6 +72,43 @@ describe('field validation names the field', () => {
       ]).type,
     ).toBeDefined();
     expect(field([{ type: 'add_delegate', delegate_url: 'acc://x.acme/book' }])).toBeUndefined();
+  });
+});
+
+describe('create_token_account', () => {
+  const adi = 'acc://Alice.acme';
+  const fieldOf = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof GovernanceInputError) return e.field;
+      throw e;
+    }
+    return undefined;
+  };
+  it('the account defaults to <adi>/tokens; a given one is kept (normalized)', () => {
+    expect(resolveTokenAccountOps([{ type: 'create_token_account' }], adi)).toEqual([{ type: 'create_token_account', url: 'acc://alice.acme/tokens' }]);
+    expect(resolveTokenAccountOps([{ type: 'create_token_account', url: 'acc://ALICE.acme/Savings' }], adi)).toEqual([
+      { type: 'create_token_account', url: 'acc://alice.acme/savings' },
+    ]);
+  });
+  it('the account must be directly under the ADI (its principal), one per request', () => {
+    for (const url of ['acc://bob.acme/tokens', 'acc://alice.acme', 'acc://alice.acme/a/b', 'not a url', 'acc://alice.acmex/tokens'])
+      expect(
+        fieldOf(() => resolveTokenAccountOps([{ type: 'create_token_account', url }], adi)),
+        url,
+      ).toBe('operations[0].url');
+    expect(fieldOf(() => resolveTokenAccountOps([{ type: 'create_token_account' }, { type: 'create_token_account', url: `${adi}/b` }], adi))).toBe(
+      'operations',
+    );
+  });
+  it('builds a CreateTokenAccount for ACME at the resolved account', () => {
+    const body = governanceBody('create_token_account', resolveTokenAccountOps([{ type: 'create_token_account' }], adi)).asObject() as Record<string, unknown>;
+    expect(body.type).toBe('createTokenAccount');
+    expect(String(body.url).toLowerCase()).toBe('acc://alice.acme/tokens');
+    expect(String(body.tokenUrl).toLowerCase()).toBe('acc://acme');
+    // stored operations lacking the account (never written so) are refused, not built with a guess
+    expect(fieldOf(() => governanceBody('create_token_account', [{ type: 'create_token_account' }]))).toBe('operations[0].url');
   });
 });
 

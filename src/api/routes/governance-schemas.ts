@@ -13,6 +13,10 @@ export const OperationSchema = z
     public_key_hash: z.string().optional().openapi({ description: 'add_key / remove_key: SHA-256 of the raw 32 key bytes, 64 hex' }),
     authority_url: z.string().optional().openapi({ description: 'add_authority / remove_authority: a key book URL' }),
     public_key_hashes: z.array(z.string()).optional().openapi({ description: 'create_key_page: the key hashes of the new page' }),
+    url: z
+      .string()
+      .optional()
+      .openapi({ description: "create_token_account: the ACME token account to create, directly under the identity's ADI; default <adi>/tokens" }),
   })
   .openapi('GovernanceOperation');
 
@@ -22,7 +26,7 @@ export const CreateBody = z
     operations: z
       .array(OperationSchema)
       .max(32)
-      .openapi({ description: 'Several operations of one kind (key page, authority, create_key_page); kinds cannot be mixed' }),
+      .openapi({ description: 'Several operations of one kind (key page, authority, create_key_page, create_token_account); kinds cannot be mixed' }),
     force: z
       .boolean()
       .optional()
@@ -58,7 +62,7 @@ export const GovernanceSchema = z
     governance_op_id: z.uuid(),
     identity_id: z.uuid(),
     identity_url: z.string(),
-    kind: z.string(),
+    kind: z.string().openapi({ description: 'key_page, authority, create_key_page or create_token_account' }),
     operations: z.array(z.record(z.string(), z.unknown())),
     status: z.string().openapi({ description: 'signing_required → pending_signatures → executed | rejected | expired' }),
     signing_data: SigningData,

@@ -15,14 +15,14 @@ const identityRef = () =>
     .notNull()
     .references(() => identities.id);
 
-/** A governance operation: one prepared UpdateKeyPage / UpdateAccountAuth / CreateKeyPage, signed through `governance-<id>`. */
+/** A governance operation: one prepared UpdateKeyPage / UpdateAccountAuth / CreateKeyPage / CreateTokenAccount, signed through `governance-<id>`. */
 export const governanceOps = pgTable(
   'governance_ops',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     orgId: orgRef(),
     identityId: identityRef(),
-    /** key_page | authority | create_key_page */
+    /** key_page | authority | create_key_page | create_token_account */
     kind: text('kind').notNull(),
     /** the operations as requested (API shape) */
     operations: jsonb('operations').$type<Record<string, unknown>[]>().notNull(),
