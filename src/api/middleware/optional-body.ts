@@ -8,7 +8,9 @@ import type { MiddlewareHandler } from 'hono';
 
 export const emptyBodyIsNoBody: MiddlewareHandler = async (c, next) => {
   const raw = c.req.raw;
-  if (raw.headers.get('content-type') !== null && (raw.body === null || (await raw.clone().arrayBuffer()).byteLength === 0)) {
+  // c.req's body readers cache what they read (the Idempotency-Key middleware may have read the text already), where
+  // the raw request's stream can be read once only
+  if (raw.headers.get('content-type') !== null && (raw.body === null || (await c.req.arrayBuffer()).byteLength === 0)) {
     const headers = new Headers(raw.headers);
     headers.delete('content-type');
     headers.delete('content-length');
