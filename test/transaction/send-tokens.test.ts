@@ -17,10 +17,12 @@
  *                 an amount beyond ACME's 8 decimals, zero or negative a 400 naming intent.amount
  */
 import { randomBytes } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdentityWithinQuota, markIdentityActive } from '../../src/db/identities.js';
 import { publicKeyHashHex } from '../../src/identity/keys.js';
 import { verifyBundle } from '../../src/proof/verify.js';
+import { workflowBundle } from '../../src/temporal/worker.js';
 import { createSponsor } from '../../src/identity/sponsor.js';
 import { ensureAdi, sendFaucetTokens, verifyReceipt } from '../../src/ledger/index.js';
 import { answerDeviations } from '../support/conventions.js';
@@ -118,6 +120,9 @@ describe('sendTokens: a ledger token transfer', () => {
     expect(s.status).toBe('submitted');
     const done = await waitEnd(p.body.intent_id);
     expect(done.status, JSON.stringify(done)).toBe('completed');
+    // the ledger-only path of intentWorkflow (behind patched('ledger-only-intent')) replays deterministically
+    const history = await app.deps.temporal.workflow.getHandle(`intent-${p.body.intent_id}`).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, `intent-${p.body.intent_id}`);
     expect(done.intent_type).toBe('sendTokens');
     expect(done.tx_hash).toBe(s.tx_hash);
     expect(done.proof_id).toMatch(/^[0-9a-f-]{36}$/);
