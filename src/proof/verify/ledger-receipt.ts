@@ -9,13 +9,13 @@
  * page, and whether the receipt's anchor is the ledger network's (the --ledger cross-check is for intents' WriteData).
  */
 import { core } from 'accumulate.js';
-import { bytesToHex, hexToBytes, type Hex } from 'viem';
-import { canonicalJson } from '../../chain/formulas.js';
-import { transactionHash, unwrapSignature, verifySignature } from '../../ledger/signing.js';
+import { bytesToHex, type Hex } from 'viem';
+import { transactionHash } from '../../ledger/signing.js';
 import { bundleHash, type BundleLedgerReceipt } from '../bundle.js';
 import { LEDGER_RECEIPT_BUNDLE_VERSION } from '../ledger-receipt.js';
 import { CheckFailed, ensure, eq, int, lc, ledger0x, same, type Checker } from './checks.js';
 import { checkLedgerReceipt } from './evidence.js';
+import { verifiedSignatureKeys, type LedgerSignerKey } from './ledger.js';
 
 interface LedgerReceiptBundle {
   version: string;
@@ -72,25 +72,10 @@ export function verifyLedgerReceiptBundle(b: LedgerReceiptBundle, check: Checker
     ensure(String(to[0]!.amount) === I.amount, `amount ${String(to[0]!.amount)} is not the intent's ${I.amount}`);
     return `${L.tx_hash} re-hashes; SendTokens of ${I.amount} base units from ${principal} to ${I.to}`;
   });
-  let keys: { signer: string; publicKey: string; version: number; delegators: string[]; vote: unknown }[] = [];
+  let keys: LedgerSignerKey[] = [];
   check('ledger.signatures', () => {
     ensure(hashOk, 'not checked: the transaction hash did not recompute');
-    ensure(Array.isArray(L.signatures) && L.signatures.length > 0, 'no signatures');
-    const texts = L.signatures.map((x) => canonicalJson(x));
-    ensure(new Set(texts).size === texts.length, 'a signature is listed twice');
-    const h = hexToBytes(ledger0x(L.tx_hash));
-    keys = L.signatures.map((raw, i) => {
-      let sig: core.Signature;
-      try {
-        sig = core.Signature.fromObject(raw as core.SignatureArgs);
-      } catch (e) {
-        throw new CheckFailed(`signature ${i}: cannot decode: ${(e as Error).message}`);
-      }
-      const v = verifySignature(sig, h);
-      ensure(v.ok, `signature ${i}: ${v.ok ? '' : v.reason}`);
-      const { key, delegators } = unwrapSignature(sig);
-      return { signer: key.signer!.toString(), publicKey: bytesToHex(key.publicKey!), version: Number(key.signerVersion), delegators, vote: key.vote };
-    });
+    keys = verifiedSignatureKeys(L.signatures, L.tx_hash);
     return `${keys.length} Ed25519 signature(s) verify over the transaction`;
   });
   check('ledger.authority', () => {

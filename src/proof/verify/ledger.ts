@@ -11,6 +11,38 @@ import { INTENT_MEMO, parseIntentEntries, type CanonicalIntent } from '../../pro
 import { CheckFailed, ensure, eq, int, lc, ledger0x, same, type VerifyContext } from './checks.js';
 import { checkLedgerReceipt, ledgerWriteData } from './evidence.js';
 
+/** A ledger signature's signing key: its page, public key, page version, delegation path and vote. */
+export interface LedgerSignerKey {
+  signer: string;
+  publicKey: string;
+  version: number;
+  delegators: string[];
+  vote: unknown;
+}
+
+/**
+ * The bundle's ledger signatures, each decoded and verified over the transaction hash: their signing keys. Throws
+ * CheckFailed naming the first that is missing, repeated, undecodable or invalid.
+ */
+export function verifiedSignatureKeys(signatures: unknown[], txHash: string): LedgerSignerKey[] {
+  ensure(Array.isArray(signatures) && signatures.length > 0, 'no signatures');
+  const texts = signatures.map((x) => canonicalJson(x));
+  ensure(new Set(texts).size === texts.length, 'a signature is listed twice');
+  const h = hexToBytes(ledger0x(txHash));
+  return signatures.map((raw, i) => {
+    let sig: core.Signature;
+    try {
+      sig = core.Signature.fromObject(raw as core.SignatureArgs);
+    } catch (e) {
+      throw new CheckFailed(`signature ${i}: cannot decode: ${(e as Error).message}`);
+    }
+    const v = verifySignature(sig, h);
+    ensure(v.ok, `signature ${i}: ${v.ok ? '' : v.reason}`);
+    const { key, delegators } = unwrapSignature(sig);
+    return { signer: key.signer!.toString(), publicKey: bytesToHex(key.publicKey!), version: Number(key.signerVersion), delegators, vote: key.vote };
+  });
+}
+
 /** Runs the intent and ledger checks; sets ctx.intent when the intent parses. */
 export function verifyIntentAndLedger(ctx: VerifyContext): void {
   const { b, check } = ctx;
@@ -37,25 +69,10 @@ export function verifyIntentAndLedger(ctx: VerifyContext): void {
     ensure(rest && !rest.includes('/'), `data account ${w.principal} is not a direct account of ${b.intent.adi_url}`);
     return `${L.tx_hash} re-hashes; WriteData of the 4 intent parts to ${w.principal}`;
   });
-  let validKeys: { signer: string; publicKey: string; version: number; delegators: string[]; vote: unknown }[] = [];
+  let validKeys: LedgerSignerKey[] = [];
   check('ledger.signatures', () => {
     ensure(ledgerTxHashOk, 'not checked: the transaction hash did not recompute');
-    ensure(Array.isArray(L.signatures) && L.signatures.length > 0, 'no signatures');
-    const texts = L.signatures.map((x) => canonicalJson(x));
-    ensure(new Set(texts).size === texts.length, 'a signature is listed twice');
-    const h = hexToBytes(ledger0x(L.tx_hash));
-    validKeys = L.signatures.map((raw, i) => {
-      let sig: core.Signature;
-      try {
-        sig = core.Signature.fromObject(raw as core.SignatureArgs);
-      } catch (e) {
-        throw new CheckFailed(`signature ${i}: cannot decode: ${(e as Error).message}`);
-      }
-      const v = verifySignature(sig, h);
-      ensure(v.ok, `signature ${i}: ${v.ok ? '' : v.reason}`);
-      const { key, delegators } = unwrapSignature(sig);
-      return { signer: key.signer!.toString(), publicKey: bytesToHex(key.publicKey!), version: Number(key.signerVersion), delegators, vote: key.vote };
-    });
+    validKeys = verifiedSignatureKeys(L.signatures, L.tx_hash);
     return `${validKeys.length} Ed25519 signature(s) verify over the transaction`;
   });
   check('ledger.authority', () => {
