@@ -21,12 +21,15 @@ export const LISTED_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 /**
  * The scopes a key can hold. `admin` manages the organization's keys; `webhook:write`, `webhook:read` and
  * `events:read` make keys for integrations that only manage webhook endpoints or read the event log
- * (src/api/middleware/scopes.ts).
+ * (src/api/middleware/scopes.ts). `operator` reads the gateway-wide /metrics: only the bootstrap key of the operator's
+ * organization is made with it; self-service organizations never get it, and a key can only grant scopes it holds.
  */
-export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read'] as const;
+export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read', 'operator'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const DEFAULT_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read'];
 export const ADMIN_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read', 'admin'];
+/** the bootstrap key's: an admin key that also reads the gateway-wide /metrics */
+export const OPERATOR_PERMISSIONS: Scope[] = [...ADMIN_PERMISSIONS, 'operator'];
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -153,13 +156,15 @@ export async function revokeApiKey(db: Db, orgId: string, keyId: string, now = n
 /**
  * Rotate: a new key with the old one's name, permissions, rate limit and expiry; the old key is revoked in the
  * same transaction. Undefined when the org has no such active key; `{ expired }` (nothing changed) when the key
- * has expired — its replacement would carry the same past expiry and be dead on arrival.
+ * has expired — its replacement would carry the same past expiry and be dead on arrival. `admit` sees the key about to
+ * be rotated and may throw to refuse (the caller's bounds): the transaction is rolled back and nothing changes.
  */
 export async function rotateApiKey(
   db: Db,
   orgId: string,
   keyId: string,
   now = new Date(),
+  admit: (previous: ApiKeyRow) => void = () => {},
 ): Promise<{ previous: ApiKeyRow; row: ApiKeyRow; rawKey: string } | { expired: ApiKeyRow } | undefined> {
   return db.transaction(async (tx) => {
     const [previous] = await tx
@@ -174,6 +179,7 @@ export async function rotateApiKey(
         .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
       return row?.expiresAt && row.expiresAt <= now ? { expired: row } : undefined;
     }
+    admit(previous);
     const created = await createApiKey(tx as unknown as Db, {
       orgId,
       name: previous.name,
@@ -222,7 +228,8 @@ export function createdApiKeyView(k: ApiKeyRow, rawKey: string) {
 }
 
 /**
- * On an empty database (no organization yet), create the operator organization and its admin key and return the
+ * On an empty database (no organization yet), create the operator organization and its admin key (with the
+ * `operator` scope) and return the
  * raw key; otherwise undefined. Serialised by a transaction-scoped advisory lock so two starting processes
  * cannot both create one.
  */
@@ -238,6 +245,7 @@ export async function bootstrapAdminKey(
     const { row, rawKey } = await createApiKey(tx as unknown as Db, {
       orgId: org.id,
       name: 'bootstrap admin key',
+      permissions: OPERATOR_PERMISSIONS,
       isAdmin: true,
       rateLimitRpm: opts.rateLimitRpm,
     });

@@ -48,6 +48,11 @@ const ROWS: Row[] = [
   ['INSUFFICIENT_SCOPE', 403, 'The key lacks a scope the operation needs; the message names it (GET /v1/scopes lists them)'],
   ['ORG_MISMATCH', 403, "org_id names another organization than the caller's"],
   ['ORG_NOT_FOUND', 403, 'The API key belongs to no organization'],
+  [
+    'API_KEY_EXCEEDS_CALLER',
+    403,
+    "Creating or rotating a key beyond the calling key's own bounds: details.bound names scopes (a scope it does not hold), rate_limit_rpm (above its own) or expires_at (later than its own, or never when it expires)",
+  ],
   ['API_KEY_LIMIT_REACHED', 403, 'The organization already holds the most active API keys it may; revoke one first'],
   ['RATE_LIMIT_EXCEEDED', 429, "Over the key's (or, without a key, the client address's) requests per minute; wait Retry-After seconds", RETRY],
   // sign-up

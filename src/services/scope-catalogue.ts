@@ -8,10 +8,12 @@ const DESCRIPTIONS: Record<Scope, string> = {
   read: 'Read identities, transactions, governance operations, pending actions and the portfolio; also webhook endpoints, deliveries and the event log',
   write: 'Create and change identities, prepare and sign transactions, governance operations and co-signatures; also manage webhook endpoints',
   'proof:read': 'Read proof artifacts, bundles, custody chains and ledger receipts',
-  admin: "Manage the organization's API keys and read /metrics; an admin key also passes every any-of rule",
+  admin:
+    "Manage the organization's API keys (a key can only create or rotate keys within its own scopes, rate limit and expiry); an admin key also passes every any-of rule",
   'webhook:write': 'Register, change, verify and delete webhook endpoints, rotate their secrets, redeliver',
   'webhook:read': 'List webhook endpoints and the delivery log',
   'events:read': 'Read the event log',
+  operator: "Read the gateway-wide /metrics. Held only by the operator's bootstrap key; self-service organizations never get it",
 };
 
 export interface ScopeEntry {

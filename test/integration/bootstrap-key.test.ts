@@ -1,6 +1,7 @@
-/** The bootstrap admin key: created once on an empty database, never again, even by concurrent starters. */
+/** The bootstrap admin key: created once on an empty database, never again, even by concurrent starters; it alone
+ * holds the operator scope (/metrics). */
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { ADMIN_PERMISSIONS, bootstrapAdminKey, findApiKeyByRaw } from '../../src/db/api-keys.js';
+import { bootstrapAdminKey, OPERATOR_PERMISSIONS, findApiKeyByRaw } from '../../src/db/api-keys.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { apiKeys, organizations } from '../../src/db/schema.js';
 import { dbKinds } from '../support/env.js';
@@ -33,7 +34,7 @@ describe.each(dbKinds())('bootstrapAdminKey (%s)', (kind) => {
     expect(made[0]!.rawKey).toMatch(/^ck_live_[0-9A-Za-z]{43}$/);
     const db = dbs[0].db;
     const key = await findApiKeyByRaw(db, made[0]!.rawKey);
-    expect(key).toMatchObject({ isAdmin: true, permissions: ADMIN_PERMISSIONS, orgId: made[0]!.org.id });
+    expect(key).toMatchObject({ isAdmin: true, permissions: OPERATOR_PERMISSIONS, orgId: made[0]!.org.id });
     expect(await db.select().from(organizations)).toHaveLength(1);
     expect(await db.select().from(apiKeys)).toHaveLength(1);
     expect(await bootstrapAdminKey(db)).toBeUndefined();

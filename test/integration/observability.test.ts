@@ -2,6 +2,7 @@
  * request id; neither ever contains a raw API key. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMetrics } from '../../src/api/middleware/metrics.js';
+import { OPERATOR_PERMISSIONS } from '../../src/db/api-keys.js';
 import { createLogger } from '../../src/log.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
 
@@ -9,10 +10,12 @@ describe('metrics and request logs', () => {
   let t: TestApp;
   const lines: string[] = [];
   let admin: TestKey;
+  let operator: TestKey;
   let createdKey = '';
   beforeAll(async () => {
     t = await startTestApp('pglite', { logger: createLogger('debug', { process: 'test' }, (l) => lines.push(l)), metrics: new HttpMetrics() });
     admin = await createTestOrgAndKey(t.db, { isAdmin: true });
+    operator = await createTestOrgAndKey(t.db, { permissions: OPERATOR_PERMISSIONS });
     await t.call('/v1/admin/api-keys', { key: admin.key });
     await t.call('/v1/admin/api-keys', { key: admin.key });
     const res = await t.call('/v1/admin/api-keys', { method: 'POST', key: admin.key, body: JSON.stringify({ name: 'm' }) });
@@ -24,17 +27,19 @@ describe('metrics and request logs', () => {
   });
   afterAll(async () => t?.close());
 
-  it('/metrics needs an API key with the admin scope (spec §5: only GET /v1/health is keyless)', async () => {
+  it('/metrics needs an API key with the operator scope (spec §5: only GET /v1/health is keyless)', async () => {
     const anonymous = await t.call('/metrics');
     expect(anonymous.status).toBe(401);
     expect((await anonymous.json()).code).toBe('MISSING_API_KEY');
-    const notAdmin = await t.call('/metrics', { key: createdKey });
-    expect(notAdmin.status).toBe(403);
-    expect(await notAdmin.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', error: 'API key lacks the required scope: admin' });
+    const notOperator = await t.call('/metrics', { key: createdKey });
+    expect(notOperator.status).toBe(403);
+    expect(await notOperator.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE', error: 'API key lacks the required scope: operator' });
+    const tenantAdmin = await t.call('/metrics', { key: admin.key });
+    expect(tenantAdmin.status).toBe(403);
   });
 
   it('counts requests and latency by method, route pattern and status', async () => {
-    const res = await t.call('/metrics', { key: admin.key });
+    const res = await t.call('/metrics', { key: operator.key });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();

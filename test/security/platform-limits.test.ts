@@ -1,5 +1,5 @@
 /** Abuse limits of the API platform: sign-ups count against the client IP whatever key they carry, a key cannot mint
- * a key with a higher rate limit than its own, and an organization holds at most MAX_API_KEYS_PER_ORG active keys. */
+ * a key with a higher rate limit than its own (test/security/key-bounds.test.ts: scopes and expiry too), and an organization holds at most MAX_API_KEYS_PER_ORG active keys. */
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientIp } from '../../src/api/middleware/auth.js';
@@ -54,11 +54,15 @@ describe.each(dbKinds())('platform abuse limits (%s)', (kind) => {
     expect(await ipOf(false, 1, '10.0.0.1')).toBe('unknown');
   });
 
-  it("a minted key's rate_limit_rpm may not exceed the creating key's own (400 naming rate_limit_rpm); the default is capped too", async () => {
+  it("a minted key's rate_limit_rpm may not exceed the creating key's own (403 naming rate_limit_rpm); the default is capped too", async () => {
     const owner = await createTestOrgAndKey(t.db, { isAdmin: true, rateLimitRpm: 60 });
     const over = await t.call('/v1/admin/api-keys', { method: 'POST', key: owner.key, body: JSON.stringify({ name: 'fast', rate_limit_rpm: 100_000 }) });
-    expect(over.status).toBe(400);
-    expect(await over.json()).toMatchObject({ code: 'VALIDATION_ERROR', error: "rate_limit_rpm: must not exceed the creating key's own limit (60)" });
+    expect(over.status).toBe(403);
+    expect(await over.json()).toMatchObject({
+      code: 'API_KEY_EXCEEDS_CALLER',
+      error: "rate_limit_rpm: 100000 exceeds the calling key's own limit (60)",
+      details: { bound: 'rate_limit_rpm', requested: 100_000, max: 60 },
+    });
     const equal = await t.call('/v1/admin/api-keys', { method: 'POST', key: owner.key, body: JSON.stringify({ name: 'same', rate_limit_rpm: 60 }) });
     expect(equal.status).toBe(201);
 

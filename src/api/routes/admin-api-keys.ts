@@ -4,13 +4,25 @@
  *   GET    /v1/admin/api-keys                  list (prefixes only)
  *   DELETE /v1/admin/api-keys/{key_id}         revoke (immediate, final)
  *   POST   /v1/admin/api-keys/{key_id}/rotate  new key with the same settings; the old one is revoked
- * Another organization's key id is a 404, exactly like an unknown id.
+ * Another organization's key id is a 404, exactly like an unknown id. A key creates or rotates only keys within its own
+ * bounds (checkWithinCaller): scopes it holds, a rate limit no higher than its own, an expiry no later than its own.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { apiKeyView, createApiKeyWithinLimit, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, SCOPES, type ApiKeyRow } from '../../db/api-keys.js';
+import {
+  apiKeyView,
+  createApiKeyWithinLimit,
+  DEFAULT_PERMISSIONS,
+  getApiKey,
+  listApiKeys,
+  revokeApiKey,
+  rotateApiKey,
+  SCOPES,
+  type ApiKeyRow,
+} from '../../db/api-keys.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
+import { SCOPE_RULES } from '../middleware/scopes.js';
 import { withholdOnReplay } from '../middleware/idempotency.js';
 import { ErrorSchema, errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
 import { createdAtPage, pageRequest } from '../pagination.js';
@@ -18,6 +30,51 @@ import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
 
 const API_KEY_NOT_FOUND = { code: 'NOT_FOUND', message: 'API key not found' };
+
+/**
+ * The scopes a key holds in effect: its own, and the narrow integration scopes whose any-of rule it passes (a `write`
+ * or `admin` key may call every webhook:write operation, so it may grant webhook:write). `admin` grants nothing more:
+ * a key never grants a scope it does not hold.
+ */
+function heldScopes(permissions: readonly string[]): Set<string> {
+  const held = new Set(permissions);
+  const narrow = { 'webhook:write': SCOPE_RULES.webhookWrite, 'webhook:read': SCOPE_RULES.webhookRead, 'events:read': SCOPE_RULES.eventsRead };
+  for (const [scope, rule] of Object.entries(narrow)) if (rule.anyOf.some((s) => held.has(s))) held.add(scope);
+  return held;
+}
+
+/**
+ * 403 API_KEY_EXCEEDS_CALLER (details.bound names which) unless the key described by `wanted` is within the caller's
+ * own bounds: every scope held by the caller, rate_limit_rpm at most the caller's, and an expiry no later than the
+ * caller's (a caller that expires cannot make a key that never does).
+ */
+function checkWithinCaller(caller: ApiKeyRow, wanted: { permissions: readonly string[]; rateLimitRpm: number; expiresAt: Date | null }): void {
+  const held = heldScopes(caller.permissions);
+  const beyond = wanted.permissions.filter((s) => !held.has(s));
+  if (beyond.length > 0) {
+    throw new ApiError(403, 'API_KEY_EXCEEDS_CALLER', `scopes: the calling key does not hold ${beyond.join(', ')}, so it cannot grant it`, {
+      bound: 'scopes',
+      not_held: beyond,
+      held: [...held],
+    });
+  }
+  if (wanted.rateLimitRpm > caller.rateLimitRpm) {
+    throw new ApiError(403, 'API_KEY_EXCEEDS_CALLER', `rate_limit_rpm: ${wanted.rateLimitRpm} exceeds the calling key's own limit (${caller.rateLimitRpm})`, {
+      bound: 'rate_limit_rpm',
+      requested: wanted.rateLimitRpm,
+      max: caller.rateLimitRpm,
+    });
+  }
+  if (caller.expiresAt && (wanted.expiresAt === null || wanted.expiresAt > caller.expiresAt)) {
+    const max = caller.expiresAt.toISOString();
+    throw new ApiError(
+      403,
+      'API_KEY_EXCEEDS_CALLER',
+      `expires_at: the calling key expires at ${max}; the key must expire no later (${wanted.expiresAt ? wanted.expiresAt.toISOString() : 'never'} asked)`,
+      { bound: 'expires_at', requested: wanted.expiresAt?.toISOString() ?? null, max },
+    );
+  }
+}
 
 const ScopeSchema = z.enum(SCOPES).openapi({
   description:
@@ -56,9 +113,12 @@ const CreateBody = z
     permissions: z.array(ScopeSchema).min(1).max(SCOPES.length).optional().openapi({ description: 'Default: read, write, proof:read' }),
     rate_limit_rpm: z.number().int().min(1).max(100_000).optional().openapi({
       description:
-        "Requests per minute; at most the creating key's own limit. Default 60 (RATE_LIMIT_DEFAULT_RPM), or the creating key's limit when that is lower",
+        "Requests per minute; at most the creating key's own limit (else 403 API_KEY_EXCEEDS_CALLER). Default 60 (RATE_LIMIT_DEFAULT_RPM), or the creating key's limit when that is lower",
     }),
-    expires_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'ISO 8601; must be in the future' }),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .openapi({ description: "ISO 8601; must be in the future, and no later than the creating key's own expiry when it has one (required then)" }),
   })
   .openapi('CreateApiKeyRequest');
 
@@ -112,7 +172,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       tags: ['Admin'],
       summary: 'Create an API key',
       description:
-        "Creates a key in the caller's organization. The raw key (ck_live_…) is in this response only; the gateway keeps just its SHA-256. The new key's rate_limit_rpm may not exceed the creating key's; an organization holds at most MAX_API_KEYS_PER_ORG active keys (403 API_KEY_LIMIT_REACHED; revoke one first).",
+        "Creates a key in the caller's organization. The raw key (ck_live_…) is in this response only; the gateway keeps just its SHA-256. The new key must be within the creating key's bounds: only scopes it holds, a rate_limit_rpm no higher than its own, an expires_at no later than its own (a key that expires cannot create one that never does); beyond them 403 API_KEY_EXCEEDS_CALLER with details.bound naming scopes, rate_limit_rpm or expires_at. An organization holds at most MAX_API_KEYS_PER_ORG active keys (403 API_KEY_LIMIT_REACHED; revoke one first).",
       scopes: ['admin'],
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
@@ -126,26 +186,17 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       const body = c.req.valid('json');
       const creator = await getApiKey(db, auth.orgId, auth.keyId);
       if (!creator) throw new ApiError(401, 'INVALID_API_KEY', 'Invalid API key'); // deleted since the auth check
-      if (body.rate_limit_rpm !== undefined && body.rate_limit_rpm > creator.rateLimitRpm) {
-        throw new ApiError(400, 'VALIDATION_ERROR', `rate_limit_rpm: must not exceed the creating key's own limit (${creator.rateLimitRpm})`, {
-          field: 'rate_limit_rpm',
-          max: creator.rateLimitRpm,
-        });
-      }
       if (body.org_id && body.org_id !== auth.orgId) {
         throw new ApiError(403, 'ORG_MISMATCH', "org_id must be the caller's own organization");
       }
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
       if (expiresAt && expiresAt <= now()) throw new ApiError(400, 'VALIDATION_ERROR', 'expires_at: must be in the future', { field: 'expires_at' });
+      const permissions = body.permissions ?? DEFAULT_PERMISSIONS;
+      const rateLimitRpm = body.rate_limit_rpm ?? Math.min(deps.config.platform.defaultRpm, creator.rateLimitRpm);
+      checkWithinCaller(creator, { permissions, rateLimitRpm, expiresAt });
       const result = await createApiKeyWithinLimit(
         db,
-        {
-          orgId: auth.orgId,
-          name: body.name,
-          permissions: body.permissions,
-          rateLimitRpm: body.rate_limit_rpm ?? Math.min(deps.config.platform.defaultRpm, creator.rateLimitRpm),
-          expiresAt,
-        },
+        { orgId: auth.orgId, name: body.name, permissions, rateLimitRpm, expiresAt },
         deps.config.platform.maxKeysPerOrg,
         now(),
       );
@@ -198,7 +249,7 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
       tags: ['Admin'],
       summary: 'Rotate an API key',
       description:
-        'Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once. An expired key cannot be rotated (409 API_KEY_EXPIRED naming the expiry): create a new key.',
+        "Creates a replacement with the same name, permissions, rate limit and expiry and revokes the old key in one transaction. The new raw key is returned once. The rotated key's scopes, rate limit and expiry must be within the calling key's own (else 403 API_KEY_EXCEEDS_CALLER naming the bound; nothing changes). An expired key cannot be rotated (409 API_KEY_EXPIRED naming the expiry): create a new key.",
       scopes: ['admin'],
       request: { params: z.object({ key_id: resourceIdParam('key_id', API_KEY_NOT_FOUND, 'API key id (UUID)') }) },
       responses: {
@@ -214,7 +265,11 @@ export function registerAdminApiKeyRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     async (c) => {
       const auth = requireAuth(c);
       const { key_id } = c.req.valid('param');
-      const rotated = await rotateApiKey(db, auth.orgId, key_id, now());
+      const caller = await getApiKey(db, auth.orgId, auth.keyId);
+      if (!caller) throw new ApiError(401, 'INVALID_API_KEY', 'Invalid API key'); // deleted since the auth check
+      const rotated = await rotateApiKey(db, auth.orgId, key_id, now(), (old) =>
+        checkWithinCaller(caller, { permissions: old.permissions, rateLimitRpm: old.rateLimitRpm, expiresAt: old.expiresAt }),
+      );
       if (!rotated) throw new ApiError(404, API_KEY_NOT_FOUND.code, API_KEY_NOT_FOUND.message);
       if ('expired' in rotated) {
         const at = rotated.expired.expiresAt!.toISOString();

@@ -1,6 +1,7 @@
 /**
  * GET /metrics — Prometheus text exposition of the API's request counts and latencies. Like every route but
- * GET /v1/health it needs X-API-Key, here with the admin scope: the scraper sends an admin key.
+ * GET /v1/health it needs X-API-Key, here with the `operator` scope: the numbers are gateway-wide (every
+ * organization's traffic), so a tenant's admin key is refused and the scraper sends the operator's key.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps, AppEnv } from '../deps.js';
@@ -16,8 +17,8 @@ export function registerMetricsRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps, me
       tags: ['Health'],
       summary: 'Prometheus metrics',
       description:
-        'gateway_http_requests_total and gateway_http_request_duration_seconds by method, route pattern and status, for this API process. Needs an API key with the admin scope.',
-      scopes: ['admin'],
+        'gateway_http_requests_total and gateway_http_request_duration_seconds by method, route pattern and status, for this API process. Gateway-wide, so it needs the operator scope, which only the operator bootstrap key holds (a tenant admin key gets 403).',
+      scopes: ['operator'],
       responses: {
         200: { description: 'Prometheus text format 0.0.4', headers: RATE_LIMIT_HEADERS, content: { 'text/plain': { schema: z.string() } } },
       },
