@@ -2,9 +2,12 @@
  * JSON-lines logger. One line per event: time, level, msg and the context fields bound with `child`
  * (request id, org id, workflow id where known). Values under secret-looking keys are never printed, and URLs in
  * the message, in error messages and in string values are masked (src/net/redact.ts: credentials, and the path and
- * query of the configured RPC / ledger URLs, where providers put their keys).
+ * query of the configured RPC / ledger URLs, where providers put their keys). An error is written as its name and
+ * message, and the parameters of a failed database query are never written (src/net/redact-query.ts: the SQL and
+ * the SQLSTATE stay, the values go), in an error or in any string.
  */
 import { redactUrls } from './net/redact.js';
+import { redactQueryText, safeErrorMessage } from './net/redact-query.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -19,8 +22,8 @@ export interface Logger {
 }
 
 function redact(value: unknown, depth = 0): unknown {
-  if (value instanceof Error) return { name: value.name, message: redactUrls(value.message) };
-  if (typeof value === 'string') return redactUrls(value);
+  if (value instanceof Error) return { name: value.name, message: redactUrls(safeErrorMessage(value)) };
+  if (typeof value === 'string') return redactUrls(redactQueryText(value));
   if (typeof value === 'bigint') return value.toString();
   if (!value || typeof value !== 'object' || depth > 4) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
@@ -34,7 +37,7 @@ export function createLogger(
 ): Logger {
   const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[l] < ORDER[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: l, msg: redactUrls(msg), ...(redact({ ...bound, ...fields }) as object) }));
+    write(JSON.stringify({ time: new Date().toISOString(), level: l, msg: redactUrls(redactQueryText(msg)), ...(redact({ ...bound, ...fields }) as object) }));
   };
   return {
     debug: (m, f) => emit('debug', m, f),

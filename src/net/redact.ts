@@ -8,6 +8,8 @@
  *  - elsewhere the query becomes ?*** (the path stays: it names the endpoint).
  */
 
+import { scrubQueryError } from './redact-query.js';
+
 const URL_IN_TEXT = /\b(https?|wss?):\/\/([^\s/?#@"'<>`]*@)?([^\s/?#@"'<>`]+)([^\s"'<>`]*)/gi;
 const TRAILING_PUNCTUATION = /[).,;:!\]}]+$/;
 
@@ -50,12 +52,14 @@ export function redactUrls(text: string, secretUrls: readonly string[] = []): st
 /**
  * Masks the URLs in an error and its causes in place (message, stack; viem's shortMessage and details too), so
  * that what is kept of it elsewhere (a Temporal activity failure, stored in the workflow's history and shown in the
- * Temporal UI, and the error texts the workflows pass on to the API) holds no key. Returns the error.
+ * Temporal UI, and the error texts the workflows pass on to the API) holds no key, and no parameter of a failed
+ * database query (src/net/redact-query.ts). Returns the error.
  */
 export function redactError<T>(err: T): T {
   let e: unknown = err;
   for (let depth = 0; e instanceof Error && depth < 8; depth++) {
     const x = e as Error & { shortMessage?: unknown; details?: unknown };
+    scrubQueryError(x);
     x.message = redactUrls(x.message);
     if (typeof x.stack === 'string') x.stack = redactUrls(x.stack);
     if (typeof x.shortMessage === 'string') x.shortMessage = redactUrls(x.shortMessage);
