@@ -3,6 +3,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { apiLedgerClient } from '../services/deps.js';
 import type { AppDeps, AppDepsInput, AppEnv } from './deps.js';
 import { errorBody, fieldOfPath, onError } from './errors.js';
+import { findHostileText } from './hostile-text.js';
 import { apiKeyAuth } from './middleware/auth.js';
 import { bodyLimit } from './middleware/body-limit.js';
 import { HttpMetrics, httpMetrics } from './middleware/metrics.js';
@@ -40,6 +41,16 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   const metrics = opts.metrics ?? new HttpMetrics();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
+      // text with a NUL or a lone surrogate, anywhere in a validated input, is refused before the schema's own
+      // issues (src/api/hostile-text.ts); on success the parsed value is checked, which is what the handler gets
+      // (a path parameter names a resource, so such a value names none: the route's 404 for a malformed id, or
+      // the plain NOT_FOUND where its schema accepted the value)
+      const hostile = result.target !== 'param' || result.success ? findHostileText((result as { data?: unknown }).data) : undefined;
+      if (hostile && result.target === 'param') return c.json(errorBody('Not found', 'NOT_FOUND'), 404);
+      if (hostile) {
+        const field = result.target === 'json' || hostile.field !== 'body' ? hostile.field : result.target;
+        return c.json(errorBody(`${field}: ${hostile.problem}`, 'VALIDATION_ERROR', { field }), 400);
+      }
       if (!result.success) {
         const issues = result.error.issues;
         // a path parameter names a resource: a value that cannot name one is not found, exactly like an unknown id

@@ -120,7 +120,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: SCOPE_RULES.webhookWrite,
       summary: 'Change a webhook endpoint',
       description:
-        'Sets the given fields. A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; events that arrived while it was disabled are in the delivery log as failed (`endpoint disabled`) and, like every delivery that failed meanwhile, can be sent again with redeliver. Scope: webhook:write or admin.',
+        'Sets the given fields (at least one: a body that changes nothing is a 400 naming them). A new URL is checked like on registration and clears `verified_at`. `is_active: true` re-enables an endpoint the gateway disabled and resets its failure count; events that arrived while it was disabled are in the delivery log as failed (`endpoint disabled`) and, like every delivery that failed meanwhile, can be sent again with redeliver. Scope: webhook:write or admin.',
       request: {
         params: EndpointIdParam,
         body: {
@@ -134,7 +134,11 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
                   description: z.string().max(255).nullable().optional(),
                   is_active: z.boolean().optional(),
                 })
-                .strict(),
+                .strict()
+                // a PATCH that changes nothing is a mistake (an empty or missing body), not a no-op
+                .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
+                  error: 'nothing to change: send at least one of url, event_types, description, is_active',
+                }),
             },
           },
         },
