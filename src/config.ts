@@ -5,6 +5,7 @@
 import { delimiter } from 'node:path';
 import { z } from 'zod';
 import { registerSecretUrls } from './net/redact.js';
+import { parseAllowEntry, type PrivateUrls } from './webhooks/url.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -137,8 +138,24 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** how often the dispatcher looks for undelivered events when nobody nudges it */
   WEBHOOK_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).default(5_000),
-  /** opt-in: let webhook URLs be (or resolve to) loopback and private addresses (the devnet runner and tests set it) */
+  /** opt-in: let webhook URLs be (or resolve to) loopback addresses (the devnet runner and tests set it) */
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
+  /**
+   * with WEBHOOK_ALLOW_PRIVATE_URLS: the private receivers allowed besides loopback, comma-separated IP addresses,
+   * CIDRs or host names (e.g. `10.0.5.0/24,receiver.internal`). Empty: loopback only.
+   */
+  WEBHOOK_PRIVATE_URL_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .refine((list) => list.every((x) => parseAllowEntry(x) !== undefined), {
+      message: 'each entry must be an IP address, a CIDR (10.0.5.0/24) or a host name',
+    }),
   /** webhook endpoints one organization may have (not counting deleted ones) */
   WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
   /** webhook attempts (HTTP posts to receivers) one worker process runs at once, on their own task queue */
@@ -155,8 +172,11 @@ export interface WebhookSettings {
   disableAfterSeconds: number;
   timeoutMs: number;
   dispatchIntervalMs: number;
-  /** loopback and private receiver addresses are allowed (WEBHOOK_ALLOW_PRIVATE_URLS=true; off by default in every env) */
-  allowPrivateUrls: boolean;
+  /**
+   * private receivers allowed: none (false, the default in every env), loopback only (true: WEBHOOK_ALLOW_PRIVATE_URLS),
+   * or loopback and the hosts/CIDRs of WEBHOOK_PRIVATE_URL_ALLOWLIST
+   */
+  allowPrivateUrls: PrivateUrls;
   /** webhook endpoints one organization may have at once */
   maxEndpointsPerOrg: number;
   /** webhook attempts one worker process runs at once (the `<task queue>-webhooks` worker's activity slots) */
@@ -265,7 +285,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       dispatchIntervalMs: e.WEBHOOK_DISPATCH_INTERVAL_MS,
-      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+      allowPrivateUrls:
+        e.WEBHOOK_ALLOW_PRIVATE_URLS !== 'true' ? false : e.WEBHOOK_PRIVATE_URL_ALLOWLIST.length > 0 ? { allow: e.WEBHOOK_PRIVATE_URL_ALLOWLIST } : true,
       maxEndpointsPerOrg: e.WEBHOOK_MAX_ENDPOINTS_PER_ORG,
       maxConcurrentAttempts: e.WEBHOOK_MAX_CONCURRENT_ATTEMPTS,
     },
@@ -288,7 +309,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /**
  * The devnet's configuration (`npm start`): its webhook receivers live on this machine, so loopback webhook URLs are
- * allowed unless the operator sets WEBHOOK_ALLOW_PRIVATE_URLS otherwise.
+ * allowed unless the operator sets WEBHOOK_ALLOW_PRIVATE_URLS otherwise (other private receivers only when
+ * WEBHOOK_PRIVATE_URL_ALLOWLIST names them).
  */
 export function loadDevnetConfig(env: Record<string, string | undefined> = process.env): Config {
   return loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...env });

@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { signedHeaders } from './signing.js';
-import { checkWebhookUrl, guardedLookup, isPrivateAddress, UrlRejected, type Resolver } from './url.js';
+import { checkWebhookUrl, guardedLookup, privateAddressAllowed, UrlRejected, type PrivateUrls, type Resolver } from './url.js';
 
 export interface SendResult {
   ok: boolean;
@@ -82,7 +82,7 @@ export async function sendWebhook(opts: {
   secrets: string[];
   timeoutMs: number;
   /** loopback and private receiver addresses are allowed (WEBHOOK_ALLOW_PRIVATE_URLS) */
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   /** name resolution (default: the system resolver), with `dnsTimeoutMs` as its deadline */
   resolve?: Resolver;
   dnsTimeoutMs?: number;
@@ -101,7 +101,7 @@ export async function sendWebhook(opts: {
     const url = await checkWebhookUrl(opts.url, { allowPrivate: opts.allowPrivate, dns: false });
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     // an IP literal is not looked up: judge it here (it cannot change between this check and the connection)
-    if (isIP(literal) && !opts.allowPrivate && isPrivateAddress(literal)) {
+    if (isIP(literal) && !privateAddressAllowed(literal, opts.allowPrivate)) {
       throw new UrlRejected('url must not point to a loopback or private address');
     }
     const lookup = guardedLookup({ allowPrivate: opts.allowPrivate, resolve: opts.resolve, timeoutMs: opts.dnsTimeoutMs });

@@ -1,7 +1,10 @@
 /**
  * Outbound URL rules for webhook endpoints. Always: http(s), no credentials in the URL, at most 2048 characters.
- * Unless `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_URLS, an explicit opt-in): the host must not be, or resolve to, a loopback, private, link-local,
- * CGNAT, multicast or otherwise reserved address. The check runs at registration, and on every attempt at connect
+ * The host must not be, or resolve to, a loopback, private, link-local, CGNAT, multicast or otherwise reserved
+ * address, except as `allowPrivate` (PrivateUrls) lets it: WEBHOOK_ALLOW_PRIVATE_URLS, an explicit opt-in for a
+ * devnet whose receivers run on the same machine, allows loopback receivers only (127.0.0.0/8, ::1, localhost);
+ * WEBHOOK_PRIVATE_URL_ALLOWLIST names any further hosts or CIDRs. Link-local (169.254.169.254, the cloud metadata
+ * address) and the other private ranges stay refused unless listed. The check runs at registration, and on every attempt at connect
  * time: the sender connects through `guardedLookup`, so the address judged is the address connected to (a name
  * re-pointed after registration, or a rebinding resolver answering differently per query, gains nothing). An
  * egress proxy is still the stronger guard in production.
@@ -47,14 +50,84 @@ for (const [net, bits] of [
 ] as const)
   blocked.addSubnet(net, bits, 'ipv6');
 
+function inList(list: BlockList, ip: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return list.check(mapped[1], 'ipv4');
+  const family = isIP(ip);
+  if (family === 4) return list.check(ip, 'ipv4');
+  if (family === 6) return list.check(ip, 'ipv6');
+  return false;
+}
+
 /** Whether an IP literal is loopback, private or reserved (IPv4-mapped IPv6 is judged as its IPv4). */
 export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return blocked.check(mapped[1], 'ipv4');
-  const family = isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
-  if (family === 6) return blocked.check(ip, 'ipv6');
-  return false;
+  return inList(blocked, ip);
+}
+
+/**
+ * Which private receivers are allowed: false none; true loopback only (127.0.0.0/8, ::1, localhost); `{ allow }`
+ * loopback and the listed entries, each an IP address, a CIDR (`10.1.2.0/24`, `fd00::/64`) or a host name (any
+ * address it resolves to is then accepted).
+ */
+export type PrivateUrls = boolean | { allow: readonly string[] };
+
+interface PrivatePolicy {
+  nets: BlockList;
+  names: Set<string>;
+}
+
+function normaliseHost(host: string): string {
+  return host
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+}
+
+/** An allow-list entry as `{ net, bits, family }` (an address is a /32 or /128), a host name, or undefined when malformed. */
+export function parseAllowEntry(raw: string): { net: string; bits: number; family: 'ipv4' | 'ipv6' } | { name: string } | undefined {
+  const entry = raw.trim();
+  const [addr, bitsText, extra] = entry.split('/');
+  const family = isIP(addr);
+  if (family !== 0) {
+    const max = family === 4 ? 32 : 128;
+    const bits = bitsText === undefined ? max : Number(bitsText);
+    if (extra !== undefined || !Number.isInteger(bits) || bits < 0 || bits > max || (bitsText !== undefined && !/^\d+$/.test(bitsText))) return undefined;
+    return { net: addr, bits, family: family === 4 ? 'ipv4' : 'ipv6' };
+  }
+  const name = normaliseHost(entry);
+  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name) ? { name } : undefined;
+}
+
+function privatePolicy(p: PrivateUrls): PrivatePolicy | undefined {
+  if (p === false) return undefined;
+  const nets = new BlockList();
+  nets.addSubnet('127.0.0.0', 8, 'ipv4');
+  nets.addAddress('::1', 'ipv6');
+  const names = new Set<string>();
+  for (const raw of p === true ? [] : p.allow) {
+    const entry = parseAllowEntry(raw);
+    if (!entry) continue; // the configuration refuses malformed entries at start-up
+    if ('name' in entry) names.add(entry.name);
+    else nets.addSubnet(entry.net, entry.bits, entry.family);
+  }
+  return { nets, names };
+}
+
+function addressAllowed(ip: string, policy: PrivatePolicy | undefined): boolean {
+  return !isPrivateAddress(ip) || (policy !== undefined && inList(policy.nets, ip));
+}
+
+/** Whether a webhook may connect to this IP literal under `allowPrivate`. */
+export function privateAddressAllowed(ip: string, allowPrivate: PrivateUrls): boolean {
+  return addressAllowed(ip, privatePolicy(allowPrivate));
+}
+
+function refusal(policy: PrivatePolicy | undefined): UrlRejected {
+  return new UrlRejected(
+    policy
+      ? 'url must not point to a private address: this gateway allows loopback receivers only, and hosts its operator lists'
+      : 'url must not point to a loopback or private address',
+  );
 }
 
 export class UrlRejected extends Error {
@@ -90,15 +163,15 @@ export async function resolveWithin(resolve: Resolver, host: string, timeoutMs: 
  * connection when any address is private. The socket connects to an address this function returned, so the check
  * and the connection see the same answer. (IP-literal hosts are not looked up: check them before connecting.)
  */
-export function guardedLookup(opts: { allowPrivate: boolean; resolve?: Resolver; timeoutMs?: number }): LookupFunction {
+export function guardedLookup(opts: { allowPrivate: PrivateUrls; resolve?: Resolver; timeoutMs?: number }): LookupFunction {
+  const policy = privatePolicy(opts.allowPrivate);
   return (hostname, options, callback) => {
     const host = hostname.replace(/^\[|\]$/g, '');
+    const listedName = policy?.names.has(normaliseHost(host)) ?? false;
     resolveWithin(opts.resolve ?? dnsResolver, host, opts.timeoutMs ?? DNS_TIMEOUT_MS)
       .then((addresses) => {
         if (addresses.length === 0) throw new UrlRejected(`url host ${host} does not resolve`);
-        if (!opts.allowPrivate && addresses.some(isPrivateAddress)) {
-          throw new UrlRejected('url must not point to a loopback or private address');
-        }
+        if (!listedName && addresses.some((a) => !addressAllowed(a, policy))) throw refusal(policy);
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
         const list = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
         if (list.length === 0) throw new UrlRejected(`url host ${host} has no IPv${wanted} address`);
@@ -113,7 +186,7 @@ export function guardedLookup(opts: { allowPrivate: boolean; resolve?: Resolver;
 export async function checkWebhookUrl(
   raw: string,
   opts: {
-    allowPrivate: boolean;
+    allowPrivate: PrivateUrls;
     resolve?: Resolver;
     dnsTimeoutMs?: number /** false: the static rules only (the sender checks at connect time) */;
     dns?: boolean;
@@ -128,18 +201,15 @@ export async function checkWebhookUrl(
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UrlRejected('url must use http or https');
   if (url.username || url.password) throw new UrlRejected('url must not contain credentials');
-  if (opts.allowPrivate) return url;
+  const policy = privatePolicy(opts.allowPrivate);
 
   // a fully qualified name's trailing dot ("localhost.") names the same host
-  const host = url.hostname
-    .replace(/^\[|\]$/g, '')
-    .toLowerCase()
-    .replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
-    throw new UrlRejected('url must not point to a loopback or private address');
-  }
+  const host = normaliseHost(url.hostname);
+  if (policy?.names.has(host)) return url; // listed by the operator: whatever it resolves to
+  const loopbackName = host === 'localhost' || host.endsWith('.localhost');
+  if ((loopbackName && !policy) || host.endsWith('.local') || host.endsWith('.internal')) throw refusal(policy);
   if (isIP(host)) {
-    if (isPrivateAddress(host)) throw new UrlRejected('url must not point to a loopback or private address');
+    if (!addressAllowed(host, policy)) throw refusal(policy);
     return url;
   }
   if (opts.dns === false) return url;
@@ -151,6 +221,6 @@ export async function checkWebhookUrl(
     throw new UrlRejected(`url host ${host} does not resolve`);
   }
   if (addresses.length === 0) throw new UrlRejected(`url host ${host} does not resolve`);
-  if (addresses.some(isPrivateAddress)) throw new UrlRejected('url must not point to a loopback or private address');
+  if (addresses.some((a) => !addressAllowed(a, policy))) throw refusal(policy);
   return url;
 }

@@ -14,6 +14,7 @@ import { recordEvent, InvalidEventError } from '../../src/db/events.js';
 import { EVENT_SCHEMAS, EVENT_TYPES, type EventType } from '../../src/webhooks/catalogue.js';
 import { getAddress } from 'viem';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
+import { sendWebhook } from '../../src/webhooks/sender.js';
 import { events, organizations, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.js';
 import { ensureWebhookDispatcher, kickWebhookDispatcher, stopWebhookDispatcher } from '../../src/temporal/webhooks.js';
 import { deliveryWorkflowId, webhookDeliveryWorkflow, webhookTaskQueue } from '../../src/workflows/webhook-delivery.js';
@@ -859,8 +860,46 @@ describe('webhook URLs: private addresses are refused unless explicitly allowed'
         expect((await res.json()).code).toBe('INVALID_WEBHOOK_URL');
       }
     }
-    expect((await post(make({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }), 'http://127.0.0.1:9/h')).status).toBe(201);
+    // the switch allows loopback receivers only: link-local (the cloud metadata address) and private ranges stay refused
+    const devnet = make({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    for (const url of ['http://127.0.0.1:9/h', 'http://127.8.9.10:9/h', 'http://[::1]:9/h', 'http://localhost:9/h']) {
+      expect((await post(devnet, url)).status, url).toBe(201);
+    }
+    for (const url of [
+      'http://169.254.169.254/',
+      'http://10.0.0.1/h',
+      'http://192.168.1.5/h',
+      'http://[fe80::1]/h',
+      'http://[::ffff:10.0.0.1]/h',
+      'http://db.internal/h',
+    ]) {
+      const res = await post(devnet, url);
+      expect(res.status, url).toBe(400);
+      expect(await res.json(), url).toMatchObject({ code: 'INVALID_WEBHOOK_URL', error: expect.stringMatching(/loopback receivers only/) });
+    }
+    // WEBHOOK_PRIVATE_URL_ALLOWLIST names more: a CIDR, an address, a host name; everything else stays refused
+    const listed = make({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_PRIVATE_URL_ALLOWLIST: '10.0.5.0/24, 192.168.1.5,receiver.internal' });
+    for (const url of ['http://10.0.5.77/h', 'http://192.168.1.5/h', 'http://receiver.internal/h', 'http://127.0.0.1:9/h']) {
+      expect((await post(listed, url)).status, url).toBe(201);
+    }
+    for (const url of ['http://10.0.6.1/h', 'http://169.254.169.254/', 'http://other.internal/h']) expect((await post(listed, url)).status, url).toBe(400);
+    // the list alone (switch off) allows nothing, and a malformed entry stops the start
+    expect((await post(make({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false', WEBHOOK_PRIVATE_URL_ALLOWLIST: '10.0.5.0/24' }), 'http://10.0.5.77/h')).status).toBe(400);
+    expect(() => loadConfig({ WEBHOOK_PRIVATE_URL_ALLOWLIST: '10.0.5.0/33' })).toThrow(/WEBHOOK_PRIVATE_URL_ALLOWLIST/);
     await database.cleanup();
+  });
+
+  it('the sender applies the same rule at connect time: with the switch on a link-local literal is refused before any connection', async () => {
+    const res = await sendWebhook({
+      url: 'http://169.254.169.254/latest',
+      msgId: 'm',
+      body: '{}',
+      secrets: [`whsec_${'A'.repeat(32)}`],
+      timeoutMs: 2000,
+      allowPrivate: true,
+    });
+    expect(res.ok).toBe(false);
+    expect(JSON.stringify(res)).toMatch(/private address/);
   });
 });
 
