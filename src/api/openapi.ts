@@ -1,13 +1,15 @@
 /**
  * /docs/json — the OpenAPI 3.1 description generated at request time from the running app's zod route
  * definitions (so it cannot drift from what is served); /docs — the same document (an HTML reference for
- * browsers); /reference — the interactive Scalar reference rendered from /docs/json. All public.
+ * browsers); /reference — the interactive Scalar reference rendered from /docs/json, its scripts served from this
+ * origin under /reference/assets/ (src/api/reference.ts). All public.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { Scalar } from '@scalar/hono-api-reference';
 import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from './deps.js';
+import { ApiError } from './errors.js';
 import { isPublicPath } from './middleware/auth.js';
+import { REFERENCE_ASSET_HEADERS, REFERENCE_ASSETS, REFERENCE_CSP, referenceAsset, referencePage } from './reference.js';
 import { errorResponses, RATE_LIMIT_HEADERS } from './schemas/common.js';
 import { API_KEY_SCHEME, BEARER_SCHEME, KEY_SECURITY } from './secure-route.js';
 
@@ -93,8 +95,12 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     (c) => c.json(openApiDocument(app, deps) as unknown as Record<string, unknown>, 200),
   );
 
-  const reference = Scalar({ url: '/docs/json', pageTitle: 'Proof gateway API reference' });
-  const renderReference = async (c: Context<AppEnv>) => (await reference(c as never, async () => {})) as Response;
+  const page = referencePage('/docs/json', 'Proof gateway API reference');
+  const renderReference = (c: Context<AppEnv>) => {
+    c.header('Content-Security-Policy', REFERENCE_CSP);
+    c.header('Cache-Control', 'no-cache');
+    return c.html(page);
+  };
 
   app.openapi(
     createRoute({
@@ -119,10 +125,38 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       path: '/reference',
       tags: ['Docs'],
       summary: 'Interactive API reference',
-      description: 'Scalar API reference rendered from /docs/json.',
+      description: 'Scalar API reference rendered from /docs/json. Every script it runs is served by this gateway (/reference/assets/…).',
       security: [],
       responses: { 200: html('HTML page'), ...errorResponses(429) },
     }),
     renderReference as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/reference/assets/{file}',
+      tags: ['Docs'],
+      summary: 'A script of the reference page',
+      description: 'The @scalar/api-reference browser bundle (the version in the lock file) and the page start-up script. Versioned names, cached for a year.',
+      security: [],
+      request: {
+        params: z.object({
+          file: z.string().openapi({
+            param: { name: 'file', in: 'path' },
+            description: `Asset file name, as the page names it: ${REFERENCE_ASSETS.bundle} or ${REFERENCE_ASSETS.init}`,
+          }),
+        }),
+      },
+      responses: {
+        200: { description: 'JavaScript', headers: RATE_LIMIT_HEADERS, content: { 'text/javascript': { schema: z.string() } } },
+        ...errorResponses(404, 429),
+      },
+    }),
+    ((c: Context<AppEnv>) => {
+      const body = referenceAsset(c.req.param('file') ?? '');
+      if (body === undefined) throw new ApiError(404, 'NOT_FOUND', 'No such asset');
+      return c.body(typeof body === 'string' ? body : new Uint8Array(body), 200, REFERENCE_ASSET_HEADERS);
+    }) as never,
   );
 }

@@ -55,6 +55,7 @@ describe('OpenAPI description, /docs and /reference', () => {
         'post /portal/signup',
         'get /docs/json',
         'get /reference',
+        'get /reference/assets/{file}',
         'get /metrics',
       ]),
     );
@@ -74,6 +75,7 @@ describe('OpenAPI description, /docs and /reference', () => {
       '/docs',
       '/docs/json',
       '/reference',
+      '/reference/assets/{file}',
       '/portal',
       '/portal/signup',
     ];
@@ -129,8 +131,12 @@ describe('OpenAPI description, /docs and /reference', () => {
     const html = await page.text();
     expect(html).toContain('/docs/json');
     expect(html).toMatch(/Scalar|api-reference/i);
+    // every script is served from this origin, under a policy that allows no other
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'(;|$)/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
     const browser = await t.call('/docs', { headers: { accept: 'text/html' } });
     expect(browser.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await browser.text()).toBe(html);
     // the docs need no key even when a key is sent, and a valid key does not change them
     const k = await createTestOrgAndKey(t.db);
     expect(await (await t.call('/docs/json', { key: k.key })).json()).toEqual(doc);
