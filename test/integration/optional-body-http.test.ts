@@ -29,7 +29,7 @@ describe('optional JSON body over HTTP', () => {
     const created = await fetch(`${base}/v1/webhooks/endpoints`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ url: 'https://example.com/hook', skip_verification: true }),
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', skip_verification: true }),
     });
     expect(created.status).toBe(201);
     const ep = (await created.json()) as { id: string; secret: string };
