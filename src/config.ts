@@ -5,6 +5,7 @@
 import { delimiter } from 'node:path';
 import { z } from 'zod';
 import { registerSecretUrls } from './net/redact.js';
+import { parseKekList, type Kek } from './identity/provider-keys.js';
 import { parseAllowEntry, type PrivateUrls } from './webhooks/url.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -90,6 +91,22 @@ const envSchema = z.object({
   CHAINS: chainList.optional(),
   LEDGER_URL: url.default('http://127.0.0.1:26660'),
   VALIDATOR_URLS: commaList.default([]),
+  /** Ed25519 seed (64 hex) the gateway signs its requests to the validators with; their TRUSTED_GATEWAY_KEYS hold its public key */
+  VALIDATOR_CLIENT_KEY: z
+    .string()
+    .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex')
+    .optional(),
+  /** a validator's trusted gateway public keys (comma list of 64 hex): several during a key rotation */
+  TRUSTED_GATEWAY_KEYS: z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'each key must be 32 bytes of hex')))
+    .default([]),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** ADI URLs are acc://<name>.<suffix> */
   ADI_SUFFIX: z
@@ -102,6 +119,23 @@ const envSchema = z.object({
     .min(1)
     .max(7 * 24 * 3600)
     .default(3600),
+  /**
+   * Key-encryption keys of provider-signing identities: `id:base64key,...` (32-byte keys), the first wraps new data
+   * keys, the others still open what they wrapped (rotation). Unset: provider signing is off (the devnet generates one)
+   */
+  PROVIDER_KEKS: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      if (v === undefined) return;
+      try {
+        parseKekList(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
+  /** how long the one-shot mnemonic retrieval URL of a provider identity stays valid */
+  MNEMONIC_RETRIEVAL_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   /** Ed25519 secret seed (64 hex) of the sponsor that creates and funds ADIs; the devnet generates one */
   SPONSOR_KEY: z
     .string()
@@ -195,6 +229,10 @@ export interface Config {
   chains: ChainConfig[];
   ledgerUrl: string;
   validatorUrls: string[];
+  /** secret: the gateway's Ed25519 seed (hex) for its requests to the validators (VALIDATOR_CLIENT_KEY) */
+  validatorClientSeed?: string;
+  /** a validator's trusted gateway public keys (TRUSTED_GATEWAY_KEYS) */
+  trustedGatewayKeys: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   webhooks: WebhookSettings;
   adiSuffix: string;
@@ -202,6 +240,8 @@ export interface Config {
   pendingScanIntervalSeconds: number;
   /** an unsigned intent (and its ledger transaction) expires this long after prepare */
   intentTtlSeconds: number;
+  /** provider signing: the KEKs (first: current; none: provider signing is off) and the mnemonic URL's lifetime */
+  provider: { keks: Kek[]; mnemonicTtlSeconds: number };
   /** secrets: never logged, never returned */
   sponsorKey?: string;
   relayerPrivateKey?: `0x${string}`;
@@ -279,6 +319,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chains,
     ledgerUrl: e.LEDGER_URL,
     validatorUrls: e.VALIDATOR_URLS,
+    validatorClientSeed: e.VALIDATOR_CLIENT_KEY?.replace(/^0x/, ''),
+    trustedGatewayKeys: e.TRUSTED_GATEWAY_KEYS,
     logLevel: e.LOG_LEVEL,
     webhooks: {
       retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE,
@@ -293,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adiSuffix: e.ADI_SUFFIX,
     pendingScanIntervalSeconds: e.PENDING_SCAN_INTERVAL_SECONDS,
     intentTtlSeconds: e.INTENT_TTL_SECONDS,
+    provider: { keks: e.PROVIDER_KEKS ? parseKekList(e.PROVIDER_KEKS) : [], mnemonicTtlSeconds: e.MNEMONIC_RETRIEVAL_TTL_SECONDS },
     sponsorKey: e.SPONSOR_KEY?.replace(/^0x/, ''),
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
     platform: {
@@ -355,6 +398,11 @@ export function workerDependencyProblems(
   if (!config.relayerPrivateKey)
     problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
   if (config.validatorUrls.length === 0) problems.push({ variable: 'VALIDATOR_URLS', message: 'empty: the validator nodes that attest every transaction' });
+  if (!config.validatorClientSeed)
+    problems.push({
+      variable: 'VALIDATOR_CLIENT_KEY',
+      message: 'not set: the Ed25519 key the worker signs its requests to the validators with (they answer only keys they trust)',
+    });
   const bare = config.chains.filter((c) => !c.contracts).map((c) => c.name);
   if (!env.CHAINS)
     problems.push({

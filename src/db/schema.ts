@@ -7,3 +7,4 @@ export * from './schema/identities.js';
 export * from './schema/intents.js';
 export * from './schema/events.js';
 export * from './schema/governance.js';
+export * from './schema/provider.js';

@@ -20,6 +20,7 @@ import { startLedgerSim, type LedgerSimHandle } from '../ledger-sim/index.js';
 import { startAnvil, type AnvilHandle } from './anvil.js';
 import { ANVIL_DEV_KEY_0, ensureExampleContract } from './contracts.js';
 import { setupIdentityDevnet } from './identity.js';
+import { devnetProviderKeks } from './provider-kek.js';
 import { startDevnetValidators, validatorSummaryRows } from './validators.js';
 import { PROJECT_ROOT, startTemporalDevServer, type TemporalServerHandle } from './temporal.js';
 
@@ -147,6 +148,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     const localChains = base.chains.filter((c) => anvils.some((a) => a.chainId === c.chainId));
     let chains = base.chains;
     let validatorUrls = base.validatorUrls;
+    let validatorClientSeed = base.validatorClientSeed;
     let validatorRows: [string, string][] = [];
     if (localChains.length > 0 && ledgerPort !== undefined) {
       logger.info('starting validators', { chains: localChains.map((c) => c.name) });
@@ -160,6 +162,7 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       stack.push({ name: 'validators', stop: vn.stop });
       chains = base.chains.map((c) => (localChains.includes(c) ? { ...c, contracts: vn.contracts } : c));
       validatorUrls = vn.validators.map((v) => v.url);
+      validatorClientSeed = vn.clientKey;
       validatorRows = validatorSummaryRows(vn);
     }
 
@@ -175,7 +178,9 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       ...base,
       ledgerUrl,
       validatorUrls,
+      validatorClientSeed,
       ...identity,
+      provider: { ...base.provider, keks: devnetProviderKeks(base.provider.keks, base.dataDir) },
       // TEMPORAL_UI_URL, when set, is the link users get (e.g. the UI behind a proxy); else the dev server's own
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, uiUrl: base.temporal.uiUrl ?? temporal.uiUrl },
     };

@@ -38,6 +38,10 @@ export const identities = pgTable(
      * BEFORE submission so that a retry after a crash resubmits or follows the same transaction instead of
      * signing a second one (exactly-once credits).
      */
+    /** external (the client holds the key) | provider (the gateway holds it: provider_keys) */
+    signingMode: text('signing_mode').notNull().default('external'),
+    /** provider identities: what the gateway may sign (src/services/provider-policy.ts); null: nothing */
+    providerPolicy: jsonb('provider_policy').$type<Record<string, unknown>>(),
     ledgerTxs: jsonb('ledger_txs').$type<Record<string, { txId: string; envelope: unknown; submittedAt: string }>>().notNull().default({}),
   },
   (t) => [
