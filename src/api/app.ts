@@ -17,6 +17,7 @@ import { registerCosignRoutes } from './routes/cosign.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerGovernanceRoutes } from './routes/governance.js';
 import { registerChainRoutes } from './routes/chains.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMeRoutes } from './routes/me.js';
 import { registerIdentityRoutes } from './routes/identity.js';
@@ -83,6 +84,7 @@ export function createApp(input: AppDepsInput, opts: { metrics?: HttpMetrics } =
   registerCosignRoutes(app, deps);
   registerSigningDataRoutes(app, deps);
   registerPortalRoutes(app, deps);
+  registerConsoleRoutes(app);
   registerMetricsRoute(app, deps, metrics);
   registerWebhookRoutes(app, deps);
   registerEventRoutes(app, deps);

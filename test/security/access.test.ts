@@ -55,6 +55,7 @@ const NOT_ORG_SCOPED: Record<string, string> = {
   'GET /v1/chains/{id}': 'chains are the gateway configuration, the same for every organization',
   'GET /v1/proof/tx/{tx_hash}/receipt': "the ledger's public inclusion receipt of any delivered transaction, read from the ledger network",
   'GET /reference/assets/{file}': "the reference page's scripts, public and the same for everyone",
+  'GET /console/assets/{file}': "the console's script and stylesheet, public and the same for everyone",
 };
 
 const PUBLIC_KEY = bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey())).slice(2);

@@ -30,11 +30,20 @@ const PUBLIC_GETS = new Set(['/v1/health', '/v1/health/ready', '/v1/scopes', '/v
 const PUBLIC_CHAIN_PATH = /^\/v1\/chains(?:\/[^/]+)?$/;
 /** the reference page and its scripts (src/api/reference.ts) */
 const PUBLIC_REFERENCE_PATH = /^\/reference(?:\/assets\/[^/]+)?$/;
+/** the console page and its bundled assets (src/api/routes/console.ts); it signs in with a key in the browser */
+const PUBLIC_CONSOLE_PATH = /^\/console(?:\/assets\/[^/]+)?$/;
 
 /** Paths reachable without a key. /metrics is not one of them: it needs the operator scope. */
 export function isPublicPath(method: string, path: string): boolean {
   if (PUBLIC_GETS.has(path) || PUBLIC_CHAIN_PATH.test(path)) return method === 'GET' || method === 'HEAD';
-  return path === '/docs' || path === '/docs/json' || PUBLIC_REFERENCE_PATH.test(path) || path === '/portal' || path.startsWith('/portal/');
+  return (
+    path === '/docs' ||
+    path === '/docs/json' ||
+    PUBLIC_REFERENCE_PATH.test(path) ||
+    PUBLIC_CONSOLE_PATH.test(path) ||
+    path === '/portal' ||
+    path.startsWith('/portal/')
+  );
 }
 
 type KeyCheck =
