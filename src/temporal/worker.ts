@@ -1,8 +1,10 @@
 /**
- * Worker bootstrap: bundles src/workflows/index.ts once and registers the activity factories' output.
+ * Worker bootstrap: the workflow bundle (src/workflows/index.ts) and the activity factories' output.
  * Used by src/bin/worker.ts (production), the devnet (same process as the API) and the tests; the first two build
- * it from config with createConfiguredWorker.
+ * it from config with createConfiguredWorker. Run from source (tsx, tests) it bundles the workflows once per process;
+ * the compiled build (dist/) loads the bundle `npm run build` wrote next to it instead.
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   bundleWorkflowCode,
@@ -14,6 +16,7 @@ import {
   type ActivityInboundCallsInterceptor,
   type LogLevel as TemporalLogLevel,
   type State as WorkerState,
+  type WorkflowBundleOption,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -27,6 +30,13 @@ import { redactError } from '../net/redact.js';
 import { webhookTaskQueue } from '../workflows/webhook-delivery.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/** The compiled build (dist/src/temporal/worker.js) runs JavaScript: its workflows were bundled ahead of time. */
+const RUNNING_COMPILED = import.meta.url.endsWith('.js');
+
+/** The bundle `npm run build` writes: `dist/workflow-bundle.js`, two levels above this module in dist/. */
+export const PREBUILT_BUNDLE_FILE = 'workflow-bundle.js';
+const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL(`../../${PREBUILT_BUNDLE_FILE}`, import.meta.url));
 
 /**
  * Install the Temporal Runtime once per process, routing the SDK's own log lines through our JSON logger.
@@ -78,6 +88,13 @@ const keepNobleSideEffects: NonNullable<BundleOptions['webpackConfigHook']> = (c
   const rules = [...(config.module?.rules ?? []), { test: /[\\/]@noble[\\/]/, sideEffects: true }];
   return { ...config, module: { ...config.module, rules } };
 };
+
+/** What a worker runs: the prebuilt bundle in the compiled build, else a bundle made now (cached per process). */
+async function workerWorkflowBundle(): Promise<WorkflowBundleOption> {
+  if (!RUNNING_COMPILED) return workflowBundle();
+  if (!existsSync(PREBUILT_BUNDLE_PATH)) throw new Error(`${PREBUILT_BUNDLE_PATH} is missing: run npm run build (it bundles the workflows)`);
+  return { codePath: PREBUILT_BUNDLE_PATH };
+}
 
 const noop = () => {};
 const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
@@ -143,7 +160,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
       connection,
       namespace: opts.namespace,
       taskQueue: opts.taskQueue,
-      workflowBundle: await workflowBundle(),
+      workflowBundle: await workerWorkflowBundle(),
       // attemptDelivery stays registered here for attempts scheduled on this queue before attempts had their own
       activities: opts.activities,
       interceptors: { activity: [redactFailures] },

@@ -20,6 +20,10 @@ import { quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, type TestKey } from '../support/platform.js';
 import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { newClientKey, startIdentityDevnet, startWorker, uniqueName, type IdentityDevnet } from './devnet.js';
+import { compiledEntry, ensureBuild } from '../support/build.js';
+
+// the entry points run from the compiled build, as `npm run api|worker` runs them (built here when stale)
+beforeAll(ensureBuild, 300_000);
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const hasPostgres = !!inject('postgresUrl');
@@ -35,7 +39,7 @@ let temporal: Awaited<ReturnType<typeof testTemporalClient>>;
 const children: ChildProcess[] = [];
 
 function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/worker.ts'], {
+  const child = spawn(process.execPath, compiledEntry('worker'), {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

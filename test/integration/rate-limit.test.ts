@@ -10,6 +10,10 @@ import { PROJECT_ROOT } from '../../src/devnet/temporal.js';
 import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { dbKinds, quietLogger, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
+import { compiledEntry, ensureBuild } from '../support/build.js';
+
+// the entry points run from the compiled build, as `npm run api|worker` runs them (built here when stale)
+beforeAll(ensureBuild, 300_000);
 
 const MINUTE = 60_000;
 // a fixed instant in the middle of a window, so a test never straddles a window boundary
@@ -163,7 +167,7 @@ describe.skipIf(!dbKinds().includes('postgres'))('one limit shared by several AP
   }
 
   function startApiProcess(procs: ChildProcess[]): Promise<string> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/api.ts'], {
+    const child = spawn(process.execPath, compiledEntry('api'), {
       cwd: PROJECT_ROOT,
       env: {
         PATH: process.env.PATH,

@@ -9,16 +9,21 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertWorkerDependencies, ConfigError, loadConfig, workerDependencyProblems } from '../../src/config.js';
 import { openDatabase, PGLITE_LOCK_FILE } from '../../src/db/client.js';
 import { configProblems } from '../support/config.js';
+import { compiledEntry, ensureBuild } from '../support/build.js';
+
+// the entry points run from the compiled build, as `npm run api|worker` runs them (built here when stale)
+beforeAll(ensureBuild, 300_000);
 
 const WORKER_ENV = {
   LEDGER_URL: 'https://ledger.example.test',
   SPONSOR_KEY: '11'.repeat(32),
   RELAYER_PRIVATE_KEY: `0x${'22'.repeat(32)}`,
   VALIDATOR_URLS: 'https://v0.example.test',
+  VALIDATOR_CLIENT_KEY: '33'.repeat(32),
   CHAINS: JSON.stringify([
     {
       name: 'ethereum-sepolia',
@@ -68,7 +73,7 @@ describe('production needs a shared database', () => {
 
   it('npm run worker without DATABASE_URL exits 2 naming it, before opening PGlite', { timeout: 60_000 }, () => {
     const dataDir = scratchDir();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/bin/worker.ts'], {
+    const r = spawnSync(process.execPath, compiledEntry('worker'), {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...WORKER_ENV, DATA_DIR: dataDir, TEMPORAL_ADDRESS: '127.0.0.1:1' },
       encoding: 'utf8',
       timeout: 50_000,
