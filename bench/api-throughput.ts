@@ -159,6 +159,7 @@ async function main() {
       SPONSOR_KEY: parts.sponsorKey,
       RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
       VALIDATOR_URLS: vn.validators.map((v) => v.url).join(','),
+      VALIDATOR_CLIENT_KEY: vn.clientKey,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: temporal.namespace,
       TEMPORAL_TASK_QUEUE: `bench-${randomBytes(4).toString('hex')}`,

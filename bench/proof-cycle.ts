@@ -437,7 +437,7 @@ async function bareRuns(dn: BenchDevnet, one: BenchIdentity, target: Hex, client
   const proofAnchor = dn.validators!.contracts.proofAnchor as Hex;
   const ledger = createLedgerClient({ url: dn.config.ledgerUrl, pollIntervalMs: 20 });
   // as the gateway's activities do: settle at a quorum, with the same patience
-  const quorum = createQuorumClient({ validators: dn.validators!.quorum, attestTimeoutMs: 30_000, settle: 'quorum' });
+  const quorum = createQuorumClient({ validators: dn.validators!.quorum, clientKey: dn.validators!.clientKey, attestTimeoutMs: 30_000, settle: 'quorum' });
   const setRoot = (await readValidatorSet(w, proofAnchor)).root;
   const ctx = { ledger, quorum, w, proofAnchor, setRoot };
   let n = 0;

@@ -26,7 +26,7 @@ import { freePort } from '../../src/devnet/ports.js';
 import { createScratchDatabase } from '../../src/devnet/postgres.js';
 import { spawnManaged, waitUntilReady } from '../../src/devnet/process.js';
 import { PROJECT_ROOT, startTemporalDevServer } from '../../src/devnet/temporal.js';
-import { startDevnetValidators, type DevnetValidators } from '../../src/devnet/validators.js';
+import { startDevnetValidators, validatorAuthEnv, type DevnetValidators } from '../../src/devnet/validators.js';
 import { startLedgerSim, type LedgerSimHandle } from '../../src/ledger-sim/index.js';
 import { createLogger } from '../../src/log.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
@@ -110,7 +110,7 @@ export async function startBenchDevnet(opts: {
       chains = chains.map((c) => ({ ...c, contracts: vn.contracts }));
       if (opts.validators === 'processes') {
         await vn.stop();
-        const env = { ...process.env, DATA_DIR: dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(chains), LOG_LEVEL: 'error' };
+        const env = { ...process.env, DATA_DIR: dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(chains), LOG_LEVEL: 'error', ...validatorAuthEnv(vn) };
         const children = vn.validators.map((v) =>
           spawnManaged(
             `validator ${v.index}`,
@@ -147,6 +147,7 @@ export async function startBenchDevnet(opts: {
       dataDir,
       ledgerUrl: sim.url,
       validatorUrls: validators?.validators.map((v) => v.url) ?? [],
+      validatorClientSeed: validators?.clientKey,
       ...parts,
       temporal: { ...base.temporal, address: temporal.address, namespace: temporal.namespace, taskQueue: `${opts.name}-${randomBytes(4).toString('hex')}` },
     };
@@ -170,6 +171,7 @@ export async function startBenchDevnet(opts: {
         LEDGER_URL: config.ledgerUrl,
         CHAINS: JSON.stringify(config.chains),
         VALIDATOR_URLS: config.validatorUrls.join(','),
+        VALIDATOR_CLIENT_KEY: config.validatorClientSeed,
         SPONSOR_KEY: config.sponsorKey,
         RELAYER_PRIVATE_KEY: config.relayerPrivateKey,
         TEMPORAL_ADDRESS: config.temporal.address,

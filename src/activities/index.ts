@@ -34,6 +34,8 @@ export interface ActivityDeps {
   relayerPrivateKey?: Hex;
   /** validator i of the on-chain set at validatorUrls[i] (proof cycle) */
   validatorUrls?: string[];
+  /** secret: the Ed25519 seed (hex) the proof cycle signs its requests to the validators with */
+  validatorClientSeed?: string;
   /** how a leg's executeGovernanceProofDirect is sent (tests inject a tampering executor) */
   sendExecution?: SendExecution;
 }
@@ -58,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
           ledger: deps.ledger,
           access,
           validatorUrls: deps.validatorUrls ?? [],
+          validatorClientSeed: deps.validatorClientSeed,
           sendExecution: deps.sendExecution,
           logger: deps.logger,
         })

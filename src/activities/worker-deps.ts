@@ -18,6 +18,8 @@ export interface WorkerActivityDeps {
   relayerPrivateKey?: Hex;
   /** validator i of the on-chain set at validatorUrls[i] (the proof cycle's quorum rounds) */
   validatorUrls: string[];
+  /** secret: the Ed25519 seed (hex) the quorum rounds sign their requests to the validators with */
+  validatorClientSeed?: string;
 }
 
 export function workerActivityDeps(config: Config, opts: { ledgerPollMs?: number } = {}): WorkerActivityDeps {
@@ -27,6 +29,7 @@ export function workerActivityDeps(config: Config, opts: { ledgerPollMs?: number
     chains: chainRegistryOf(config.chains),
     relayerPrivateKey: config.relayerPrivateKey,
     validatorUrls: config.validatorUrls,
+    validatorClientSeed: config.validatorClientSeed,
   };
 }
 

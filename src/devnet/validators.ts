@@ -6,13 +6,18 @@
  *   vn.validators      -> [{ index, url, blsPublicKey, ... }]   (listed in the devnet summary)
  *   vn.contracts       -> ProofAnchor + AccountFactory deployed with the validators' keys as the set
  *   vn.protocol        -> protocol ADI, validators' key page, execution-results data account
- *   vn.quorum          -> input of createQuorumClient
+ *   vn.quorum          -> input of createQuorumClient, with vn.clientKey (the gateway's signing key)
  *   await vn.stop();
  *
  * Registration: the validator set is part of the ProofAnchor's init code (deploySystem, idempotent CREATE2),
  * and the validators' Ed25519 keys form page 2 of the protocol ADI's key book (threshold 1), which governs the
  * execution-results data account. Ledger setup is idempotent (checks what exists) and devnet-only: the
  * operator key is funded from the ledger faucet.
+ *
+ * The gateway's key for its requests to the validators (src/protocol/validator-auth.ts) is generated once as well,
+ * in `<dataDir>/validators/gateway-client.json`: every node trusts its public key, and the devnet's worker signs
+ * with it (config.validatorClientSeed; VALIDATOR_CLIENT_KEY / TRUSTED_GATEWAY_KEYS for processes of their own,
+ * validatorAuthEnv).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +29,8 @@ import { deploySystem, type ValidatorRegistration } from '../chain/deploy.js';
 import type { ChainEntry, SystemContracts } from '../chain/registry.js';
 import { createLedgerClient, liteIdentityUrl, tx, type HeldKey, type LedgerClient } from '../ledger/index.js';
 import type { RunningServer } from '../net/server.js';
-import { serveValidator } from '../validator/http.js';
+import { gatewayKeyFromSeed, newGatewayKey } from '../protocol/validator-auth.js';
+import { serveValidator, type ValidatorHttpOptions } from '../validator/http.js';
 import { loadOrCreateValidatorKeys, type ValidatorKeys } from '../validator/keys.js';
 import { createValidatorNode, type ValidatorNode } from '../validator/node.js';
 import type { QuorumValidator } from '../validator/quorum.js';
@@ -51,6 +57,12 @@ export interface DevnetValidatorsOptions {
    */
   operatorSeed?: Hex;
   observeTimeoutMs?: number;
+  /** the gateway's signing key (hex seed); default: generated once in `<dataDir>/validators/gateway-client.json` */
+  clientKey?: string;
+  /** more gateway public keys the nodes trust besides the client key's (another gateway, a key being rotated in) */
+  trustedGatewayKeys?: string[];
+  /** the nodes' HTTP limits (poll bound, requests in flight, body size) */
+  http?: Omit<ValidatorHttpOptions, 'trustedGatewayKeys'>;
   log?: (msg: string) => void;
 }
 
@@ -75,8 +87,12 @@ export interface DevnetValidators {
   registrations: ValidatorRegistration[];
   contracts: SystemContracts;
   protocol: ProtocolLedger;
-  /** for createQuorumClient({ validators: quorum }) */
+  /** for createQuorumClient({ validators: quorum, clientKey }) */
   quorum: QuorumValidator[];
+  /** secret: the gateway's Ed25519 seed (hex) the nodes trust; the devnet's worker signs its requests with it */
+  clientKey: string;
+  /** the public keys (hex) every node trusts: the client key's first */
+  trustedGatewayKeys: string[];
   nodes: ValidatorNode[];
   /** stop one validator's HTTP server (tests: simulate an outage) */
   stopValidator(index: number): Promise<void>;
@@ -96,6 +112,24 @@ function loadOrCreateOperator(dir: string): OperatorKey {
   const k = { seed: bytesToHex(randomBytes(32)) };
   writeFileSync(file, JSON.stringify(k, null, 2), { mode: 0o600 });
   return k;
+}
+
+/** The devnet gateway's key for its requests to the validators, made on first use (mode 0600). */
+export function loadOrCreateGatewayClientKey(dir: string): string {
+  const file = join(dir, 'gateway-client.json');
+  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { seed: string }).seed;
+  mkdirSync(dir, { recursive: true });
+  const k = newGatewayKey();
+  writeFileSync(file, JSON.stringify({ seed: k.seedHex, publicKey: k.publicKey }, null, 2), { mode: 0o600 });
+  return k.seedHex;
+}
+
+/** The environment of a gateway worker and of validator processes (src/bin/validator.ts) of this network. */
+export function validatorAuthEnv(vn: Pick<DevnetValidators, 'clientKey' | 'trustedGatewayKeys'>): {
+  VALIDATOR_CLIENT_KEY: string;
+  TRUSTED_GATEWAY_KEYS: string;
+} {
+  return { VALIDATOR_CLIENT_KEY: vn.clientKey, TRUSTED_GATEWAY_KEYS: vn.trustedGatewayKeys.join(',') };
 }
 
 async function settle(ledger: LedgerClient, p: Promise<{ txId: string }>, what: string) {
@@ -232,11 +266,14 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
       observeTimeoutMs: o.observeTimeoutMs,
     }),
   );
+  const clientKey = o.clientKey ?? loadOrCreateGatewayClientKey(dir);
+  const trustedGatewayKeys = [gatewayKeyFromSeed(clientKey).publicKey, ...(o.trustedGatewayKeys ?? [])];
+  const serve = (n: ValidatorNode, port: number) => serveValidator(n, { ...o.http, trustedGatewayKeys, host, port });
   const servers: (RunningServer | undefined)[] = [];
   const ports: number[] = [];
   try {
     for (const n of nodes) {
-      const s = await serveValidator(n, host, o.basePort ? o.basePort + n.index : 0);
+      const s = await serve(n, o.basePort ? o.basePort + n.index : 0);
       servers[n.index] = s;
       ports[n.index] = s.port;
     }
@@ -257,6 +294,8 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
     contracts,
     protocol,
     quorum: validators.map((v) => ({ index: v.index, url: v.url, publicKey: v.blsPublicKey, power: 100n })),
+    clientKey,
+    trustedGatewayKeys,
     nodes,
     async stopValidator(i) {
       await servers[i]?.close();
@@ -264,7 +303,7 @@ export async function startDevnetValidators(o: DevnetValidatorsOptions): Promise
     },
     async startValidator(i) {
       if (servers[i]) return;
-      servers[i] = await serveValidator(nodes[i]!, host, ports[i]!);
+      servers[i] = await serve(nodes[i]!, ports[i]!);
     },
     async stop() {
       await Promise.all(servers.map((s) => s?.close()));

@@ -3,10 +3,22 @@
  * results, and the refusal answer. A validator node serves it (src/validator/http.ts), the gateway's quorum client
  * calls it (src/validator/quorum.ts); integers beyond 2^53 travel as decimal strings.
  *
- *   GET  /v1/info                        ValidatorInfo
- *   POST /v1/attest   AttestRequest      -> 200 AttestResponse      | 422 ValidatorErrorResponse
- *   POST /v1/observe  ObserveRequest     -> 200 ObserveResponse     | 422 ...
- *   POST /v1/results  WriteResultRequest -> 200 WriteResultResponse | 422 ...
+ *   GET  /v1/health                      {status, index}                     (public)
+ *   GET  /v1/info                        ValidatorInfo                       (public: public keys only)
+ *   POST /v1/attest   AttestRequest      -> 200 AttestResponse      | 202 ValidatorPendingResponse | 422 ValidatorErrorResponse
+ *   POST /v1/observe  ObserveRequest     -> 200 ObserveResponse     | 202 ... | 422 ...
+ *   POST /v1/results  WriteResultRequest -> 200 WriteResultResponse | 202 ... | 422 ...
+ *
+ * Every POST is signed by a gateway key the validator trusts (src/protocol/validator-auth.ts). Other answers, all
+ * ValidatorErrorResponse: 400 BAD_REQUEST (not JSON, or a field missing or malformed: `field` names it),
+ * 401 UNAUTHENTICATED (no, bad or replayed signature, untrusted key, timestamp out of the window), 404 NOT_FOUND,
+ * 413 PAYLOAD_TOO_LARGE (with Connection: close), 503 BUSY (too many requests in flight; Retry-After in seconds)
+ * and 500 INTERNAL (reason 'internal error' only; the details stay in the validator's log).
+ *
+ * Long waits are bounded long-polls: a POST is answered within the validator's poll bound (10 s by default). When
+ * its work (an observation waiting for confirmations, a result write waiting for the ledger) is not done by then the
+ * answer is 202 ValidatorPendingResponse and the work goes on; the client asks again with the same body (a freshly
+ * signed request) after `retryAfterMs`, until the answer comes or its own deadline passes.
  */
 import type { Address, Hex } from 'viem';
 import type { ProofResultRecord } from './result-record.js';
@@ -25,6 +37,18 @@ export interface ValidatorErrorResponse {
   code: string;
   reason: string;
   validatorIndex?: number;
+  /** 400: the body field that is missing or malformed (dotted path, e.g. anchor.anchorId) */
+  field?: string;
+}
+
+/** 202: the request's work is still under way; ask again (same body, newly signed) after `retryAfterMs`. */
+export interface ValidatorPendingResponse {
+  ok: false;
+  kind: 'pending';
+  code: 'PENDING';
+  reason: string;
+  retryAfterMs: number;
+  validatorIndex: number;
 }
 
 export interface AnchorRef {

@@ -3,7 +3,7 @@
  * signature before it counts, aggregate once the signed power meets the threshold, and report per validator
  * what happened (signed, refused with its reason, failed, timed out).
  *
- *   const q = createQuorumClient({ validators: [{ index, url, publicKey }, ...] });   // default 2/3, power 100 each
+ *   const q = createQuorumClient({ validators: [{ index, url, publicKey }, ...], clientKey });   // default 2/3, power 100 each
  *   const pre = await q.attest(attestRequest, { message: anchorMessage({...}) });     // throws QuorumUnreachableError
  *   await executeComprehensiveProof(w, anchor, { anchorId, signerBitmap: pre.signerBitmap, signature: pre.aggregateSignature });
  *   const post = await q.observe(observeRequest, { chainId, proofAnchor, validatorSetRoot });
@@ -13,13 +13,18 @@
  * their keys (two pairings, the check ProofAnchor makes; keys carry proofs of possession); when that fails, each
  * signature is verified alone so a bad one is named and dropped. Public keys are checked once, up front.
  *
+ * Every request is signed with the gateway's key (`clientKey`, the hex seed of VALIDATOR_CLIENT_KEY), which the
+ * validators must trust; a validator answers within its poll bound, and a request still under way there is asked
+ * again until the per-request timeouts below (each the overall deadline of its round).
+ *
  * quorum/types.ts holds the set's arithmetic and the outcome types, quorum/post.ts one request to one validator,
  * quorum/round.ts one round over all of them.
  */
 import type { Address, Hex } from 'viem';
 import { g2FromEip2537 } from '../chain/bls.js';
 import { resultMessage } from '../chain/formulas.js';
-import { resetTolerantFetch } from '../net/fetch.js';
+import { httpFetch } from '../net/fetch.js';
+import { gatewayKeyFromSeed } from '../protocol/validator-auth.js';
 import {
   VALIDATOR_API,
   type AttestRequest,
@@ -37,13 +42,15 @@ export type { OutcomeStatus, QuorumAggregate, QuorumResult, QuorumValidator, Val
 
 export interface QuorumClientOptions {
   validators: readonly QuorumValidator[];
+  /** the gateway's Ed25519 seed (hex) its requests are signed with; the validators trust its public key */
+  clientKey: string;
   thresholdNum?: bigint;
   thresholdDen?: bigint;
-  /** per-request timeout for attest; default 10 s */
+  /** overall deadline of an attest request (polls renewed until then); default 10 s */
   attestTimeoutMs?: number;
-  /** per-request timeout for observe (validators wait for confirmations); default 120 s */
+  /** overall deadline of an observe request (validators wait for confirmations); default 120 s */
   observeTimeoutMs?: number;
-  /** per-request timeout for a result write; default 90 s */
+  /** overall deadline of a result write; default 90 s */
   writeTimeoutMs?: number;
   /**
    * 'all' (default): wait for every validator (or its timeout) and report each;
@@ -73,10 +80,11 @@ export interface QuorumClient {
 export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
   const set = createQuorumSet(opts.validators, opts.thresholdNum ?? 2n, opts.thresholdDen ?? 3n);
   const { validators, byIndex } = set;
-  const doFetch = opts.fetch ?? resetTolerantFetch;
+  const doFetch = opts.fetch ?? httpFetch;
+  const key = gatewayKeyFromSeed(opts.clientKey);
   // decode (and subgroup-check) every key once, up front: a bad registered key fails here, not mid-round
   for (const v of validators) g2FromEip2537(v.publicKey);
-  const post = <T>(v: QuorumValidator, path: string, body: unknown, timeoutMs: number) => postToValidator<T>(doFetch, v, path, body, timeoutMs);
+  const post = <T>(v: QuorumValidator, path: string, body: unknown, timeoutMs: number) => postToValidator<T>(doFetch, key, v, path, body, timeoutMs);
   const round = <R extends { signature: Hex }>(
     path: string,
     body: unknown,

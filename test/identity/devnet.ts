@@ -56,7 +56,7 @@ export async function startIdentityDevnet(opts: { blockIntervalMs?: number; vali
       SPONSOR_KEY: parts.sponsorKey,
       RELAYER_PRIVATE_KEY: parts.relayerPrivateKey,
       DATA_DIR: dataDir,
-      ...(validators ? { VALIDATOR_URLS: validators.validators.map((v) => v.url).join(',') } : {}),
+      ...(validators ? { VALIDATOR_URLS: validators.validators.map((v) => v.url).join(','), VALIDATOR_CLIENT_KEY: validators.clientKey } : {}),
     };
     return {
       sim,

@@ -115,7 +115,11 @@ export async function startFaultProxy(upstream: string, settings: FaultSettings 
     try {
       r = await fetch(`${target.origin}${req.url ?? '/'}`, {
         method: req.method,
-        headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+        // a validator's gateway signature headers (x-pgw-*) go along, as through any proxy
+        headers: {
+          ...(Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-pgw-'))) as Record<string, string>),
+          'content-type': req.headers['content-type'] ?? 'application/json',
+        },
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
       });
     } catch {

@@ -67,7 +67,7 @@ export async function startTestDevnet(): Promise<TestDevnet> {
     const hash = await w.wallet.deployContract({ abi: testTargetAbi, bytecode: testTargetBytecode });
     const target = (await w.public.waitForTransactionReceipt({ hash })).contractAddress as Address;
     const setRoot = (await readValidatorSet(w, vn.contracts.proofAnchor)).root;
-    const quorum = createQuorumClient({ validators: vn.quorum, attestTimeoutMs: 5_000, observeTimeoutMs: 30_000 });
+    const quorum = createQuorumClient({ validators: vn.quorum, clientKey: vn.clientKey, attestTimeoutMs: 5_000, observeTimeoutMs: 30_000 });
     const sponsor = await fundedLite(ledger);
     return {
       dataDir,

@@ -196,13 +196,16 @@ describe('validator network', () => {
     const server: Server = createServer(async (req, res) => {
       let body = '';
       for await (const c of req) body += c;
-      const r = await fetch(`${real}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      // the gateway's signature headers go along: the real validator answers signed requests only
+      const auth = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-pgw-'))) as Record<string, string>;
+      const r = await fetch(`${real}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body });
       const j = (await r.json()) as AttestResponse;
       j.signature = blsSign(liar.secretKey, j.message);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(j));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const q = createQuorumClient({
+      clientKey: d.vn.clientKey,
       validators: d.vn.quorum.map((v) => (v.index === 6 ? { ...v, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` } : v)),
     });
     await d.vn.stopValidator(2);

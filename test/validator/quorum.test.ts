@@ -15,6 +15,8 @@ const modes: Mode[] = Array(7).fill('honest');
 const servers: Server[] = [];
 let validators: QuorumValidator[] = [];
 const message = keccak256(stringToHex('anchor message'));
+/** the gateway's signing key (these stand-in validators do not check it; test/validator/http-auth.test.ts does) */
+const clientKey = '11'.repeat(32);
 
 beforeAll(async () => {
   validators = await Promise.all(
@@ -53,7 +55,7 @@ const set = (m: Partial<Record<number, Mode>>) =>
 describe('quorum client', () => {
   it('all honest: 7 signers, an aggregate that verifies against the aggregate key', async () => {
     set({});
-    const q = createQuorumClient({ validators });
+    const q = createQuorumClient({ validators, clientKey });
     const r = await q.attest(req, { message });
     expect(r.signers).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(r.signerBitmap).toBe(127n);
@@ -63,7 +65,7 @@ describe('quorum client', () => {
 
   it('each kind of bad validator is reported; quorum with exactly 5', async () => {
     set({ 1: 'garbage', 4: 'hang' });
-    const q = createQuorumClient({ validators, attestTimeoutMs: 2_000 });
+    const q = createQuorumClient({ validators, clientKey, attestTimeoutMs: 2_000 });
     const r = await q.attest(req, { message });
     expect(r.signers).toEqual([0, 2, 3, 5, 6]);
     expect(r.outcomes[1]).toMatchObject({ status: 'failed', code: 'INVALID_SIGNATURE' });
@@ -73,7 +75,7 @@ describe('quorum client', () => {
 
   it('three bad: quorum unreachable with every reason', async () => {
     set({ 0: 'refuse', 2: 'malformed', 3: 'other-message', 6: 'http500' });
-    const q = createQuorumClient({ validators });
+    const q = createQuorumClient({ validators, clientKey });
     const e = (await q.attest(req, { message }).catch((x) => x)) as QuorumUnreachableError;
     expect(e).toBeInstanceOf(QuorumUnreachableError);
     expect(e.signedPower, JSON.stringify(e.outcomes)).toBe(300n);
@@ -87,7 +89,7 @@ describe('quorum client', () => {
 
   it("settle 'quorum' resolves at the fifth valid signature without waiting for a hanging validator", async () => {
     set({ 5: 'hang', 6: 'hang' });
-    const q = createQuorumClient({ validators, attestTimeoutMs: 5_000, settle: 'quorum' });
+    const q = createQuorumClient({ validators, clientKey, attestTimeoutMs: 5_000, settle: 'quorum' });
     const t = performance.now();
     const r = await q.attest(req, { message });
     expect(performance.now() - t).toBeLessThan(4_000);
@@ -97,13 +99,13 @@ describe('quorum client', () => {
 
   it("settle 'quorum' gives up as soon as the rest cannot make a quorum", async () => {
     set({ 0: 'refuse', 1: 'refuse', 2: 'refuse', 6: 'hang' });
-    const q = createQuorumClient({ validators, attestTimeoutMs: 5_000, settle: 'quorum' });
+    const q = createQuorumClient({ validators, clientKey, attestTimeoutMs: 5_000, settle: 'quorum' });
     const t = performance.now();
     await expect(q.attest(req, { message })).rejects.toBeInstanceOf(QuorumUnreachableError);
     expect(performance.now() - t).toBeLessThan(4_000);
   });
 
   it('a bad registered key is refused when the client is built', () => {
-    expect(() => createQuorumClient({ validators: [{ ...validators[0]!, publicKey: `0x${'00'.repeat(256)}` as Hex }] })).toThrow();
+    expect(() => createQuorumClient({ clientKey, validators: [{ ...validators[0]!, publicKey: `0x${'00'.repeat(256)}` as Hex }] })).toThrow();
   });
 });

@@ -39,6 +39,8 @@ export interface IntentActivityDeps {
   access: ChainAccess;
   /** validator i of the on-chain set answers at validatorUrls[i] */
   validatorUrls: readonly string[];
+  /** secret: the Ed25519 seed (hex) requests to the validators are signed with (VALIDATOR_CLIENT_KEY) */
+  validatorClientSeed?: string;
   quorumTimeouts?: { attestTimeoutMs?: number; observeTimeoutMs?: number; writeTimeoutMs?: number };
   /** how a leg's executeGovernanceProofDirect is sent; chain/account.ts sendGovernanceProofDirect by default */
   sendExecution?: SendExecution;
@@ -142,7 +144,9 @@ export function createCycleContext(deps: IntentActivityDeps) {
         `${set.publicKeys.length} validators are registered on ${chain} but only ${deps.validatorUrls.length} VALIDATOR_URLS are configured`,
       );
     }
+    if (!deps.validatorClientSeed) throw cycleFailure('ChainNotConfigured', 'VALIDATOR_CLIENT_KEY is not set: the validators answer signed requests only');
     const client = createQuorumClient({
+      clientKey: deps.validatorClientSeed,
       validators: set.publicKeys.map((publicKey, index) => ({ index, url: deps.validatorUrls[index]!, publicKey, power: set.powers[index] })),
       thresholdNum: set.thresholdNum,
       thresholdDen: set.thresholdDen,
