@@ -107,22 +107,6 @@ const envSchema = z.object({
     )
     .pipe(z.array(z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'each key must be 32 bytes of hex')))
     .default([]),
-  /** Ed25519 seed (64 hex) the gateway signs its requests to the validators with; their TRUSTED_GATEWAY_KEYS hold its public key */
-  VALIDATOR_CLIENT_KEY: z
-    .string()
-    .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex')
-    .optional(),
-  /** a validator's trusted gateway public keys (comma list of 64 hex): several during a key rotation */
-  TRUSTED_GATEWAY_KEYS: z
-    .string()
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'each key must be 32 bytes of hex')))
-    .default([]),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** ADI URLs are acc://<name>.<suffix> */
   ADI_SUFFIX: z
@@ -414,11 +398,6 @@ export function workerDependencyProblems(
   if (!config.relayerPrivateKey)
     problems.push({ variable: 'RELAYER_PRIVATE_KEY', message: 'not set: the EVM key paying gas for account deployments and proof transactions' });
   if (config.validatorUrls.length === 0) problems.push({ variable: 'VALIDATOR_URLS', message: 'empty: the validator nodes that attest every transaction' });
-  if (!config.validatorClientSeed)
-    problems.push({
-      variable: 'VALIDATOR_CLIENT_KEY',
-      message: 'not set: the Ed25519 key the worker signs its requests to the validators with (they answer only keys they trust)',
-    });
   if (!config.validatorClientSeed)
     problems.push({
       variable: 'VALIDATOR_CLIENT_KEY',

@@ -149,7 +149,6 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
     let chains = base.chains;
     let validatorUrls = base.validatorUrls;
     let validatorClientSeed = base.validatorClientSeed;
-    let validatorClientSeed = base.validatorClientSeed;
     let validatorRows: [string, string][] = [];
     if (localChains.length > 0 && ledgerPort !== undefined) {
       logger.info('starting validators', { chains: localChains.map((c) => c.name) });
@@ -163,7 +162,6 @@ export async function startDevnet(base: Config, logger: Logger, opts: DevnetOpti
       stack.push({ name: 'validators', stop: vn.stop });
       chains = base.chains.map((c) => (localChains.includes(c) ? { ...c, contracts: vn.contracts } : c));
       validatorUrls = vn.validators.map((v) => v.url);
-      validatorClientSeed = vn.clientKey;
       validatorClientSeed = vn.clientKey;
       validatorRows = validatorSummaryRows(vn);
     }

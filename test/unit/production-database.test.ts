@@ -24,7 +24,6 @@ const WORKER_ENV = {
   RELAYER_PRIVATE_KEY: `0x${'22'.repeat(32)}`,
   VALIDATOR_URLS: 'https://v0.example.test',
   VALIDATOR_CLIENT_KEY: '33'.repeat(32),
-  VALIDATOR_CLIENT_KEY: '33'.repeat(32),
   CHAINS: JSON.stringify([
     {
       name: 'ethereum-sepolia',

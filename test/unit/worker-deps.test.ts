@@ -19,7 +19,6 @@ const FULL = {
   RELAYER_PRIVATE_KEY: `0x${'22'.repeat(32)}`,
   VALIDATOR_URLS: 'https://v0.example.test,https://v1.example.test',
   VALIDATOR_CLIENT_KEY: '33'.repeat(32),
-  VALIDATOR_CLIENT_KEY: '33'.repeat(32),
   CHAINS: JSON.stringify([
     {
       name: 'ethereum-sepolia',
