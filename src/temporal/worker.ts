@@ -5,6 +5,7 @@
  * the compiled build (dist/) loads the bundle `npm run build` wrote next to it instead.
  */
 import { existsSync } from 'node:fs';
+import type { Duration } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import {
   bundleWorkflowCode,
@@ -109,7 +110,7 @@ export interface GatewayWorkerOptions {
   maxConcurrentWebhookAttempts: number;
   logger?: Logger;
   /** how long in-flight activities may finish on shutdown */
-  shutdownGraceTime?: string;
+  shutdownGraceTime?: Duration;
 }
 
 /**
@@ -190,7 +191,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
  */
 export function createConfiguredWorker(
   config: Config,
-  opts: { db: Db; logger?: Logger; shutdownGraceTime?: string },
+  opts: { db: Db; logger?: Logger; shutdownGraceTime?: Duration },
 ): Promise<{ worker: GatewayWorker; connection: NativeConnection }> {
   return createGatewayWorker({
     address: config.temporal.address,

@@ -8,7 +8,7 @@
  * Orchestration only. Transient faults are retried with backoff; a permanent one (the sponsor out of funds or
  * credits) ends the workflow failed with the reason, after the refund.
  */
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { CreditActivities, CreditPurchaseInput } from '../activities/credits.js';
 import { NON_RETRYABLE_LEDGER_ERRORS } from '../protocol/failures.js';
 import { innermostFailure } from './failure.js';
@@ -25,7 +25,7 @@ export interface CreditsWorkflowResult {
   txId: string;
 }
 
-const retry = {
+const retry: RetryPolicy = {
   initialInterval: '200 milliseconds',
   backoffCoefficient: 2,
   maximumInterval: '10 seconds',

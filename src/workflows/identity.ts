@@ -15,7 +15,7 @@
  * the reason, and the workflow fails so it stands out in the Temporal UI. The current step is the Stage search
  * attribute and the row's `stage`; a query `progress` answers the same from the workflow itself.
  */
-import { ApplicationFailure, defineQuery, patched, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, patched, proxyActivities, type RetryPolicy, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChainActivities } from '../activities/chain.js';
 import type { IdentityStoreActivities } from '../activities/identity-store.js';
 import type { LedgerActivities, LedgerStepInput } from '../activities/ledger.js';
@@ -56,7 +56,7 @@ export const IDENTITY_TOKEN_ACCOUNT = 'identity-token-account';
 
 const NON_RETRYABLE = [...NON_RETRYABLE_LEDGER_ERRORS, ...NON_RETRYABLE_CHAIN_ERRORS];
 
-const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
+const retry: RetryPolicy = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE };
 
 const ledgerActs = proxyActivities<LedgerActivities>({
   startToCloseTimeout: '2 minutes',

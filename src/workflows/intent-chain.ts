@@ -11,7 +11,7 @@
  * wait long (a loaded validator, the chain's confirmations) and heartbeat meanwhile. Histories from before the patch
  * replay on the activity path.
  */
-import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, type RetryPolicy, upsertSearchAttributes } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
 import { NON_RETRYABLE_INTENT_ERRORS } from '../protocol/failures.js';
@@ -24,7 +24,7 @@ export interface IntentChainInput {
   legIds: string[];
 }
 
-const retry = {
+const retry: RetryPolicy = {
   initialInterval: '250 milliseconds',
   backoffCoefficient: 2,
   maximumInterval: '15 seconds',

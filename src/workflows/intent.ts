@@ -27,6 +27,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  type RetryPolicy,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -94,7 +95,7 @@ export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [Submit
 export const refreshSigningDataUpdate = defineUpdate<RefreshedSigningData, []>('refreshSigningData');
 export const intentProgressQuery = defineQuery<IntentProgress>('progress');
 
-const retry = {
+const retry: RetryPolicy = {
   initialInterval: '250 milliseconds',
   backoffCoefficient: 2,
   maximumInterval: '10 seconds',

@@ -11,7 +11,7 @@
  * address) takes the chain off the identity's requested chains with an `identity.chain_link_failed` event, and
  * the workflow fails so it stands out in the Temporal UI (its id can then be used again by a new request).
  */
-import { ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, type RetryPolicy, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ChainActivities } from '../activities/chain.js';
 import type { ChainLinkActivities } from '../activities/chain-link.js';
 import { NON_RETRYABLE_CHAIN_ERRORS } from '../protocol/failures.js';
@@ -35,7 +35,7 @@ export interface LinkChainResult {
   deploymentTx: string | null;
 }
 
-const retry = {
+const retry: RetryPolicy = {
   initialInterval: '200 milliseconds',
   backoffCoefficient: 2,
   maximumInterval: '10 seconds',

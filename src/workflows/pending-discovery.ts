@@ -5,11 +5,11 @@
  * Temporal UI, and can be started on demand for one organization; a single schedule keeps the set of
  * organizations out of the schedule's lifecycle (new organizations are picked up on the next run).
  */
-import { executeChild, proxyActivities } from '@temporalio/workflow';
+import { executeChild, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { PendingActivities, PendingScanResult } from '../activities/pending.js';
 import { notifyWebhookDispatcher } from './webhook-dispatcher.js';
 
-const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 };
+const retry: RetryPolicy = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 };
 const acts = proxyActivities<PendingActivities>({ startToCloseTimeout: '5 minutes', retry });
 /** The scan heartbeats per identity and per transaction: a scan on a worker that died is retried within 30 s. */
 const scan = proxyActivities<PendingActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry });

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Client } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { createActivities, type Activities, type ActivityDeps } from '../../src/activities/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
@@ -62,7 +63,7 @@ export async function startTestWorker(
   config: Config,
   database: Pick<Database, 'db'>,
   extra: Partial<ActivityDeps> = {},
-  opts: { shutdownGraceTime?: string; wrap?: (activities: Activities) => Activities } = {},
+  opts: { shutdownGraceTime?: Duration; wrap?: (activities: Activities) => Activities } = {},
 ) {
   installTemporalRuntime(quietLogger, { shutdownSignals: [] });
   const activities = createActivities({ db: database.db, webhooks: config.webhooks, ...extra });
