@@ -4,6 +4,7 @@
  */
 import { assertWorkerDependencies, ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
+import { gatewayKeyFromSeed } from '../protocol/validator-auth.js';
 import { createLogger } from '../log.js';
 import { connectTemporalClient } from '../temporal/client.js';
 import { ensureSchedules } from '../temporal/schedules.js';
@@ -30,6 +31,8 @@ async function main() {
     webhook_task_queue: webhookTaskQueue(config.temporal.taskQueue),
     webhook_max_concurrent_attempts: config.webhooks.maxConcurrentAttempts,
     namespace: config.temporal.namespace,
+    // the public half, for the validators' TRUSTED_GATEWAY_KEYS
+    validator_client_public_key: gatewayKeyFromSeed(config.validatorClientSeed!).publicKey,
     ...(config.temporal.uiUrl ? { temporal_ui: config.temporal.uiUrl } : {}),
   });
   await worker.run();
