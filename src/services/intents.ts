@@ -38,17 +38,17 @@ import { findOrgIdentity, requireActive, requireSigningKey } from './identity-ac
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
 import { signingDataStale, staleCauseOf } from './signing-data.js';
+import { PROOF_CLASS_VALUES, proofClassOf, type ProofClass, type ProofClassValue } from '../protocol/proof-class.js';
 
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
 
-/** The proof classes the gateway runs (`proof_class`, written into the intent); the first is the default. */
-export const PROOF_CLASSES = ['standard'] as const;
-export type ProofClass = (typeof PROOF_CLASSES)[number];
+export { PROOF_CLASSES, PROOF_CLASS_VALUES, storedProofClass, type ProofClass } from '../protocol/proof-class.js';
 
 export interface PrepareIntentRequest {
   identity_id: string;
   intent: Record<string, unknown>;
-  proof_class?: ProofClass;
+  /** a class or an alias of one (protocol/proof-class.ts); the intent stores the class */
+  proof_class?: ProofClassValue;
   contract_addresses?: string[];
   signer_public_key?: string;
   signer_key_page?: string;
@@ -120,13 +120,20 @@ async function canonicalIntent(
       body.intent,
     );
     legs = req.legs;
-    const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: body.proof_class ?? PROOF_CLASSES[0] });
+    const built = buildIntent({ ...times, adiUrl: identity.adiUrl, keyBook: identity.bookUrl, legs, proofClass: requestedProofClass(body.proof_class) });
     return { built, intentType: req.type };
   } catch (e) {
     if (e instanceof IntentRequestError) throw new ApiError(e.code === 'UNSUPPORTED_INTENT' ? 422 : 400, e.code, e.message, { field: e.field, ...e.details });
     if (e instanceof IntentError) throw buildRefusal(e, legs);
     throw e;
   }
+}
+
+/** The class `proof_class` names; any other value is a 400 listing the accepted ones (the route's schema checks first). */
+function requestedProofClass(value: string | undefined): ProofClass {
+  const c = proofClassOf(value);
+  if (!c) throw new ApiError(400, 'VALIDATION_ERROR', `proof_class: must be one of: ${PROOF_CLASS_VALUES.join(', ')}`, { field: 'proof_class' });
+  return c;
 }
 
 /**

@@ -26,15 +26,15 @@ describe('closed value sets', () => {
     call('POST', '/v1/transaction', { identity_id: randomUUID(), intent: { adiUrl: 'acc://x.acme', legs: [] }, proof_class });
 
   it('proof_class: any value but a supported one is a 400 naming the field and listing the supported values', async () => {
-    for (const bad of ['on_demand', 'on_cadence', 'STANDARD', '', 'premium', 42]) {
+    for (const bad of ['STANDARD', 'Batched', 'on-demand', '', 'premium', 42]) {
       const r = await prepare(bad);
       expect(r.status, `${JSON.stringify(bad)}: ${JSON.stringify(r.body)}`).toBe(400);
       expect(r.body.code).toBe('VALIDATION_ERROR');
       expect(r.body.details.field).toBe('proof_class');
-      expect(r.body.error).toBe('proof_class: must be one of: standard');
+      expect(r.body.error).toBe('proof_class: must be one of: standard, batched, on_demand, on_cadence');
     }
     // the supported value (and none) pass validation: the unknown identity is what stops them
-    for (const ok of ['standard', undefined]) {
+    for (const ok of ['standard', 'batched', 'on_demand', 'on_cadence', undefined]) {
       const r = await prepare(ok);
       expect(r.status, JSON.stringify(r.body)).toBe(404);
       expect(r.body.code).toBe('IDENTITY_NOT_FOUND');
@@ -43,7 +43,9 @@ describe('closed value sets', () => {
 
   it('proof_class is documented with its values', async () => {
     const doc = await (await t.call('/docs/json')).json();
-    expect(doc.components.schemas.CreateTransactionRequest.properties.proof_class.enum).toEqual(['standard']);
+    expect(doc.components.schemas.CreateTransactionRequest.properties.proof_class.enum).toEqual(['standard', 'batched', 'on_demand', 'on_cadence']);
+    // answers show the class an alias names
+    expect(doc.components.schemas.Intent.properties.proof_class.enum).toEqual(['standard', 'batched']);
   });
 
   it('GET /v1/events?type=: an unknown event type is a 400 naming `type` and listing the catalogue', async () => {

@@ -1,7 +1,7 @@
 /** Schemas of the transaction routes and the API view of an intent row. */
 import { z } from '@hono/zod-openapi';
 import { INTENT_STATUSES, type IntentChainRow, type IntentRow } from '../../db/intents.js';
-import { PROOF_CLASSES } from '../../services/intents.js';
+import { PROOF_CLASS_VALUES, PROOF_CLASSES, storedProofClass } from '../../services/intents.js';
 import { resourceIdParam } from '../schemas/common.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 
@@ -50,6 +50,9 @@ export const IntentSchema = z
         'signing_required, submitted, attesting, anchoring, executing, observing, recording, completed, failed (a multi-chain intent shows its least advanced chain)',
     }),
     intent_type: z.string(),
+    proof_class: z
+      .enum(PROOF_CLASSES)
+      .openapi({ description: 'The proof class written into the intent (an alias given at prepare shows as the class it names)' }),
     operation_id: z.string().openapi({ description: 'Hash of the four stored intent blobs: what validators attest' }),
     signing_mode: z.literal('external'),
     signing_data: SigningDataSchema,
@@ -134,9 +137,12 @@ export const CreateBody = z
         'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] }, a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }, or a ledger token transfer { type: "sendTokens", to (an ACME token account URL), amount (ACME, a number with at most 8 decimals) } sent from the identity\'s token account acc://<adi>/tokens, whose proof is the ledger\'s receipt',
     }),
     proof_class: z
-      .enum(PROOF_CLASSES, { error: `must be one of: ${PROOF_CLASSES.join(', ')}` })
+      .enum(PROOF_CLASS_VALUES, { error: `must be one of: ${PROOF_CLASS_VALUES.join(', ')}` })
       .optional()
-      .openapi({ description: `How the proof cycle runs; the gateway supports: ${PROOF_CLASSES.join(', ')} (the default). Any other value is a 400.` }),
+      .openapi({
+        description:
+          'How the proof cycle runs. standard (the default): one anchor per intent and chain, the lowest latency. batched: the class that shares one anchor among the legs of many intents of a chain; on_demand and on_cadence are accepted for it and stored as batched. The class is written into the intent (the validators attest it with the rest) and shown in answers; batch anchoring is not enabled yet, so a batched intent currently runs the standard cycle. Any other value is a 400.',
+      }),
     contract_addresses: z.array(z.string()).optional().openapi({ description: 'Allow-list: every contract call must target one of these' }),
     signer_public_key: z.string().optional().openapi({ description: '64 hex: the key-page member that signs (default: the identity key)' }),
     signer_key_page: z.string().optional().openapi({ description: 'Key page URL of the same key book (default: page 1)' }),
@@ -193,6 +199,7 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
     status: row.status as (typeof INTENT_STATUSES)[number],
     stage: row.stage,
     intent_type: row.intentType,
+    proof_class: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),
     operation_id: row.operationId,
     signing_mode: 'external',
     signing_data: { ...sd, transaction_hash: ledgerHash(sd.transaction_hash), hash_to_sign: ledgerHash(sd.hash_to_sign) },

@@ -10,7 +10,7 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import { INTENT_STATUSES } from '../../db/intents.js';
 import { createSigningProgressReader } from '../../services/intent-progress.js';
-import { listIntents, prepareIntent, readIntent, submitSignature } from '../../services/intents.js';
+import { listIntents, prepareIntent, PROOF_CLASSES, readIntent, storedProofClass, submitSignature } from '../../services/intents.js';
 import { SignatureBody } from '../cosign-common.js';
 import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
@@ -49,6 +49,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             submit_url: z.string(),
             expires_at: z.string(),
             operation_id: z.string(),
+            proof_class: z.enum(PROOF_CLASSES).openapi({ description: 'The proof class written into the intent (an alias shows as the class it names)' }),
             idempotent: z.boolean().optional(),
           }),
           'Prepared: sign hash_to_sign and submit it',
@@ -68,6 +69,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           submit_url: `/v1/transaction/${row.id}/signature`,
           expires_at: row.expiresAt.toISOString(),
           operation_id: operationId,
+          proof_class: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),
         },
         201,
       );
