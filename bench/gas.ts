@@ -11,6 +11,7 @@
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { encodeFunctionData, hexToBytes, keccak256, stringToHex, toHex, type Address, type Hex } from 'viem';
 import { blsLongEncodings } from './long-sig.js';
+import { batchedGasCurve } from './gas-batched.js';
 import { startAnvil } from '../src/devnet/anvil.js';
 import { deploySystem } from '../src/chain/deploy.js';
 import { createChainClients } from '../src/chain/clients.js';
@@ -25,6 +26,7 @@ const CHAIN_ID = 11155111;
 const ROUNDS = 5;
 const COLD_ACCOUNT_ACCESS = 2600;
 const SIGNERS = [0, 1, 2, 4, 6];
+const BATCH_SIZES = [1, 4, 16, 32];
 
 type Frame = { to?: string; gasUsed: string; calls?: Frame[] };
 
@@ -157,6 +159,20 @@ async function main() {
       ts_minPk_sign_ms: long.minPkSignMs,
     };
 
+    // ---- batched class: one anchor over the legs of 1, 4, 16 and 32 identities, each leg with its own Merkle proof
+    const batched = await batchedGasCurve({
+      w,
+      chainId: CHAIN_ID,
+      proofAnchor: sys.proofAnchor,
+      accountFactory: sys.accountFactory,
+      target,
+      setRoot,
+      signers: SIGNERS,
+      secretKeys: vs.map((v) => v.secretKey),
+      sizes: BATCH_SIZES,
+      coldAccountAccess: COLD_ACCOUNT_ACCESS,
+    });
+
     const med = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, median(v)]));
     const three = med.createAnchor! + med.executeComprehensiveProof! + med.executeGovernanceProofDirect_excl_target!;
     const result = {
@@ -169,10 +185,18 @@ async function main() {
         target_call: med.target_call_frame,
         three_together_excl_target: three,
       },
+      perCall: {
+        standard: three + med.target_call_frame!,
+        standard_excl_target: three,
+        batched: Object.fromEntries(batched.map((r) => [`legs_${r.legs}`, r.perCall])),
+        batched_excl_target: Object.fromEntries(batched.map((r) => [`legs_${r.legs}`, r.perCallExclTarget])),
+      },
       targets: {
         blsVerification_le_160000: med.executeComprehensiveProof! <= 160_000,
         threeTogether_le_250000: three <= 250_000,
+        batched16_le_90000: (batched.find((r) => r.legs === 16)?.perCall ?? Infinity) <= 90_000,
       },
+      batched,
       executeComprehensiveProofBySigners: bySigners,
       blsVariant: variant,
       ts: { sign_one_ms: +med.ts_sign_one_ms!.toFixed(2), aggregate5_ms: +med.ts_aggregate5_ms!.toFixed(2), cycle_wall_ms: +med.cycle_wall_ms!.toFixed(1) },
@@ -186,6 +210,16 @@ async function main() {
     line('executeGovernanceProofDirect excl. target call', med.executeGovernanceProofDirect_excl_target!);
     line('  (total incl. target call)', med.executeGovernanceProofDirect_total!);
     line('three together excl. target', three);
+    line('  per call incl. target call', three + med.target_call_frame!);
+    console.log('batched: one anchor + one proof for N legs of N identities, then one execution per leg (Merkle proof)');
+    console.log(
+      `${'legs'.padStart(6)} ${'createAnchor'.padStart(13)} ${'proof'.padStart(8)} ${'exec mean'.padStart(10)} ${'per call'.padStart(9)} ${'excl. target'.padStart(13)}`,
+    );
+    for (const r of batched) {
+      console.log(
+        `${String(r.legs).padStart(6)} ${String(r.createAnchor).padStart(13)} ${String(r.executeComprehensiveProof).padStart(8)} ${String(r.executeMean).padStart(10)} ${String(r.perCall).padStart(9)} ${String(r.perCallExclTarget).padStart(13)}`,
+      );
+    }
     for (const [k, v] of Object.entries(bySigners)) line(`executeComprehensiveProof, ${k.replace(/_/g, ' ')}`, v);
     console.log('BLS variant (eth_estimateGas of a harness call, incl. 21000 + calldata)');
     line('verify min-sig (keys G2, sigs G1)  [chosen]', variant.minSig_verify_call);
