@@ -10,6 +10,7 @@
  *   src/proof/verify/online.ts, src/net/fetch.ts       -> offline (throw if ever called with an address)
  *   mcl-wasm                                           -> absent (bls.ts falls back to @noble/curves)
  *   'accumulate.js' (the package root)                 -> the parts the verifier uses (core, messaging, URL, keys)
+ *   the global Buffer                                  -> a Uint8Array with the few operations they use
  *   'zod' in src/proof/bundle.ts                       -> the constructors it calls, by name (no locales)
  */
 import { createHash } from 'node:crypto';
@@ -76,6 +77,7 @@ export async function buildConsoleBundle(root = packageRoot()): Promise<ConsoleB
     outfile: join(root, 'console.js'), // not written (write: false): names the output
     logLevel: 'silent',
     define: { 'process.env.NODE_DEBUG': 'false', global: 'globalThis' },
+    inject: [shim('buffer')], // Node's global Buffer, where the verifier's modules use it
     plugins: [
       {
         name: 'console-shims',

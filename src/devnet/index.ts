@@ -248,6 +248,7 @@ export function formatSummary(s: DevnetSummary): string {
     ['Database', s.database],
     ['Portal (sign-up)', `${s.apiUrl}/portal`],
     ['API reference', `${s.apiUrl}/reference`],
+    ['Console', `${s.apiUrl}/console`],
     ...(s.adminKey ? [['Admin API key', `${s.adminKey}  (shown once: store it now)`] as [string, string]] : []),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
