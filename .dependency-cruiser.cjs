@@ -92,6 +92,22 @@ module.exports = {
       to: { path: '^node_modules/drizzle-orm/' },
     },
     {
+      name: 'console-browser-code',
+      severity: 'error',
+      comment:
+        'src/console/browser runs in the browser (bundled by src/console/bundle.ts): it uses the offline verifier and ' +
+        'its own modules, never the gateway, the database or the network clients.',
+      from: { path: '^src/console/(browser|shims)/' },
+      to: { path: `${GATEWAY_TOP}|^src/(db|services|net|webhooks|validator)/|^src/console/[^/]+$`, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'console-browser-not-on-server',
+      severity: 'error',
+      comment: 'The browser code is bundled, not imported, by the server.',
+      from: { path: '^src/', pathNot: '^src/console/(browser|shims)/' },
+      to: { path: '^src/console/(browser|shims)/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       from: {},
