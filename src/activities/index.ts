@@ -17,6 +17,8 @@ import { createIdentityStoreActivities } from './identity-store.js';
 import { createLedgerActivities } from './ledger.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createPendingActivities } from './pending.js';
+import { createProviderActivities } from './provider.js';
+import type { Kek } from '../identity/provider-keys.js';
 import { createWebhookActivities } from './webhooks.js';
 
 export interface ActivityDeps {
@@ -38,6 +40,8 @@ export interface ActivityDeps {
   validatorClientSeed?: string;
   /** how a leg's executeGovernanceProofDirect is sent (tests inject a tampering executor) */
   sendExecution?: SendExecution;
+  /** key-encryption keys of provider-signing identities (PROVIDER_KEKS; none: provider signing refuses) */
+  providerKeks?: Kek[];
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -69,6 +73,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMaintenanceActivities(deps.db),
     ...createWebhookActivities(deps.db, deps.webhooks, deps.logger),
     ...createIdentityStoreActivities(deps.db),
+    ...createProviderActivities({ db: deps.db, keks: deps.providerKeks ?? [] }),
     ...(ledger ??
       missing<ReturnType<typeof createLedgerActivities>>('ledger and sponsor', [
         'ensureAdi',

@@ -7,6 +7,7 @@
 import type { Address, Hex } from 'viem';
 import { createChainRegistry, type ChainEntry, type ChainRegistry } from '../chain/registry.js';
 import type { ChainConfig, Config } from '../config.js';
+import type { Kek } from '../identity/provider-keys.js';
 import { createSponsor, type Sponsor } from '../identity/sponsor.js';
 import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
 import { resetTolerantFetch } from '../net/fetch.js';

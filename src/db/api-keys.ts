@@ -24,10 +24,11 @@ export const LISTED_PREFIX_LENGTH = KEY_PREFIX.length + 8;
  * (src/api/middleware/scopes.ts). `operator` reads the gateway-wide /metrics: only the bootstrap key of the operator's
  * organization is made with it; self-service organizations never get it, and a key can only grant scopes it holds.
  */
-export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read', 'operator'] as const;
+export const SCOPES = ['read', 'write', 'proof:read', 'admin', 'webhook:write', 'webhook:read', 'events:read', 'operator', 'provider:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const DEFAULT_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read'];
-export const ADMIN_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read', 'admin'];
+/** an organization's owner key also manages what the gateway signs for its provider-signing identities */
+export const ADMIN_PERMISSIONS: Scope[] = ['read', 'write', 'proof:read', 'admin', 'provider:manage'];
 /** the bootstrap key's: an admin key that also reads the gateway-wide /metrics */
 export const OPERATOR_PERMISSIONS: Scope[] = [...ADMIN_PERMISSIONS, 'operator'];
 

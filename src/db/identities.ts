@@ -7,7 +7,7 @@ import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { chainAccountPayload, ledgerHashForm } from '../webhooks/stored-forms.js';
 import { olderThan } from './pagination.js';
-import { chainAccounts, identities, organizations } from './schema.js';
+import { chainAccounts, identities, mnemonicRetrievals, organizations, providerKeys } from './schema.js';
 
 export type IdentityRow = typeof identities.$inferSelect;
 export type ChainAccountRow = typeof chainAccounts.$inferSelect;
@@ -42,6 +42,8 @@ export interface NewIdentity {
   publicKeyHash: string;
   requestedChains: string[];
   requestedCredits: bigint;
+  /** external (default) | provider */
+  signingMode?: 'external' | 'provider';
 }
 
 export type CreateIdentityResult =
@@ -56,7 +58,12 @@ export type CreateIdentityResult =
  * locked for the duration, so concurrent requests of one organization can never exceed the quota. Every identity
  * that is not retired counts (creating, active, failed). The requested credits are charged to the grant.
  */
-export async function createIdentityWithinQuota(db: Db, n: NewIdentity): Promise<CreateIdentityResult> {
+export async function createIdentityWithinQuota(
+  db: Db,
+  n: NewIdentity,
+  /** rows that belong with the identity (a provider identity's key), written in the same transaction */
+  alsoInsert?: (tx: Db) => Promise<void>,
+): Promise<CreateIdentityResult> {
   return db.transaction(async (tx) => {
     const [org] = await tx.select().from(organizations).where(eq(organizations.id, n.orgId)).for('update');
     if (!org) return { ok: false, reason: 'no_org' } as const;
@@ -101,6 +108,7 @@ export async function createIdentityWithinQuota(db: Db, n: NewIdentity): Promise
         .set({ creditsUsed: sql`${organizations.creditsUsed} + ${n.requestedCredits.toString()}::bigint` })
         .where(eq(organizations.id, n.orgId));
     }
+    await alsoInsert?.(tx as unknown as Db);
     return { ok: true, identity: row } as const;
   });
 }
@@ -279,6 +287,8 @@ export async function markIdentityFailed(db: Db, id: string, message: string): P
  */
 export async function undoIdentityCreation(db: Db, orgId: string, id: string, credits: bigint): Promise<void> {
   await db.transaction(async (tx) => {
+    await tx.delete(mnemonicRetrievals).where(eq(mnemonicRetrievals.identityId, id));
+    await tx.delete(providerKeys).where(eq(providerKeys.identityId, id));
     await tx.delete(identities).where(eq(identities.id, id));
     if (credits > 0n) {
       await tx

@@ -29,6 +29,7 @@ import { identityWorkflowId, startIdentityWorkflowOrCompensate } from '../tempor
 import { createChainReaders, nativeCurrency } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity } from './identity-access.js';
+import { newIdentityKey } from './provider.js';
 
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 export const MAX_CREDITS = 1_000_000_000;
@@ -41,6 +42,8 @@ export interface CreateIdentityRequest {
   public_key_hash?: string;
   chains?: string[];
   credits?: number;
+  /** external (default): the client holds the key; provider: the gateway generates and holds it */
+  signing_mode?: 'external' | 'provider';
 }
 
 /**
@@ -122,11 +125,17 @@ export function validateChains(deps: ServiceDeps, requested: string[], field: st
 }
 
 /** The create request's checks (400s naming the field), its key and key hash, and the warnings of the answer. */
-function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {
+function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest, providerKey?: string) {
   const warnings: string[] = [];
   let publicKey: string | null = null;
-  let publicKeyHash: string;
-  if (body.public_key !== undefined) {
+  let publicKeyHash = '';
+  if (providerKey !== undefined) {
+    for (const f of ['public_key', 'public_key_hash'] as const) {
+      if (body[f] !== undefined) throw bad(f, 'must be absent with signing_mode provider: the gateway generates and holds the key');
+    }
+    publicKey = providerKey;
+    publicKeyHash = publicKeyHashHex(providerKey);
+  } else if (body.public_key !== undefined) {
     const p = ed25519PublicKeyProblem(body.public_key);
     if (p) throw bad('public_key', p);
     publicKey = body.public_key.toLowerCase();
@@ -134,7 +143,9 @@ function validateCreate(deps: ServiceDeps, body: CreateIdentityRequest) {
   if (body.public_key_hash !== undefined && !HEX64.test(body.public_key_hash)) {
     throw bad('public_key_hash', 'must be 64 hex characters (SHA-256 of the raw 32-byte public key)');
   }
-  if (publicKey) {
+  if (providerKey !== undefined) {
+    // the key was generated above
+  } else if (publicKey) {
     publicKeyHash = publicKeyHashHex(publicKey);
     if (body.public_key_hash !== undefined && body.public_key_hash.toLowerCase() !== publicKeyHash) {
       throw new ApiError(
@@ -335,25 +346,34 @@ export function createIdentityService(deps: ServiceDeps) {
   }
 
   /** Accept an identity for provisioning: the row (status creating), its workflow started. */
-  async function create(caller: Caller, body: CreateIdentityRequest): Promise<{ identity: IdentityRow; warnings: string[]; polling: PollingHints }> {
+  async function create(
+    caller: Caller,
+    body: CreateIdentityRequest,
+  ): Promise<{ identity: IdentityRow; warnings: string[]; polling: PollingHints; mnemonicRetrieval?: { url: string; expires_at: string } }> {
     const name = body.name;
     const nameProblem = adiNameProblem(name);
     if (nameProblem) throw bad('name', nameProblem);
-    await refuseSlidingFee(name, caller.log);
-    const { publicKey, publicKeyHash, chains, credits, warnings } = validateCreate(deps, body);
-
     const id = randomUUID();
+    const provider = body.signing_mode === 'provider' ? newIdentityKey(deps, id) : undefined;
+    await refuseSlidingFee(name, caller.log);
+    const { publicKey, publicKeyHash, chains, credits, warnings } = validateCreate(deps, body, provider?.publicKey);
+
     const urls = identityUrls(name, deps.config.adiSuffix);
-    const res = await createIdentityWithinQuota(db, {
-      id,
-      orgId: caller.orgId,
-      name,
-      ...urls,
-      publicKey,
-      publicKeyHash,
-      requestedChains: chains,
-      requestedCredits: BigInt(credits),
-    });
+    const res = await createIdentityWithinQuota(
+      db,
+      {
+        id,
+        orgId: caller.orgId,
+        name,
+        ...urls,
+        publicKey,
+        publicKeyHash,
+        requestedChains: chains,
+        requestedCredits: BigInt(credits),
+        ...(provider ? { signingMode: 'provider' as const } : {}),
+      },
+      provider?.insert,
+    );
     if (!res.ok) throw refusal(res, urls.adiUrl);
 
     await startIdentityWorkflowOrCompensate(deps.temporal, deps.config.temporal.taskQueue, res.identity, async (err) => {
@@ -362,8 +382,8 @@ export function createIdentityService(deps: ServiceDeps) {
       await undoIdentityCreation(db, caller.orgId, id, BigInt(credits));
       throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Provisioning could not be started; retry shortly', undefined, { 'Retry-After': '5' });
     });
-    caller.log.info('identity accepted', { identity_id: id, workflow_id: identityWorkflowId(id) });
-    return { identity: res.identity, warnings, polling: await pollingHints() };
+    caller.log.info('identity accepted', { identity_id: id, workflow_id: identityWorkflowId(id), signing_mode: res.identity.signingMode });
+    return { identity: res.identity, warnings, polling: await pollingHints(), ...(provider ? { mnemonicRetrieval: provider.retrieval } : {}) };
   }
 
   const withAccounts = (rows: IdentityRow[]) => accountsOf(deps, rows);

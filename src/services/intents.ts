@@ -38,6 +38,37 @@ import { findOrgIdentity, requireActive, requireSigningKey } from './identity-ac
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
 import { signingDataStale, staleCauseOf } from './signing-data.js';
+import { providerSignature } from './provider.js';
+import { checkLegs, releaseIntentSpend, reserveIntentSpend, type PolicyLeg } from './provider-policy.js';
+
+/** A provider-signed identity signs with the key the gateway holds: no other seat can be nominated. */
+function refuseProviderSeat(body: PrepareIntentRequest): void {
+  if (body.signer_public_key !== undefined) {
+    throw new ApiError(
+      400,
+      'VALIDATION_ERROR',
+      'signer_public_key: cannot be combined with a provider-signed identity (the gateway signs with the key it holds)',
+      {
+        field: 'signer_public_key',
+      },
+    );
+  }
+}
+
+/** Ledger token transfers carry no native chain value the provider policy could bound: the gateway does not sign them. */
+function providerTransferRefused(): ApiError {
+  return new ApiError(
+    403,
+    'PROVIDER_POLICY_DENIED',
+    'allowed_chains: the provider policy covers chain legs only; a ledger token transfer (sendTokens) is not signed by the gateway',
+    {
+      rule: 'allowed_chains',
+    },
+  );
+}
+
+/** The legs as the provider policy sees them: chain, what they execute against, native value. */
+const policyLegs = (built: CanonicalIntent): PolicyLeg[] => built.legs.map((l) => ({ legId: l.legId, chain: l.chain, target: l.target, value: l.value }));
 import { PROOF_CLASS_VALUES, proofClassOf, type ProofClass, type ProofClassValue } from '../protocol/proof-class.js';
 
 const LEDGER_NETWORK_NAMES = ['accumulate', 'accumulate-devnet', 'accumulate-testnet', 'accumulate-mainnet'];
@@ -68,6 +99,8 @@ export interface PreparedIntent {
   row: IntentRow;
   signingData: SigningData;
   operationId: string;
+  /** a provider-signing identity's intent: signed by the gateway and submitted in the same call */
+  submitted?: { txHash: string; txId: string };
 }
 
 /** The seat that signs: any member of a page of the identity's book (default: the identity key on page 1). */
@@ -204,15 +237,23 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
   const identity = await findOrgIdentity(db, caller.orgId, body.identity_id, { field: 'identity_id' });
   const identityKey = requireSigningKey(identity);
   requireActive(identity);
+  const provider = identity.signingMode === 'provider';
+  if (provider) refuseProviderSeat(body);
   const seat = nominatedSeat(identity, identityKey, body);
 
   const intentId = randomUUID();
   const createdAt = Math.floor(Date.now() / 1000);
   const expiresAt = createdAt + deps.config.intentTtlSeconds;
   // a ledger token transfer: no chain leg, its own preparation (ledger-transfers.ts)
-  if (isSendTokensIntent(body.intent)) return prepareTransferIntent(deps, caller, body, identity, seat, { intentId, createdAt, expiresAt });
+  if (isSendTokensIntent(body.intent)) {
+    if (provider) throw providerTransferRefused();
+    return prepareTransferIntent(deps, caller, body, identity, seat, { intentId, createdAt, expiresAt });
+  }
   const { built, intentType } = await canonicalIntent(deps, identity, body, { intentId, createdAt, expiresAt });
+  const legs = policyLegs(built);
+  const policy = provider ? checkLegs(identity, legs) : undefined;
   const prepared = await prepareWriteData(deps, identity, built, seat, expiresAt);
+  if (policy) await reserveIntentSpend(deps, identity, policy, intentId, legs);
 
   const signingData: SigningData = {
     request_id: intentId,
@@ -260,9 +301,16 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
   await startIntentWorkflow(deps.temporal, deps.config.temporal.taskQueue, input, async (err) => {
     caller.log.error('intent workflow could not be started', { err, intent_id: intentId });
     await deleteIntent(db, intentId);
+    if (policy) await releaseIntentSpend(deps, intentId);
     throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The intent could not be started; retry shortly', undefined, { 'Retry-After': '5' });
   });
   caller.log.info('intent prepared', { intent_id: intentId, workflow_id: intentWorkflowId(intentId), legs: built.legs.length });
+  if (provider) {
+    // the gateway signs with the key it holds (in the worker) and submits as a client's signature is submitted
+    const { signature, publicKey } = await providerSignature(deps, caller, { kind: 'intent', id: intentId });
+    const submitted = await submitSignature(deps, caller, intentId, { signature, public_key: publicKey });
+    return { row, signingData, operationId: built.operationId, submitted };
+  }
   return { row, signingData, operationId: built.operationId };
 }
 

@@ -13,6 +13,8 @@ const DESCRIPTIONS: Record<Scope, string> = {
   'webhook:write': 'Register, change, verify and delete webhook endpoints, rotate their secrets, redeliver',
   'webhook:read': 'List webhook endpoints and the delivery log',
   'events:read': 'Read the event log',
+  'provider:manage':
+    "Provider-signing identities (the gateway holds the key): set an identity's signing policy (PATCH /v1/identity/{id} provider_policy), have the gateway sign governance operations and co-signatures with the key it holds, and switch an identity to external signing",
   operator: "Read the gateway-wide /metrics. Held only by the operator's bootstrap key; self-service organizations never get it",
 };
 

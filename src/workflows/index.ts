@@ -9,3 +9,4 @@ export { creditsWorkflow } from './credits.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
 export { intentWorkflow } from './intent.js';
 export { intentChainWorkflow } from './intent-chain.js';
+export { providerSignWorkflow } from './provider-sign.js';

@@ -82,7 +82,7 @@ describe.skipIf(skip)('portal sign-up in headless Chromium', () => {
     // and from outside the browser
     const res = await fetch(`${server.url}/v1/admin/api-keys`, { headers: { 'X-API-Key': key } });
     expect(res.status).toBe(200);
-    expect((await res.json()).api_keys[0]).toMatchObject({ org_id: orgId, permissions: ['read', 'write', 'proof:read', 'admin'] });
+    expect((await res.json()).api_keys[0]).toMatchObject({ org_id: orgId, permissions: ['read', 'write', 'proof:read', 'admin', 'provider:manage'] });
 
     // hiding it, or coming back, never shows the key again
     await page.click('#done');

@@ -1,0 +1,17 @@
+/** Client-side handle on providerSignWorkflow: run it and wait for the signature. */
+import type { Client } from '@temporalio/client';
+import type { ProviderSignInput, ProviderSignResult } from '../activities/provider.js';
+import { providerSignWorkflow } from '../workflows/provider-sign.js';
+import { OrgIdKey } from '../workflows/search-attributes.js';
+
+export const providerSignWorkflowId = (i: ProviderSignInput) => `provider-sign-${i.kind}-${i.id}`;
+
+export async function runProviderSign(client: Client, taskQueue: string, orgId: string, input: ProviderSignInput): Promise<ProviderSignResult> {
+  return client.workflow.execute(providerSignWorkflow, {
+    workflowId: providerSignWorkflowId(input),
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
+    workflowExecutionTimeout: '2 minutes',
+  });
+}
