@@ -56,6 +56,8 @@ describe('OpenAPI description, /docs and /reference', () => {
         'get /docs/json',
         'get /reference',
         'get /reference/assets/{file}',
+        'get /console',
+        'get /console/assets/{file}',
         'get /metrics',
       ]),
     );
@@ -76,6 +78,8 @@ describe('OpenAPI description, /docs and /reference', () => {
       '/docs/json',
       '/reference',
       '/reference/assets/{file}',
+      '/console',
+      '/console/assets/{file}',
       '/portal',
       '/portal/signup',
     ];
