@@ -56,7 +56,7 @@ contract AbstractAccount {
             mstore(add(m, 0x34), value)
             mstore(add(m, 0x54), dataHash)
             commitment := keccak256(m, 0x74)
-            mstore(0x40, add(m, 0x80))
+            mstore(0x40, and(add(m, 0x9f), not(0x1f))) // past the data and the commitment preimage, word-aligned
         }
         bytes32 anchorId = _consume(proof, commitment);
         uint256 gasLimit = proof.gasLimit;
