@@ -61,6 +61,8 @@ export async function startTestDevnet(): Promise<TestDevnet> {
       ],
       deployerKey: ANVIL_KEYS[0],
       observeTimeoutMs: 20_000,
+      // a short poll bound: rounds whose work takes longer are answered 202 PENDING and renewed by the quorum client
+      http: { pollWaitMs: 1_000 },
     });
     const w = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: CHAIN.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
     const wB = createChainClients({ rpcUrl: anvilB.rpcUrl, chainId: CHAIN_B.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });

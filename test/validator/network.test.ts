@@ -719,6 +719,47 @@ describe('validator network', () => {
     expect(blockNumbers).toBeLessThanOrEqual(Math.ceil(elapsed / pollIntervalMs) + 3);
   });
 
+  it('an observation still waiting for confirmations answers 202 PENDING within the poll bound; the gateway renews the poll until the answer', async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode } = await import('../../src/validator/node.js');
+    const { serveValidator } = await import('../../src/validator/http.js');
+    const { postToValidator } = await import('../../src/validator/quorum/post.js');
+    const { gatewayKeyFromSeed, signValidatorRequest } = await import('../../src/protocol/validator-auth.js');
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-1.json')),
+      ledger: d.ledger,
+      // 12 confirmations of 0.2 s blocks: the observation waits for seconds
+      chains: [{ ...CHAIN, confirmations: 12, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+    });
+    const server = await serveValidator(node, { trustedGatewayKeys: d.vn.trustedGatewayKeys, pollWaitMs: 300 });
+    onTestFinished(() => server.close({ graceMs: 0 }));
+    const a = await freshAttestWith('long-poll', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const req = observeRequest(a.st, a.plan, 0, exec.txHash);
+    const key = gatewayKeyFromSeed(d.vn.clientKey);
+    const body = JSON.stringify(req);
+    const t0 = performance.now();
+    const first = await fetch(`${server.url}/v1/observe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signValidatorRequest(key, { method: 'POST', path: '/v1/observe', validatorIndex: 1, body }) },
+      body,
+    });
+    expect(performance.now() - t0).toBeLessThan(1_500);
+    expect(first.status).toBe(202);
+    expect(await first.json()).toMatchObject({ ok: false, kind: 'pending', code: 'PENDING', validatorIndex: 1 });
+    let polls = 0;
+    const counting = ((url: string, init: RequestInit) => {
+      polls++;
+      return fetch(url, init);
+    }) as typeof fetch;
+    const r = await postToValidator<{ result: { txHash: Hex } }>(counting, key, { index: 1, url: server.url, publicKey: '0x' }, '/v1/observe', req, 60_000);
+    expect(r.ok && r.data.result.txHash).toBe(exec.txHash);
+    expect(polls).toBeGreaterThan(1);
+  });
+
   it('an RPC that answers null or an error is RPC_UNAVAILABLE (retried by the gateway), never a verdict on the execution', async () => {
     const { join } = await import('node:path');
     const { loadValidatorKeys } = await import('../../src/validator/keys.js');
