@@ -35,11 +35,16 @@ export interface ConsoleBundle {
 /** The whole console's JavaScript, gzipped, stays under this (checked at bundle time and by the browser test). */
 export const CONSOLE_JS_GZIP_BUDGET = 200 * 1024;
 
-/** The package root: the nearest directory above this module with a package.json (src/console or dist/console). */
+const ENTRY = join('src', 'console', 'browser', 'main.ts');
+
+/**
+ * The package root: the nearest directory above this module that holds the console's sources (this module is
+ * src/console/bundle.ts from source, dist/src/console/bundle.js compiled).
+ */
 export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+    if (existsSync(join(dir, ENTRY))) return dir;
+    if (dirname(dir) === dir) throw new Error(`the console's sources (${ENTRY}) are not above ${from}`);
   }
 }
 
@@ -65,7 +70,7 @@ export async function buildConsoleBundle(root = packageRoot()): Promise<ConsoleB
   ]);
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [join(src, 'console', 'browser', 'main.ts')],
+    entryPoints: [join(root, ENTRY)],
     absWorkingDir: root,
     bundle: true,
     platform: 'browser',
