@@ -255,7 +255,11 @@ describe.skipIf(skip)('the console in headless Chromium on the devnet', () => {
   it('lists webhook deliveries with their attempts and redelivers one', async () => {
     await page.goto(`${server.url}/console#/webhooks`);
     await page.waitForSelector('[data-delivery]', { timeout: 60_000 });
-    const id = await page.getAttribute('[data-delivery] ', 'data-delivery');
+    const id = await page.getAttribute('[data-delivery]', 'data-delivery');
+    // its attempts, read when the reader opens them (by keyboard here)
+    await page.focus(`[data-delivery="${id}"] summary`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`[data-delivery="${id}"] [data-attempt="1"]`, { timeout: 30_000 });
     await page.click(`[data-delivery="${id}"] button.redeliver`);
     await page.waitForSelector(`#redeliver-${id}:has-text("Redelivery pending")`);
     await shoot('webhooks');

@@ -16,6 +16,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** seconds to wait before retrying (Retry-After of a 429 or 503), if the API said */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -37,7 +39,10 @@ export async function api(method: string, path: string, body?: unknown): Promise
   } catch {
     parsed = text;
   }
-  if (!res.ok) throw new ApiFailure(res.status, parsed?.code ?? 'HTTP_ERROR', parsed?.error ?? `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+    throw new ApiFailure(res.status, parsed?.code ?? 'HTTP_ERROR', parsed?.error ?? `${res.status} ${res.statusText}`, retryAfter);
+  }
   return parsed;
 }
 

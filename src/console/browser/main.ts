@@ -2,8 +2,10 @@
  * The customer console: a thin client of the public REST API in the browser. Sign in with an API key (kept in
  * this tab's session storage), then the pages, each reached by a #/path link:
  *   #/identities  #/intents  #/intents/<id>  #/proofs  #/proofs/<id>  #/pending  #/webhooks
- * Every page is re-read every POLL_MS while shown and re-drawn when what it read changed, so states advance
- * without a reload.
+ * Every page is re-read every POLL_MS while shown (not while the tab is hidden) and re-drawn when what it read
+ * changed, so states advance without a reload. A page makes at most two requests per read, so polling stays
+ * within the default per-key rate limit (60 a minute) with room for the reader's own actions; a 429 waits its
+ * Retry-After.
  */
 import { api, ApiFailure, session } from './api.js';
 import { h } from './dom.js';
@@ -14,7 +16,7 @@ import { proofPage, proofsPage } from './pages/proofs.js';
 import { webhooksPage } from './pages/webhooks.js';
 import type { Page } from './page.js';
 
-const POLL_MS = 1500;
+const POLL_MS = 4000;
 
 const ROUTES: [RegExp, (m: RegExpMatchArray) => Page][] = [
   [/^#\/identities$/, () => identitiesPage],
@@ -143,10 +145,14 @@ async function route(): Promise<void> {
         root.replaceChildren(signInView(`Signed out: ${err.message}`));
         return;
       }
-      content.replaceChildren(h('p', { class: 'error', role: 'alert' }, `Could not load: ${err instanceof Error ? err.message : String(err)}`));
+      const wait = err instanceof ApiFailure && err.retryAfter ? err.retryAfter * 1000 : 0;
+      const text = `Could not load: ${err instanceof Error ? err.message : String(err)}${wait ? ` (retrying in ${wait / 1000} s)` : ''}`;
+      content.replaceChildren(h('p', { class: 'error', role: 'alert' }, text));
       last = '';
+      await new Promise((r) => setTimeout(r, wait));
     }
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    do await new Promise((r) => setTimeout(r, POLL_MS));
+    while (document.hidden && mine === generation);
     if (mine !== generation) return;
   }
 }

@@ -5,6 +5,50 @@ import type { Page } from '../page.js';
 
 /** redelivery outcomes by delivery id (kept across redraws) */
 const redelivered = new Map<string, string>();
+/** the attempt logs the reader opened, by delivery id (read once per opening, kept across redraws) */
+const opened = new Map<string, Json[] | string>();
+
+function attemptList(log: Json[] | string | undefined): HTMLElement {
+  if (log === undefined) return h('p', { class: 'muted' }, 'Loading…');
+  if (typeof log === 'string') return h('p', { class: 'error' }, log);
+  if (!log.length) return h('p', { class: 'muted' }, 'No attempt yet.');
+  return h(
+    'ol',
+    { class: 'attempts' },
+    log.map((a) =>
+      h(
+        'li',
+        { 'data-attempt': a.attempt },
+        `#${a.attempt} `,
+        badge(a.succeeded ? 'succeeded' : 'failed'),
+        ` ${a.status_code ?? 'no answer'} in ${a.duration_ms} ms, `,
+        time(a.at),
+        a.error ? h('span', { class: 'error' }, ` ${a.error}`) : '',
+      ),
+    ),
+  );
+}
+
+/** A disclosure with the delivery's attempts (GET /v1/webhooks/deliveries/{id}), read when opened. */
+function attempts(d: Json): HTMLElement {
+  const box = h('div', {}, opened.has(d.id) ? attemptList(opened.get(d.id)) : '');
+  const details = h('details', { open: opened.has(d.id) }, h('summary', {}, `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`), box);
+  details.addEventListener('toggle', async () => {
+    if (!details.open) {
+      opened.delete(d.id);
+      return;
+    }
+    if (opened.has(d.id)) return; // redrawn open: already read
+    box.replaceChildren(attemptList(undefined));
+    try {
+      opened.set(d.id, (await api('GET', `/v1/webhooks/deliveries/${d.id}`)).attempt_log);
+    } catch (err) {
+      opened.set(d.id, `Could not read the attempts: ${err instanceof ApiFailure ? err.message : String(err)}`);
+    }
+    box.replaceChildren(attemptList(opened.get(d.id)));
+  });
+  return details;
+}
 
 async function redeliver(id: string, refresh: () => void): Promise<void> {
   try {
@@ -24,13 +68,7 @@ function deliveryRow(d: Json, refresh: () => void): HTMLElement {
     { 'data-delivery': d.id },
     h('td', {}, d.event_type),
     h('td', {}, badge(d.status)),
-    h(
-      'td',
-      {},
-      String(d.attempts),
-      d.last_status_code ? ` (last ${d.last_status_code})` : '',
-      d.last_error ? h('span', { class: 'muted' }, ` ${d.last_error}`) : '',
-    ),
+    h('td', {}, attempts(d), d.last_status_code ? ` last ${d.last_status_code}` : '', d.last_error ? h('span', { class: 'muted' }, ` ${d.last_error}`) : ''),
     h('td', {}, time(d.created_at)),
     h(
       'td',
