@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import type { RunningServer } from '../../src/net/server.js';
-import { type GatewayKey, newGatewayKey, signValidatorRequest, VALIDATOR_AUTH_HEADERS } from '../../src/protocol/validator-auth.js';
+import { type GatewayKey, NonceLedger, newGatewayKey, signValidatorRequest, VALIDATOR_AUTH_HEADERS } from '../../src/protocol/validator-auth.js';
 import { VALIDATOR_API, type ObserveRequest } from '../../src/protocol/validator-wire.js';
 import { serveValidator, type ValidatorHttpOptions } from '../../src/validator/http.js';
 import type { ValidatorNode } from '../../src/validator/node.js';
@@ -163,6 +163,18 @@ describe('validator HTTP API: authentication', () => {
     expect(old.body.reason).toMatch(/not trusted/);
     expect((await post(rotated.url, VALIDATOR_API.observe, observeBody, { key: keyB })).status).toBe(200);
     expect(rotated.calls.observe).toBe(1);
+  });
+
+  it('nonces are remembered within the window only, and at most a bounded number of them', () => {
+    const ledger = new NonceLedger(60_000, 3);
+    const t = 1_000_000;
+    expect(['a', 'b', 'c'].map((n) => ledger.admit('k', n, t, t))).toEqual(['fresh', 'fresh', 'fresh']);
+    expect(ledger.admit('k', 'a', t, t + 1)).toBe('replayed');
+    // the same nonce under another key is another request
+    expect(ledger.admit('k2', 'a', t, t)).toBe('full');
+    // once their timestamps are out of the window they are forgotten (such a request is refused for its timestamp)
+    expect(ledger.admit('k', 'd', t + 61_000, t + 61_000)).toBe('fresh');
+    expect(ledger.size).toBe(1);
   });
 
   it('no trusted key: the validator refuses to start', async () => {

@@ -15,6 +15,8 @@ type Fetch = typeof fetch | typeof httpFetch;
 const RESET_CODES = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'];
 /** the longest pause between two polls, whatever the validator asks */
 const MAX_RETRY_PAUSE_MS = 2_000;
+/** the shortest: a validator that answers PENDING at once (not holding the request) is not asked in a tight loop */
+const MIN_RETRY_PAUSE_MS = 50;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -81,7 +83,7 @@ export async function postToValidator<T>(
     const pause = retryPause(res.status, data, res.headers.get('retry-after'));
     if (pause !== undefined) {
       last = { status: 'pending', code: String(data?.code) };
-      await sleep(Math.min(pause, MAX_RETRY_PAUSE_MS, Math.max(0, deadline - performance.now())));
+      await sleep(Math.min(Math.max(pause, MIN_RETRY_PAUSE_MS), MAX_RETRY_PAUSE_MS, Math.max(0, deadline - performance.now())));
       continue;
     }
     if (res.status === 422 && data?.ok === false) {
