@@ -252,6 +252,26 @@ describe.skipIf(skip)('the console in headless Chromium on the devnet', () => {
     await page.waitForSelector(action, { state: 'detached', timeout: 30_000 });
   }, 300_000);
 
+  it('imports a signing key from its seed: the same public key, stored non-extractable, the seed not kept', async () => {
+    const key = newClientKey();
+    await page.goto(`${server.url}/console#/pending`);
+    await page.fill('#seed', Buffer.from(key.secretKey).toString('hex'));
+    await page.click('#import-key');
+    await page.waitForSelector(`#signer-public-key:has-text("${key.publicKey}")`);
+    expect(await page.inputValue('#seed')).toBe('');
+    const extractable = await page.evaluate(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const open = indexedDB.open('pgw-console', 1);
+          open.onsuccess = () => {
+            const req = open.result.transaction('keys').objectStore('keys').get('signer');
+            req.onsuccess = () => resolve((req.result as CryptoKeyPair).privateKey.extractable);
+          };
+        }),
+    );
+    expect(extractable).toBe(false);
+  });
+
   it('lists webhook deliveries with their attempts and redelivers one', async () => {
     await page.goto(`${server.url}/console#/webhooks`);
     await page.waitForSelector('[data-delivery]', { timeout: 60_000 });
