@@ -17,7 +17,7 @@ import type { AppDeps, AppEnv } from './deps.js';
 import { idempotency } from './middleware/idempotency.js';
 import { emptyBodyIsNoBody } from './middleware/optional-body.js';
 import { requireScopes, scopeExtension, type ScopeRule } from './middleware/scopes.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, IDEMPOTENCY_KEY_PATTERN } from './schemas/common.js';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 /** the same keys sent as `Authorization: Bearer <key>` */
@@ -48,7 +48,7 @@ export function secureRoute<R extends RouteConfig>(deps: AppDeps, route: R & Sec
       required: false,
       description:
         'A unique value (a UUID is recommended) that makes retrying this request safe for 24 hours: a retry with the same key and body returns the original response with `idempotent: true`; the same key with a different body is rejected with 422 IDEMPOTENCY_KEY_MISMATCH; a retry while the first is still running gets 409 IDEMPOTENCY_KEY_IN_FLIGHT (retry after Retry-After, same key).',
-      schema: { type: 'string', maxLength: 255 },
+      schema: { type: 'string', minLength: 1, maxLength: 257, pattern: IDEMPOTENCY_KEY_PATTERN },
     });
   }
   // any validated input (path, query, headers, body) can be refused with 400 VALIDATION_ERROR naming the field, and

@@ -24,7 +24,7 @@ import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
 import { withholdOnReplay } from '../middleware/idempotency.js';
-import { ErrorSchema, errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
+import { ErrorSchema, errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam, uuidField } from '../schemas/common.js';
 import { createdAtPage, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
@@ -109,7 +109,7 @@ export function oneTimeKeyView(row: ApiKeyRow, rawKey: string, now: Date): z.inf
 const CreateBody = z
   .object({
     name: z.string().trim().min(1).max(255),
-    org_id: z.uuid().optional().openapi({ description: "Must be the caller's organization (the default)" }),
+    org_id: uuidField().optional().openapi({ description: "Must be the caller's organization (the default)" }),
     permissions: z.array(ScopeSchema).min(1).max(SCOPES.length).optional().openapi({ description: 'Default: read, write, proof:read' }),
     rate_limit_rpm: z.number().int().min(1).max(100_000).optional().openapi({
       description:

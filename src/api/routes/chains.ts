@@ -58,7 +58,10 @@ export function registerChainRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       description:
         'Public, no API key. By registry id (polygon-amoy) or numeric EVM chain id (80002). Any other value, whatever its form or length, is a 404 CHAIN_NOT_FOUND listing the known chains.',
       security: [],
-      request: { params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, example: 'polygon-amoy' }) }) },
+      // the pattern (a chain name's form, which also covers a numeric id) is documentation: any other value is the 404
+      request: {
+        params: z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, pattern: '^[a-z0-9][a-z0-9-]*$', example: 'polygon-amoy' }) }),
+      },
       responses: { 200: jsonResponse(z.object({ chain: ChainSchema }), 'The chain'), ...errorResponses(404, 429) },
     }),
     async (c) => {

@@ -14,7 +14,7 @@ import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
 import { SCOPE_RULES } from '../middleware/scopes.js';
 import { decodeIdCursor, pageOf, pageRequest } from '../pagination.js';
-import { ErrorSchema, resourceIdParam } from '../schemas/common.js';
+import { ErrorSchema, resourceIdParam, uuidField } from '../schemas/common.js';
 import { DEFAULT_PAGE_SIZE, pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
 import { UUID } from '../../db/ids.js';
@@ -47,13 +47,13 @@ const listRoute = (deps: AppDeps) =>
           .string()
           .optional()
           .openapi({ description: `Event types, comma-separated; any other value is a 400. The types: ${EVENT_TYPES.join(', ')}` }),
-        resource_id: z.string().optional(),
+        resource_id: uuidField().optional().openapi({ description: 'The id of the resource the events are about (an identity, intent, …)' }),
         order: z.enum(['desc', 'asc']).default('desc').openapi({ description: '`asc`: catch-up order (commit order), oldest first' }),
         ...pageQuery(),
-        starting_after: z
-          .string()
-          .optional()
-          .openapi({ description: 'An event id: the page after that event (the same as passing it as `cursor`). Not with `cursor` or `offset`' }),
+        starting_after: z.string().optional().openapi({
+          format: 'uuid',
+          description: 'An event id: the page after that event (the same as passing it as `cursor`). Not with `cursor` or `offset`',
+        }),
       }),
     },
     responses: {

@@ -1,6 +1,6 @@
 /** Schemas of the identity routes and the API view of an identity row. */
 import { z } from '@hono/zod-openapi';
-import { resourceIdParam } from '../schemas/common.js';
+import { HEX64_PATTERN, resourceIdParam } from '../schemas/common.js';
 import { IDENTITY_STATUSES, type ChainAccountRow, type IdentityRow } from '../../db/identities.js';
 
 export const ChainAccountSchema = z
@@ -26,6 +26,20 @@ export const ChainAccountSchema = z
 export function chainAccountView(a: ChainAccountRow): z.infer<typeof ChainAccountSchema> {
   return { chain: a.chain, chain_id: a.chain, evm_chain_id: Number(a.chainId), address: a.address, deployment_tx: a.deploymentTx, deployed: true };
 }
+
+export const ProviderPolicySchema = z
+  .object({
+    allowed_chains: z.array(z.string()).openapi({ description: 'Chain names (GET /v1/chains) a leg may run on, or ["*"]', example: ['ethereum-sepolia'] }),
+    allowed_targets: z
+      .array(z.string())
+      .openapi({ description: 'Addresses (0x, 20 bytes) a leg may execute against (contract call target or transfer recipient), or ["*"]' }),
+    max_value_per_leg: z.string().openapi({ description: 'Most native value of one leg, base units (wei), decimal string', example: '1000000000000000' }),
+    max_value_per_24h: z.string().openapi({
+      description: 'Most native value per chain within any rolling 24 hours, base units (wei), decimal string; counted at prepare, exactly also under concurrent prepares',
+      example: '5000000000000000',
+    }),
+  })
+  .openapi('ProviderPolicy');
 
 export const IdentitySchema = z
   .object({
@@ -61,6 +75,13 @@ export const IdentitySchema = z
       description:
         'true when the gateway has key material for signing (external mode: a public_key was supplied). True from creation, also while provisioning; not a readiness indicator. false for a hash-only identity (repair with PATCH).',
     }),
+    signing_mode: z.enum(['external', 'provider']).openapi({
+      description:
+        'external: the client holds the Ed25519 key and signs; provider: the gateway generated the key and holds it (envelope-encrypted), and signs within provider_policy',
+    }),
+    provider_policy: ProviderPolicySchema.nullable().openapi({
+      description: 'Provider signing only: what the gateway signs for the identity (PATCH provider_policy, scope provider:manage); null: nothing',
+    }),
     created_at: z.string().openapi({ format: 'date-time' }),
     updated_at: z.string().openapi({ format: 'date-time' }),
     provisioned_at: z.string().nullable().openapi({ format: 'date-time' }),
@@ -85,16 +106,35 @@ export const CreateBody = z
         "ADI label: 3–63 lower-case letters, digits, dashes → acc://<name>.acme. Names short enough to carry the ledger's sliding registration fee (on the default schedule, up to 12 characters) are refused with the fee named",
       example: 'alice-corp-treasury',
     }),
-    public_key: z.string().optional().openapi({ description: 'Ed25519 public key, 64 hex (send it: without it the identity cannot sign)' }),
-    public_key_hash: z.string().optional().openapi({ description: 'SHA-256 of the raw 32 key bytes, 64 hex; must match public_key when both are sent' }),
+    public_key: z
+      .string()
+      .optional()
+      .openapi({ description: 'Ed25519 public key, 64 hex (send it: without it the identity cannot sign)', pattern: HEX64_PATTERN }),
+    public_key_hash: z
+      .string()
+      .optional()
+      .openapi({ description: 'SHA-256 of the raw 32 key bytes, 64 hex; must match public_key when both are sent', pattern: HEX64_PATTERN }),
     chains: z.array(z.string()).optional().openapi({ description: 'Chain names from GET /v1/chains; an account is deployed on each' }),
     credits: z.number().optional().openapi({ description: 'Whole ledger credits for the key page (0 or absent: the identity cannot submit until funded)' }),
+    signing_mode: z.enum(['external', 'provider']).optional().openapi({
+      description:
+        "external (default): send public_key. provider: send neither key field; the gateway generates the key from a BIP-39 mnemonic (24 words, SLIP-0010 ed25519 m/44'/281'/0'/0'/0'), puts it on the key page and holds it; the answer carries mnemonic_retrieval, a URL that gives the mnemonic exactly once",
+    }),
   })
-  .openapi('CreateIdentityRequest');
+  .openapi('CreateIdentityRequest', {
+    description: 'public_key, or at least public_key_hash, is required; or signing_mode provider with neither',
+    anyOf: [{ required: ['public_key'] }, { required: ['public_key_hash'] }, { required: ['signing_mode'] }],
+  });
 
 export const PatchBody = z
   .object({
-    public_key: z.string().optional().openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash' }),
+    public_key: z
+      .string()
+      .optional()
+      .openapi({ description: 'Ed25519 public key (64 hex) whose SHA-256 is the identity’s public_key_hash', pattern: HEX64_PATTERN }),
+    provider_policy: ProviderPolicySchema.optional().openapi({
+      description: 'Provider-signing identities, scope provider:manage: the whole policy, replacing the previous one',
+    }),
     link_chains: z
       .array(z.string())
       .optional()
@@ -104,7 +144,10 @@ export const PatchBody = z
         example: ['polygon-amoy'],
       }),
   })
-  .openapi('UpdateIdentityRequest', { description: 'At least one of public_key and link_chains' });
+  .openapi('UpdateIdentityRequest', {
+    description: 'At least one of public_key, link_chains and provider_policy',
+    anyOf: [{ required: ['public_key'] }, { required: ['link_chains'] }, { required: ['provider_policy'] }],
+  });
 
 export const IdParam = z.object({
   id: resourceIdParam('id', { code: 'IDENTITY_NOT_FOUND', message: 'Identity not found', details: { field: 'id' } }, 'Identity id (UUID)'),
@@ -130,6 +173,8 @@ export function identityView(r: IdentityRow, accounts: ChainAccountRow[] = [], c
     public_key: r.publicKey,
     public_key_hash: r.publicKeyHash,
     can_sign: r.publicKey !== null,
+    signing_mode: r.signingMode === 'provider' ? 'provider' : 'external',
+    provider_policy: r.signingMode === 'provider' ? ((r.providerPolicy as z.infer<typeof ProviderPolicySchema> | null) ?? null) : null,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
     provisioned_at: r.provisionedAt?.toISOString() ?? null,

@@ -19,7 +19,7 @@ import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse } from '../schemas/common.js';
+import { errorResponses, IDENTITY_REF_PATTERN, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, IdentitySchema, identityView, IdParam, PatchBody, PollingSchema, PortfolioEntry } from './identity-schemas.js';
 
@@ -195,7 +195,7 @@ function registerPortfolio(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: 
       scopes: ['read'],
       request: {
         query: z.object({
-          identity: z.string().max(500).optional(),
+          identity: z.string().max(500).optional().openapi({ pattern: IDENTITY_REF_PATTERN }),
           include: z
             .string()
             .max(200)

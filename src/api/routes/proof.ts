@@ -18,7 +18,7 @@ import { appendCustody } from '../../proof/custody-trail.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam } from '../schemas/common.js';
+import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS, resourceIdParam, TX_HASH_PATTERN } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 
 /** a ledger hash: 64 lowercase hex without 0x (docs/api-conventions.md) */
@@ -62,7 +62,10 @@ const ProofSchema = z
 
 const IdParam = z.object({ id: resourceIdParam('id', { code: 'PROOF_NOT_FOUND', message: 'Proof not found' }, 'Proof id (UUID)') });
 const TxParam = z.object({
-  tx_hash: z.string().openapi({ param: { name: 'tx_hash', in: 'path' }, description: 'Ledger or chain transaction hash (hex, 0x optional)' }),
+  // the pattern is documentation: a value of another form names no transaction, so it is that route's 404
+  tx_hash: z
+    .string()
+    .openapi({ param: { name: 'tx_hash', in: 'path' }, pattern: TX_HASH_PATTERN, description: 'Ledger or chain transaction hash (hex, 0x optional)' }),
 });
 
 /** The artifact of a stored bundle, of either version (a version 1 bundle is read in version 2's form). */

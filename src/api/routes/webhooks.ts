@@ -138,7 +138,8 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
                 // a PATCH that changes nothing is a mistake (an empty or missing body), not a no-op
                 .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
                   error: 'nothing to change: send at least one of url, event_types, description, is_active',
-                }),
+                })
+                .openapi({ minProperties: 1 }),
             },
           },
         },
@@ -251,8 +252,8 @@ function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       request: {
         query: z.object({
           status: z.enum(['pending', 'succeeded', 'failed']).optional(),
-          endpoint_id: z.string().optional(),
-          event_id: z.string().optional(),
+          endpoint_id: z.string().optional().openapi({ format: 'uuid' }),
+          event_id: z.string().optional().openapi({ format: 'uuid' }),
           event_type: z.string().optional(),
           ...pageQuery(),
         }),

@@ -79,6 +79,26 @@ export function resourceIdParam(name: string, notFound: NotFoundAnswer, descript
     .openapi({ param: { name, in: 'path' }, format: 'uuid', description, example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
 }
 
+/**
+ * An id in a body or query field: a UUID of any version (the form of every id the gateway issues), `format: uuid` in
+ * the OpenAPI; a value of another form is a 400 naming the field (docs/api-conventions.md).
+ */
+export function uuidField() {
+  return z
+    .string()
+    .refine((v) => UUID.test(v), { error: 'must be a UUID' })
+    .openapi({ format: 'uuid', example: '0b9a3c55-8f0c-4d51-9f7e-2b1b4c0e6a10' });
+}
+
+/** 64 hex characters, any case: an Ed25519 public key, a key's public_key_hash, a ledger transaction hash. */
+export const HEX64_PATTERN = '^[0-9a-fA-F]{64}$';
+/** A transaction hash as inputs take it: a ledger hash (64 hex) or an EVM one, `0x` optional, any case. */
+export const TX_HASH_PATTERN = '^(0[xX])?[0-9a-fA-F]{64}$';
+/** An identity named by its id (a UUID) or its ADI URL (`acc://…`, any case, surrounding spaces ignored). */
+export const IDENTITY_REF_PATTERN = '^([0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}|\\s*[aA][cC][cC]://\\S[\\s\\S]*)$';
+/** An Idempotency-Key header: 1-255 visible ASCII characters, bare or as an RFC 8941 quoted string. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[!-~]{1,255}$|^"[!-~]{1,255}"$';
+
 /** The 404 answer for a path parameter that failed validation: the resource's own where it declares one. */
 export function notFoundOfParamIssues(issues: readonly object[]): NotFoundAnswer {
   for (const issue of issues) {
