@@ -1,5 +1,6 @@
 /** Schemas of the pending-inbox and co-signing routes. */
 import { z } from '@hono/zod-openapi';
+import { HEX64_PATTERN, IDENTITY_REF_PATTERN } from '../schemas/common.js';
 import type { PendingActionRow } from '../../db/governance.js';
 
 export const PendingActionSchema = z
@@ -32,15 +33,24 @@ export const SignBody = z
     target_id: z
       .string()
       .openapi({ description: 'pending_action: the pending action id; pending_tx: the transaction hash (64 hex) or TxID acc://<hash>@<account>' }),
-    identity: z.string().optional().openapi({ description: 'ADI URL (or id) of the signing identity; required with pending_tx' }),
+    identity: z
+      .string()
+      .optional()
+      .openapi({ description: 'ADI URL (or id) of the signing identity; required with pending_tx', pattern: IDENTITY_REF_PATTERN }),
     signer_url: z.string().optional().openapi({ description: "Key page of the signer (a page of the identity's book); default the identity's key page" }),
-    public_key: z.string().optional().openapi({ description: "The signer's Ed25519 key, 64 hex; default the identity's key. Any seat of the page can vote" }),
+    public_key: z
+      .string()
+      .optional()
+      .openapi({ description: "The signer's Ed25519 key, 64 hex; default the identity's key. Any seat of the page can vote", pattern: HEX64_PATTERN }),
     vote: z
       .unknown()
       .optional()
       .openapi({ type: 'string', enum: ['approve', 'reject', 'abstain'], description: 'Default approve. Bound into the signing data' }),
   })
-  .openapi('SignRequest');
+  .openapi('SignRequest', {
+    description: 'identity is required with type pending_tx',
+    anyOf: [{ properties: { type: { const: 'pending_action' } } }, { required: ['identity'] }],
+  });
 
 export const SignResponse = z
   .object({

@@ -11,7 +11,7 @@ import { listPending } from '../../services/inbox-live.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf } from '../middleware/auth.js';
-import { errorResponses, jsonResponse, resourceIdParam } from '../schemas/common.js';
+import { errorResponses, IDENTITY_REF_PATTERN, jsonResponse, resourceIdParam } from '../schemas/common.js';
 import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import { secureRoute } from '../secure-route.js';
@@ -38,7 +38,7 @@ function registerPending(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       scopes: ['read'],
       request: {
         query: z.object({
-          identity: z.string().max(500).optional().openapi({ description: 'ADI URL (or id) of one identity' }),
+          identity: z.string().max(500).optional().openapi({ description: 'ADI URL (or id) of one identity', pattern: IDENTITY_REF_PATTERN }),
           category: z.enum(['governance', 'transactions']).optional(),
           status: z.enum(['eligible', 'awaiting_others']).optional(),
           ...pageQuery(PENDING_PAGE_SIZE),

@@ -3,16 +3,19 @@ import { z } from '@hono/zod-openapi';
 import type { GovernanceOpRow } from '../../db/governance.js';
 import { OPERATION_TYPES } from '../../governance/operations.js';
 import type { StoredPreparedSignature } from '../../ledger/index.js';
-import { resourceIdParam } from '../schemas/common.js';
+import { HEX64_PATTERN, IDENTITY_REF_PATTERN, resourceIdParam } from '../schemas/common.js';
 
 export const OperationSchema = z
   .object({
     type: z.string().openapi({ description: `One of ${OPERATION_TYPES.join(', ')}` }),
     delegate_url: z.string().optional().openapi({ description: 'add_delegate / remove_delegate: the delegate key book URL' }),
     threshold: z.number().optional().openapi({ description: 'set_threshold: the M of M-of-N (accept threshold)' }),
-    public_key_hash: z.string().optional().openapi({ description: 'add_key / remove_key: SHA-256 of the raw 32 key bytes, 64 hex' }),
+    public_key_hash: z.string().optional().openapi({ description: 'add_key / remove_key: SHA-256 of the raw 32 key bytes, 64 hex', pattern: HEX64_PATTERN }),
     authority_url: z.string().optional().openapi({ description: 'add_authority / remove_authority: a key book URL' }),
-    public_key_hashes: z.array(z.string()).optional().openapi({ description: 'create_key_page: the key hashes of the new page' }),
+    public_key_hashes: z
+      .array(z.string().openapi({ pattern: HEX64_PATTERN }))
+      .optional()
+      .openapi({ description: 'create_key_page: the key hashes of the new page' }),
     url: z
       .string()
       .optional()
@@ -22,7 +25,9 @@ export const OperationSchema = z
 
 export const CreateBody = z
   .object({
-    identity: z.string().openapi({ description: 'ADI URL of the identity (its id also works)', example: 'acc://alice-corp.acme' }),
+    identity: z
+      .string()
+      .openapi({ description: 'ADI URL of the identity (its id also works)', example: 'acc://alice-corp.acme', pattern: IDENTITY_REF_PATTERN }),
     operations: z
       .array(OperationSchema)
       .max(32)

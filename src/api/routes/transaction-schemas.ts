@@ -131,7 +131,7 @@ export const IntentDetailSchema = IntentSchema.extend({
 
 export const CreateBody = z
   .object({
-    identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent' }),
+    identity_id: z.string().openapi({ description: 'The identity (UUID) that authorizes the intent', format: 'uuid' }),
     intent: z.record(z.string(), z.unknown()).openapi({
       description:
         'Multi-leg { adiUrl, legs: [{ legId, chain, chainId?, fromAddress, toAddress, amount (wei string), contractCall? { target, value, functionSignature, args, expectedEvents?, expectedState?, gasLimit? (gas the call is given, enforced on chain) } }] }, a single native transfer { fromChain, toChain, fromAddress, toAddress, amount (native units), tokenSymbol }, or a ledger token transfer { type: "sendTokens", to (an ACME token account URL), amount (ACME, a number with at most 8 decimals) } sent from the identity\'s token account acc://<adi>/tokens, whose proof is the ledger\'s receipt',

@@ -16,7 +16,7 @@ import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse } from '../schemas/common.js';
+import { errorResponses, jsonResponse, uuidField } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, IntentDetailSchema, IntentIdParam, IntentSchema, intentView, SigningDataSchema } from './transaction-schemas.js';
 
@@ -145,7 +145,7 @@ function registerList(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       request: {
         query: z.object({
           status: z.enum(INTENT_STATUSES).optional(),
-          identity_id: z.uuid().optional(),
+          identity_id: uuidField().optional(),
           ...pageQuery(),
         }),
       },
