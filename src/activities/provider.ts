@@ -10,7 +10,8 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { getGovernanceOp } from '../db/governance.js';
 import { getIntent } from '../db/intents.js';
-import { getProviderKey, rewrapProviderKey } from '../db/provider.js';
+import { destroyProviderKey, getProviderKey, rewrapProviderKey } from '../db/provider.js';
+import { publicKeyHashHex } from '../identity/keys.js';
 import { identities, signRequests } from '../db/schema.js';
 import { kekRing, openPrivateKey, publicKeyOf, signHash, unwrapDataKey, wrapDataKey, type Kek } from '../identity/provider-keys.js';
 
@@ -70,6 +71,16 @@ export function createProviderActivities(deps: { db: Db; keks: Kek[] }) {
         privateKey.fill(0);
         dataKey.fill(0);
       }
+    },
+
+    /** The status of the governance operation that replaces the held key on the key page. */
+    async keySwitchStatus(i: { opId: string }): Promise<string> {
+      return (await getGovernanceOp(db, i.opId))?.status ?? 'missing';
+    },
+
+    /** The held key destroyed (sealed forms erased); the identity is external-signing with `publicKey`. Idempotent. */
+    async retireProviderKey(i: { identityId: string; publicKey: string }): Promise<void> {
+      await destroyProviderKey(db, i.identityId, i.publicKey, publicKeyHashHex(i.publicKey));
     },
   };
 }

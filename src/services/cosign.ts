@@ -49,6 +49,7 @@ import { findOrgIdentity, requireActive, requireSigningKey } from './identity-ac
 import { invalidateInbox } from './inbox-live.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
 import { signingDataStale } from './signing-data.js';
+import { providerSignature, requireProviderScope } from './provider.js';
 import { UUID } from '../db/ids.js';
 
 /** The API's vote words and the ledger's. */
@@ -132,7 +133,12 @@ function signingSeat(identity: IdentityRow, body: SignRequestBody): { signerUrl:
 }
 
 /** Prepare one key's vote on a pending transaction: the stored sign request and what to sign. */
-export async function prepareCosignature(deps: ServiceDeps, caller: Caller, body: SignRequestBody): Promise<{ id: string; prepared: PreparedSignature }> {
+export async function prepareCosignature(
+  deps: ServiceDeps,
+  caller: Caller,
+  body: SignRequestBody,
+  opts: { providerSigning?: boolean } = {},
+): Promise<{ id: string; prepared: PreparedSignature; provider?: CosignResult }> {
   const db = deps.database.db;
   const voteWord = body.vote ?? 'approve';
   if (typeof voteWord !== 'string' || !Object.hasOwn(VOTES, voteWord)) {
@@ -142,6 +148,9 @@ export async function prepareCosignature(deps: ServiceDeps, caller: Caller, body
   const { identity, pendingActionId, txId } = await signingTarget(db, caller.orgId, body);
   requireActive(identity);
   const { signerUrl, publicKey } = signingSeat(identity, body);
+  // the key the gateway holds votes: it signs, for a caller allowed to have it sign
+  const held = identity.signingMode === 'provider' && publicKey === identity.publicKey;
+  if (held) requireProviderScope(opts.providerSigning);
 
   let prepared: PreparedSignature;
   try {
@@ -169,6 +178,10 @@ export async function prepareCosignature(deps: ServiceDeps, caller: Caller, body
     vote: voteWord,
     prepared: storablePreparedSignature(prepared) as unknown as Record<string, unknown>,
   });
+  if (held) {
+    const sig = await providerSignature(deps, caller, { kind: 'sign_request', id });
+    return { id, prepared, provider: await submitCosignature(deps, caller, id, { signature: sig.signature, public_key: sig.publicKey }) };
+  }
   return { id, prepared };
 }
 

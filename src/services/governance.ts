@@ -49,6 +49,7 @@ import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
 import { signingDataStale, staleCauseOf } from './signing-data.js';
+import { providerSignature, requireProviderScope } from './provider.js';
 
 export interface PrepareGovernanceRequest {
   identity: string;
@@ -164,12 +165,16 @@ export async function prepareGovernance(
   deps: ServiceDeps,
   caller: Caller,
   body: PrepareGovernanceRequest,
-): Promise<{ op: GovernanceOpRow; identityUrl: string }> {
+  opts: { providerSigning?: boolean } = {},
+): Promise<{ op: GovernanceOpRow; identityUrl: string; signingMode: 'external' | 'provider' }> {
   const db = deps.database.db;
   const ledger = deps.ledger;
   const identity = await findOrgIdentity(db, caller.orgId, body.identity, { field: 'identity', adiUrl: true });
   requireActive(identity);
   const publicKey = initiatingKey(identity, body.signer_public_key);
+  // the key the gateway holds initiates: it signs, for a caller allowed to have it sign
+  const held = identity.signingMode === 'provider' && publicKey === identity.publicKey;
+  if (held) requireProviderScope(opts.providerSigning);
 
   let ops = body.operations as GovernanceOperation[];
   let kind: ReturnType<typeof operationsKind>;
@@ -232,7 +237,16 @@ export async function prepareGovernance(
     },
   );
   caller.log.info('governance operation prepared', { governance_op_id: id, workflow_id: governanceWorkflowId(id), kind });
-  return { op, identityUrl: identity.adiUrl };
+  if (held) {
+    const sig = await providerSignature(deps, caller, { kind: 'governance', id });
+    try {
+      await submitGovernanceSignature(deps.temporal, id, { signature: sig.signature, publicKey: sig.publicKey });
+    } catch (err) {
+      throw updateError(err, id);
+    }
+    return { op: (await getOrgGovernanceOp(db, caller.orgId, id)) ?? op, identityUrl: identity.adiUrl, signingMode: 'provider' };
+  }
+  return { op, identityUrl: identity.adiUrl, signingMode: 'external' };
 }
 
 /** Update failure types of governance-<id> → API errors. */

@@ -15,18 +15,22 @@ import type { Caller, ServiceDeps } from './deps.js';
 import { ApiError } from './errors.js';
 import { validateChains, type IdentityService, type IdentityWithAccounts } from './identities.js';
 import { findOrgIdentity } from './identity-access.js';
+import { setPolicy, switchToExternal } from './provider-switch.js';
 
 /** The fields PATCH /v1/identity/{id} takes; at least one must be sent. */
-export const PATCH_IDENTITY_FIELDS = ['public_key', 'link_chains'] as const;
+export const PATCH_IDENTITY_FIELDS = ['public_key', 'link_chains', 'provider_policy'] as const;
 
 export interface PatchIdentityRequest {
   public_key?: string;
   link_chains?: string[];
+  provider_policy?: unknown;
 }
 
 export interface PatchIdentityResult extends IdentityWithAccounts {
   /** the chains whose deployment runs after this request (started by it, or already running); empty: nothing started */
   linking: string[];
+  /** a provider identity's switch to external signing: the governance operation that replaces the held key */
+  keySwitch?: { governance_op_id: string; status: string; status_url: string };
 }
 
 const notActive = (row: IdentityRow) =>
@@ -73,18 +77,22 @@ export function createIdentityChainService(deps: ServiceDeps, identities: Pick<I
    * Apply a PATCH: the key (when sent), then the links (when sent). Chains the identity has an account on are
    * left alone; `linking` lists the others, whose workflows run (a second request for one finds it running).
    */
-  async function patch(caller: Caller, id: string, body: PatchIdentityRequest): Promise<PatchIdentityResult> {
+  async function patch(caller: Caller, id: string, body: PatchIdentityRequest, opts: { providerManage?: boolean } = {}): Promise<PatchIdentityResult> {
     const row = await findOrgIdentity(db, caller.orgId, id, { field: 'id' });
-    if (body.public_key === undefined && body.link_chains === undefined) {
+    if (body.public_key === undefined && body.link_chains === undefined && body.provider_policy === undefined) {
       throw new ApiError(
         400,
         'VALIDATION_ERROR',
-        'body: send public_key (the key of a hash-only identity), link_chains (chains to deploy its account on) or both',
+        "body: send public_key (the key of a hash-only identity, or the key replacing a provider identity's held key), link_chains (chains to deploy its account on), provider_policy, or several",
         { field: 'body', accepted_fields: [...PATCH_IDENTITY_FIELDS] },
       );
     }
     const chains = chainsToCheck(row, body);
-    if (body.public_key !== undefined) await identities.repair(caller, row.id, body.public_key);
+    if (body.provider_policy !== undefined) await setPolicy(deps, caller, row, body.provider_policy, opts.providerManage === true);
+    let keySwitch: PatchIdentityResult['keySwitch'];
+    if (body.public_key !== undefined && row.signingMode === 'provider')
+      keySwitch = await switchToExternal(deps, caller, row, body.public_key, opts.providerManage === true);
+    else if (body.public_key !== undefined) await identities.repair(caller, row.id, body.public_key);
 
     const [current] = await identities.withAccounts([row]);
     const linked = new Set(current!.accounts.map((a) => a.chain));
@@ -95,7 +103,7 @@ export function createIdentityChainService(deps: ServiceDeps, identities: Pick<I
       await startLinks(caller, updated, toLink, current!.accounts[0]?.address ?? null);
     }
     const [out] = await identities.withAccounts([await findOrgIdentity(db, caller.orgId, row.id, { field: 'id' })]);
-    return { ...out!, linking: toLink };
+    return { ...out!, linking: toLink, ...(keySwitch ? { keySwitch } : {}) };
   }
 
   return { patch };

@@ -26,7 +26,7 @@ import {
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
 import type { PreparedIntentTx } from '../db/schema.js';
-import { LedgerInputError, LedgerTransportError, tx, type PreparedSignature } from '../ledger/index.js';
+import { LedgerInputError, LedgerTransportError, recentKeyPage, tx, type PreparedSignature } from '../ledger/index.js';
 import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../protocol/intent/index.js';
 import { intentLegsFromRequest, IntentRequestError, legLabel } from '../protocol/intent/request.js';
 import type { LegInput } from '../protocol/intent/model.js';
@@ -197,7 +197,7 @@ async function prepareWriteData(
   let prepared: PreparedSignature;
   let credits: number;
   try {
-    const page = await deps.ledger.queryKeyPage(signerPage);
+    const page = await recentKeyPage(deps.ledger, signerPage);
     credits = page.creditBalance;
     prepared = await deps.ledger.prepareExternalSignature({
       principal: identity.dataAccountUrl,
@@ -287,6 +287,7 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
     signerPublicKey: seat.signerKey,
     signerKeyPage: prepared.signerUrl,
     expiresAt: new Date(expiresAt * 1000),
+    signingMode: provider ? 'provider' : 'external',
   });
   const chainOrder = [...new Set(built.legs.map((l) => l.chain))];
   const input: IntentWorkflowInput = {

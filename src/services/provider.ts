@@ -79,6 +79,21 @@ export async function retrieveMnemonic(deps: ServiceDeps, caller: Caller, identi
   }
 }
 
+/** Signing with the held key outside an intent (governance, co-signatures) needs the provider:manage scope. */
+export function requireProviderScope(has: boolean | undefined): void {
+  if (!has) {
+    throw new ApiError(
+      403,
+      'INSUFFICIENT_SCOPE',
+      'API key lacks the required scope: provider:manage (the gateway signs with the key it holds for this identity)',
+      {
+        required_scopes: ['provider:manage'],
+        missing_scopes: ['provider:manage'],
+      },
+    );
+  }
+}
+
 /** A signature by the held key over what the prepared row stored (made in the worker's activity). */
 export async function providerSignature(deps: ServiceDeps, caller: Caller, input: ProviderSignInput): Promise<ProviderSignResult> {
   try {

@@ -1,7 +1,7 @@
 /** Client-side handle on providerSignWorkflow: run it and wait for the signature. */
 import type { Client } from '@temporalio/client';
 import type { ProviderSignInput, ProviderSignResult } from '../activities/provider.js';
-import { providerSignWorkflow } from '../workflows/provider-sign.js';
+import { providerKeySwitchWorkflow, providerSignWorkflow } from '../workflows/provider-sign.js';
 import { OrgIdKey } from '../workflows/search-attributes.js';
 
 export const providerSignWorkflowId = (i: ProviderSignInput) => `provider-sign-${i.kind}-${i.id}`;
@@ -13,5 +13,21 @@ export async function runProviderSign(client: Client, taskQueue: string, orgId: 
     args: [input],
     typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
     workflowExecutionTimeout: '2 minutes',
+  });
+}
+
+/** Start the wait for a key switch's governance operation, after which the held key is destroyed. */
+export async function startProviderKeySwitch(
+  client: Client,
+  taskQueue: string,
+  orgId: string,
+  input: { identityId: string; opId: string; publicKey: string },
+): Promise<void> {
+  await client.workflow.start(providerKeySwitchWorkflow, {
+    workflowId: `provider-key-switch-${input.identityId}`,
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
+    workflowExecutionTimeout: '48 hours',
   });
 }

@@ -9,4 +9,5 @@ export { creditsWorkflow } from './credits.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
 export { intentWorkflow } from './intent.js';
 export { intentChainWorkflow } from './intent-chain.js';
-export { providerSignWorkflow } from './provider-sign.js';
+export { batcherWorkflow, batchWorkflow } from './batch.js';
+export { providerKeySwitchWorkflow, providerSignWorkflow } from './provider-sign.js';

@@ -65,7 +65,17 @@ export const SignResponse = z
       vote: z.string(),
       delegators: z.array(z.string()).openapi({ description: 'Delegation path the signature goes through (innermost first); empty for a direct signature' }),
     }),
-    submit_url: z.string(),
+    submit_url: z.string().nullable().openapi({ description: 'Where to POST the signature; null when the gateway signed (signing_mode provider)' }),
+    signing_mode: z
+      .enum(['provider'])
+      .optional()
+      .openapi({ description: 'provider: the gateway signed with the key it holds and submitted (the fields of SignResult follow)' }),
+    tx_hash: z.string().optional(),
+    ledger_status: z.string().nullable().optional(),
+    signature_count: z.number().int().nullable().optional(),
+    is_ready: z.boolean().nullable().optional(),
+    awaiting_authorities: z.array(z.string()).nullable().optional(),
+    warning: z.string().optional(),
   })
   .openapi('SignRequestPrepared');
 

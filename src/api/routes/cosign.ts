@@ -10,7 +10,7 @@ import { prepareCosignature, submitCosignature, VOTE_WORD } from '../../services
 import { listPending } from '../../services/inbox-live.js';
 import { SignatureBody } from '../cosign-common.js';
 import type { AppDeps, AppEnv } from '../deps.js';
-import { callerOf } from '../middleware/auth.js';
+import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, IDENTITY_REF_PATTERN, jsonResponse, resourceIdParam } from '../schemas/common.js';
 import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
@@ -94,17 +94,19 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Co-signing'],
       summary: 'Prepare a co-signature',
       description:
-        "Signing data for one key's vote on a pending action (type pending_action, target_id the action id) or on any pending ledger transaction (type pending_tx, target_id its hash or TxID, identity required). The vote (approve, reject or abstain; default approve) is bound into what is signed. A reject is a signature and can defeat the transaction; abstaining does not reject. A key of a delegate book signs through the delegating page automatically; a book that is itself a required authority (e.g. a new delegate) signs directly and stays in awaiting_authorities until it does.",
+        "Signing data for one key's vote on a pending action (type pending_action, target_id the action id) or on any pending ledger transaction (type pending_tx, target_id its hash or TxID, identity required). The vote (approve, reject or abstain; default approve) is bound into what is signed. A reject is a signature and can defeat the transaction; abstaining does not reject. A key of a delegate book signs through the delegating page automatically; a book that is itself a required authority (e.g. a new delegate) signs directly and stays in awaiting_authorities until it does. When the key is the one the gateway holds for a provider-signing identity (no public_key, or that key), the gateway signs and submits at once for a key holding provider:manage (403 INSUFFICIENT_SCOPE otherwise): the answer has signing_mode provider, status submitted, tx_hash, signature_count, is_ready and awaiting_authorities, and submit_url null.",
       scopes: ['write'],
       request: { body: { required: true, content: { 'application/json': { schema: SignBody } } } },
       responses: { 201: jsonResponse(SignResponse, 'Prepared: sign data_for_signature and submit to submit_url'), ...errorResponses(400, 404, 409, 502) },
     }),
     async (c) => {
-      const { id, prepared } = await prepareCosignature(deps, callerOf(c), c.req.valid('json'));
+      const providerSigning = requireAuth(c).permissions.includes('provider:manage');
+      const { id, prepared, provider } = await prepareCosignature(deps, callerOf(c), c.req.valid('json'), { providerSigning });
       return c.json(
         {
           sign_request_id: id,
           status: 'signing_required',
+          ...(provider ? { ...provider, signing_mode: 'provider' as const, submit_url: null } : {}),
           signing_data: {
             data_for_signature: prepared.hashToSign,
             transaction_hash: prepared.txHash,
@@ -114,7 +116,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             vote: VOTE_WORD[prepared.vote],
             delegators: prepared.delegators,
           },
-          submit_url: `/v1/sign/${id}/signature`,
+          ...(provider ? {} : { submit_url: `/v1/sign/${id}/signature` }),
         },
         201,
       );

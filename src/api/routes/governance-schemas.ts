@@ -72,6 +72,10 @@ export const GovernanceSchema = z
     status: z.string().openapi({ description: 'signing_required → pending_signatures → executed | rejected | expired' }),
     signing_data: SigningData,
     submit_url: z.string(),
+    signing_mode: z
+      .enum(['external', 'provider'])
+      .optional()
+      .openapi({ description: 'On prepare: external (sign hash_to_sign and submit it), or provider (the gateway signed with the key it holds and submitted)' }),
     tx_hash: z.string(),
     tx_id: z.string(),
     collected_signatures: z.number().int().optional(),

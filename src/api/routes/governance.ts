@@ -28,16 +28,20 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Governance'],
       summary: 'Prepare a governance operation',
       description:
-        'Builds one ledger transaction from the operations (key page: add_key, remove_key, add_delegate, remove_delegate, set_threshold; authority: add_authority, remove_authority; create_key_page; create_token_account: an ACME token account at url, default <adi>/tokens, directly under the ADI of the identity, one per request: the on-demand token account of an identity provisioned without one, which its sendTokens needs) and returns the hash to sign for the initiating key. An operation that changes nothing (adding a key, delegate or authority already there, removing one that is not, setting the current threshold, creating an account that exists) is a 400 VALIDATION_ERROR naming it, force or not. An operation that would leave the page unable to reach its threshold (threshold above the number of keys, removing the last key or authority), or take the book of the identity off the account its intents are written to (its data account, also through the ADI it inherits from), is a 400 QUORUM_UNREACHABLE unless force is true. add_authority on an account without authorities of its own (the data account inherits those of the ADI) keeps the inherited book: it is added explicitly in the same transaction and listed in operations (with force: true the operations are sent as given, and the new book becomes the only authority of the account, as the ledger does). The ledger executes the transaction once the page threshold and every required authority (a new delegate too) have approved; co-signers sign through POST /v1/sign.',
+        'Builds one ledger transaction from the operations (key page: add_key, remove_key, add_delegate, remove_delegate, set_threshold; authority: add_authority, remove_authority; create_key_page; create_token_account: an ACME token account at url, default <adi>/tokens, directly under the ADI of the identity, one per request: the on-demand token account of an identity provisioned without one, which its sendTokens needs) and returns the hash to sign for the initiating key. An operation that changes nothing (adding a key, delegate or authority already there, removing one that is not, setting the current threshold, creating an account that exists) is a 400 VALIDATION_ERROR naming it, force or not. An operation that would leave the page unable to reach its threshold (threshold above the number of keys, removing the last key or authority), or take the book of the identity off the account its intents are written to (its data account, also through the ADI it inherits from), is a 400 QUORUM_UNREACHABLE unless force is true. add_authority on an account without authorities of its own (the data account inherits those of the ADI) keeps the inherited book: it is added explicitly in the same transaction and listed in operations (with force: true the operations are sent as given, and the new book becomes the only authority of the account, as the ledger does). The ledger executes the transaction once the page threshold and every required authority (a new delegate too) have approved; co-signers sign through POST /v1/sign. For a provider-signing identity whose held key initiates (no signer_public_key, or the identity key), the gateway signs and submits at once for a key holding provider:manage (403 INSUFFICIENT_SCOPE otherwise): the answer has signing_mode provider and the status after submission (executed on a 1-of-1 page).',
       scopes: ['write'],
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
-      responses: { 201: jsonResponse(GovernanceSchema, 'Prepared: sign hash_to_sign and submit to submit_url'), ...errorResponses(400, 404, 502, 503) },
+      responses: {
+        201: jsonResponse(GovernanceSchema, 'Prepared: sign hash_to_sign and submit to submit_url (signing_mode provider: signed and submitted already)'),
+        ...errorResponses(400, 403, 404, 502, 503),
+      },
     }),
     async (c) => {
-      const { op, identityUrl } = await prepareGovernance(deps, callerOf(c), c.req.valid('json'));
+      const providerSigning = requireAuth(c).permissions.includes('provider:manage');
+      const { op, identityUrl, signingMode } = await prepareGovernance(deps, callerOf(c), c.req.valid('json'), { providerSigning });
       c.header('Location', `/v1/governance/${op.id}`);
-      return c.json(governanceView(op, identityUrl), 201);
+      return c.json({ ...governanceView(op, identityUrl), signing_mode: signingMode }, 201);
     },
   );
 }

@@ -35,7 +35,8 @@ export const ProviderPolicySchema = z
       .openapi({ description: 'Addresses (0x, 20 bytes) a leg may execute against (contract call target or transfer recipient), or ["*"]' }),
     max_value_per_leg: z.string().openapi({ description: 'Most native value of one leg, base units (wei), decimal string', example: '1000000000000000' }),
     max_value_per_24h: z.string().openapi({
-      description: 'Most native value per chain within any rolling 24 hours, base units (wei), decimal string; counted at prepare, exactly also under concurrent prepares',
+      description:
+        'Most native value per chain within any rolling 24 hours, base units (wei), decimal string; counted at prepare, exactly also under concurrent prepares',
       example: '5000000000000000',
     }),
   })

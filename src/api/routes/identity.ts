@@ -21,6 +21,7 @@ import { ApiError } from '../errors.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
 import { errorResponses, IDENTITY_REF_PATTERN, jsonResponse } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
+import { MnemonicRetrievalSchema, registerMnemonicRoute } from './identity-provider.js';
 import { CreateBody, IdentitySchema, identityView, IdParam, PatchBody, PollingSchema, PortfolioEntry } from './identity-schemas.js';
 
 const views = (items: IdentityWithAccounts[]) => items.map(({ row, accounts }) => identityView(row, accounts));
@@ -33,6 +34,7 @@ export function registerIdentityRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) 
   registerRepair(app, deps, identities);
   registerRetire(app, deps, identities);
   registerPortfolio(app, deps, identities);
+  registerMnemonicRoute(app, deps);
 }
 
 function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: IdentityService) {
@@ -43,7 +45,7 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       tags: ['Identity'],
       summary: 'Create (provision) an identity',
       description:
-        'Accepts the request and answers 202 at once with the identity in status `creating`. The provisioning workflow then creates the ADI with its key book and key page (sponsored by the gateway), adds credits, creates the data account, puts the client key hash on the key page and deploys the abstract account on each requested chain; the status becomes `active` (chain_accounts filled) or `failed` (error_message). Poll status_url as the polling block says. Each identity counts against the organization quota until retired (failed ones too); the credits are charged to the organization grant.',
+        "Accepts the request and answers 202 at once with the identity in status `creating`. The provisioning workflow then creates the ADI with its key book and key page (sponsored by the gateway), adds credits, creates the data account, puts the client key hash on the key page and deploys the abstract account on each requested chain; the status becomes `active` (chain_accounts filled) or `failed` (error_message). Poll status_url as the polling block says. Each identity counts against the organization quota until retired (failed ones too); the credits are charged to the organization grant. With signing_mode provider (no key fields) the gateway generates the key from a BIP-39 mnemonic (SLIP-0010 ed25519, m/44'/281'/0'/0'/0'), keeps it envelope-encrypted and signs for the identity within its provider_policy; the answer (and only it) carries mnemonic_retrieval, a URL that gives the mnemonic once before it expires.",
       scopes: ['write'],
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
@@ -54,6 +56,7 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
             status_url: z.string().openapi({ description: '/v1/identity/{id}: poll it as `polling` says' }),
             polling: PollingSchema,
             warnings: z.array(z.string()).optional(),
+            mnemonic_retrieval: MnemonicRetrievalSchema.optional(),
             idempotent: z.boolean().optional(),
           }).openapi('IdentityAccepted'),
           "Accepted: provisioning runs in the background. The identity's own fields (id, status, adi_url, …) are at the top level, as GET /v1/identity/{id} shows them, and also under `identity`",
@@ -62,11 +65,12 @@ function registerCreate(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       },
     }),
     async (c) => {
-      const { identity, warnings, polling } = await identities.create(callerOf(c), c.req.valid('json'));
+      const { identity, warnings, polling, mnemonicRetrieval } = await identities.create(callerOf(c), c.req.valid('json'));
       const statusUrl = `/v1/identity/${identity.id}`;
       c.header('Location', statusUrl);
       const view = identityView(identity);
-      return c.json({ ...view, identity: view, status_url: statusUrl, polling, ...(warnings.length ? { warnings } : {}) }, 202);
+      const mnemonic = mnemonicRetrieval ? { mnemonic_retrieval: mnemonicRetrieval } : {};
+      return c.json({ ...view, identity: view, status_url: statusUrl, polling, ...(warnings.length ? { warnings } : {}), ...mnemonic }, 202);
     },
   );
 }
@@ -133,17 +137,29 @@ function registerRepair(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
       tags: ['Identity'],
       summary: 'Repair a hash-only identity; link chains',
       description:
-        "Takes `public_key`, `link_chains` or both (an empty body is a 400 naming them); every field is checked before anything changes. `public_key` supplies the public key of an identity created with only public_key_hash: a valid Ed25519 key whose SHA-256 equals public_key_hash; then can_sign becomes true. Sending the key the identity already has is a no-op. `link_chains` deploys an active identity's abstract account on more chains at the address it has on its other chains (CREATE2, as provisioning): 202 when a deployment was started (or is already running) — the chains join requested_chains and show in linking_chains until their account is in chain_accounts (an `identity.chain_linked` event per chain; `identity.chain_link_failed` with the reason, the chain leaving requested_chains, when one fails for good); 200 when every chain named is linked already (nothing started). Status stays active. An unknown chain (UNKNOWN_CHAIN) or one without system contracts (CHAIN_UNAVAILABLE) is a 400 naming link_chains; an identity that is not active is a 409 IDENTITY_NOT_ACTIVE. Linking charges no credits and takes no quota slot: the gateway pays the gas.",
+        "Takes `public_key`, `link_chains` or both (an empty body is a 400 naming them); every field is checked before anything changes. `public_key` supplies the public key of an identity created with only public_key_hash: a valid Ed25519 key whose SHA-256 equals public_key_hash; then can_sign becomes true. Sending the key the identity already has is a no-op. `link_chains` deploys an active identity's abstract account on more chains at the address it has on its other chains (CREATE2, as provisioning): 202 when a deployment was started (or is already running) — the chains join requested_chains and show in linking_chains until their account is in chain_accounts (an `identity.chain_linked` event per chain; `identity.chain_link_failed` with the reason, the chain leaving requested_chains, when one fails for good); 200 when every chain named is linked already (nothing started). Status stays active. An unknown chain (UNKNOWN_CHAIN) or one without system contracts (CHAIN_UNAVAILABLE) is a 400 naming link_chains; an identity that is not active is a 409 IDENTITY_NOT_ACTIVE. Linking charges no credits and takes no quota slot: the gateway pays the gas. Provider-signing identities (scope provider:manage, else 403 INSUFFICIENT_SCOPE): `provider_policy` replaces the policy the gateway signs within (allowed_chains, allowed_targets, max_value_per_leg, max_value_per_24h); `public_key` switches the identity to external signing: a governance operation (add the key, remove the held one) signed by the held key, answered 202 with key_switch; once it executed the held key is destroyed and signing_mode becomes external.",
       scopes: ['write'],
       request: { params: IdParam, body: { required: true, content: { 'application/json': { schema: PatchBody } } } },
       responses: {
         200: jsonResponse(IdentitySchema, 'The identity, changed; no deployment was started'),
-        202: jsonResponse(IdentitySchema, 'The identity; the deployment of its account on the chains in linking_chains runs'),
+        202: jsonResponse(
+          IdentitySchema.extend({
+            key_switch: z
+              .object({ governance_op_id: z.uuid(), status: z.string(), status_url: z.string() })
+              .optional()
+              .openapi({
+                description: 'Provider → external: the governance operation replacing the held key (signed by it); once executed the held key is destroyed',
+              }),
+          }),
+          'The identity; the deployment of its account on the chains in linking_chains runs, or (key_switch) the held key is being replaced',
+        ),
         ...errorResponses(400, 404, 409, 503),
       },
     }),
     async (c) => {
-      const { row, accounts, linking } = await identityChains.patch(callerOf(c), c.req.valid('param').id, c.req.valid('json'));
+      const providerManage = requireAuth(c).permissions.includes('provider:manage');
+      const { row, accounts, linking, keySwitch } = await identityChains.patch(callerOf(c), c.req.valid('param').id, c.req.valid('json'), { providerManage });
+      if (keySwitch) return c.json({ ...identityView(row, accounts), key_switch: keySwitch }, 202);
       if (linking.length) return c.json(identityView(row, accounts), 202);
       return c.json(identityView(row, accounts), 200);
     },

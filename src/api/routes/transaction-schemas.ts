@@ -54,7 +54,10 @@ export const IntentSchema = z
       .enum(PROOF_CLASSES)
       .openapi({ description: 'The proof class written into the intent (an alias given at prepare shows as the class it names)' }),
     operation_id: z.string().openapi({ description: 'Hash of the four stored intent blobs: what validators attest' }),
-    signing_mode: z.literal('external'),
+    signing_mode: z.enum(['external', 'provider']).openapi({
+      description:
+        'external: the client signed hash_to_sign; provider: the gateway signed with the key it holds for the identity (POST /v1/identity signing_mode provider)',
+    }),
     signing_data: SigningDataSchema,
     submit_url: z.string().nullable(),
     tx_hash: z.string().nullable().openapi({ description: 'Ledger transaction hash once submitted (64 lowercase hex, no 0x)' }),
@@ -201,7 +204,7 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
     intent_type: row.intentType,
     proof_class: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),
     operation_id: row.operationId,
-    signing_mode: 'external',
+    signing_mode: row.signingMode === 'provider' ? 'provider' : 'external',
     signing_data: { ...sd, transaction_hash: ledgerHash(sd.transaction_hash), hash_to_sign: ledgerHash(sd.hash_to_sign) },
     submit_url: row.status === 'signing_required' ? `/v1/transaction/${row.id}/signature` : null,
     tx_hash: txHash,

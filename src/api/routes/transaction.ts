@@ -35,7 +35,7 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Transactions'],
       summary: 'Prepare a transaction intent',
       description:
-        'Validates every leg (the 400 names the leg and the field), encodes each contract call from functionSignature + args, computes each leg’s execution commitment, builds the canonical intent and prepares its WriteData to the identity’s data account for the nominated key. Sign hash_to_sign (32 raw bytes) with that Ed25519 key and POST it to submit_url. The proof cycle then runs on its own: 5 of 7 validators attest, createAnchor, executeComprehensiveProof, executeGovernanceProofDirect, observation after finality, the proof_result record on the ledger.',
+        'Validates every leg (the 400 names the leg and the field), encodes each contract call from functionSignature + args, computes each leg’s execution commitment, builds the canonical intent and prepares its WriteData to the identity’s data account for the nominated key. Sign hash_to_sign (32 raw bytes) with that Ed25519 key and POST it to submit_url. For a provider-signing identity (created with signing_mode provider) there is no second call: the prepare is checked against the identity’s provider_policy (403 PROVIDER_POLICY_DENIED naming the rule in details.rule: provider_policy when none is set, allowed_chains, allowed_targets, max_value_per_leg, max_value_per_24h), the gateway signs with the key it holds and submits, and the answer has status submitted, signing_mode provider, tx_hash and no submit_url; signer_public_key cannot be combined with such an identity. The proof cycle then runs on its own: 5 of 7 validators attest, createAnchor, executeComprehensiveProof, executeGovernanceProofDirect, observation after finality, the proof_result record on the ledger.',
       scopes: ['write'],
       idempotent: true,
       request: { body: { required: true, content: { 'application/json': { schema: CreateBody } } } },
@@ -43,10 +43,13 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
         201: jsonResponse(
           z.object({
             intent_id: z.uuid(),
-            status: z.literal('signing_required'),
-            signing_mode: z.literal('external'),
+            status: z
+              .enum(['signing_required', 'submitted'])
+              .openapi({ description: 'signing_required (external); submitted (provider: the gateway signed and submitted)' }),
+            signing_mode: z.enum(['external', 'provider']),
             signing_data: SigningDataSchema,
-            submit_url: z.string(),
+            submit_url: z.string().nullable().openapi({ description: 'Where to POST the signature; null for a provider-signing identity (signed already)' }),
+            tx_hash: z.string().optional().openapi({ description: 'Provider signing: the submitted ledger transaction hash (64 lowercase hex)' }),
             expires_at: z.string(),
             operation_id: z.string(),
             proof_class: z.enum(PROOF_CLASSES).openapi({ description: 'The proof class written into the intent (an alias shows as the class it names)' }),
@@ -54,19 +57,20 @@ function registerPrepare(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           }),
           'Prepared: sign hash_to_sign and submit it',
         ),
-        ...errorResponses(400, 402, 404, 409, 502, 503),
+        ...errorResponses(400, 402, 403, 404, 409, 502, 503),
       },
     }),
     async (c) => {
-      const { row, signingData, operationId } = await prepareIntent(deps, callerOf(c), c.req.valid('json'));
+      const { row, signingData, operationId, submitted } = await prepareIntent(deps, callerOf(c), c.req.valid('json'));
       c.header('Location', `/v1/transaction/${row.id}`);
       return c.json(
         {
           intent_id: row.id,
-          status: 'signing_required' as const,
-          signing_mode: 'external' as const,
+          status: submitted ? ('submitted' as const) : ('signing_required' as const),
+          signing_mode: submitted ? ('provider' as const) : ('external' as const),
           signing_data: signingData,
-          submit_url: `/v1/transaction/${row.id}/signature`,
+          submit_url: submitted ? null : `/v1/transaction/${row.id}/signature`,
+          ...(submitted ? { tx_hash: submitted.txHash } : {}),
           expires_at: row.expiresAt.toISOString(),
           operation_id: operationId,
           proof_class: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),

@@ -28,6 +28,7 @@ CREATE TABLE "provider_spends" (
 --> statement-breakpoint
 ALTER TABLE "identities" ADD COLUMN "signing_mode" text DEFAULT 'external' NOT NULL;--> statement-breakpoint
 ALTER TABLE "identities" ADD COLUMN "provider_policy" jsonb;--> statement-breakpoint
+ALTER TABLE "intents" ADD COLUMN "signing_mode" text DEFAULT 'external' NOT NULL;--> statement-breakpoint
 ALTER TABLE "mnemonic_retrievals" ADD CONSTRAINT "mnemonic_retrievals_identity_id_identities_id_fk" FOREIGN KEY ("identity_id") REFERENCES "public"."identities"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "provider_keys" ADD CONSTRAINT "provider_keys_identity_id_identities_id_fk" FOREIGN KEY ("identity_id") REFERENCES "public"."identities"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "provider_spends" ADD CONSTRAINT "provider_spends_identity_id_identities_id_fk" FOREIGN KEY ("identity_id") REFERENCES "public"."identities"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint

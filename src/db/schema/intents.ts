@@ -31,6 +31,8 @@ export const intents = pgTable(
     /** hex Ed25519 key nominated to sign (hash_to_sign is bound to it) */
     signerPublicKey: text('signer_public_key').notNull(),
     signerKeyPage: text('signer_key_page').notNull(),
+    /** external: the client signed; provider: the gateway signed with the key it holds for the identity */
+    signingMode: text('signing_mode').notNull().default('external'),
     /** ledger TxID of the intent's WriteData once submitted */
     ledgerTxId: text('ledger_tx_id'),
     txHash: text('tx_hash'),
