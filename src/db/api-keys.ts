@@ -8,6 +8,7 @@ import type { Db } from './client.js';
 import { createOrganization, type Organization } from './organizations.js';
 import { apiKeys, organizations } from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
+import { announceApiKeyChange, applyApiKeyChangeHere } from './api-key-changes.js';
 import { newerThan, type RowPage } from './pagination.js';
 import { preparedPerDb } from './prepared.js';
 
@@ -143,15 +144,21 @@ export async function getApiKey(db: Db, orgId: string, keyId: string): Promise<A
 
 /**
  * Revoke a key of `orgId`. Final: there is no un-revoke. Returns false when the org has no such key;
- * revoking an already revoked key keeps its first revocation time.
+ * revoking an already revoked key keeps its first revocation time. Announced to the key caches of every process
+ * (./api-key-cache.ts). Rotation below is announced the same way.
  */
 export async function revokeApiKey(db: Db, orgId: string, keyId: string, now = new Date()): Promise<boolean> {
-  const [row] = await db
-    .update(apiKeys)
-    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId)))
-    .returning({ id: apiKeys.id });
-  return row !== undefined;
+  const revoked = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now.toISOString()}::timestamptz)` })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId)))
+      .returning({ id: apiKeys.id });
+    if (row) await announceApiKeyChange(tx as unknown as Db, [row.id]);
+    return row !== undefined;
+  });
+  if (revoked) applyApiKeyChangeHere(db, [keyId]);
+  return revoked;
 }
 
 /**
@@ -167,7 +174,7 @@ export async function rotateApiKey(
   now = new Date(),
   admit: (previous: ApiKeyRow) => void = () => {},
 ): Promise<{ previous: ApiKeyRow; row: ApiKeyRow; rawKey: string } | { expired: ApiKeyRow } | undefined> {
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const [previous] = await tx
       .update(apiKeys)
       .set({ revokedAt: now })
@@ -181,6 +188,7 @@ export async function rotateApiKey(
       return row?.expiresAt && row.expiresAt <= now ? { expired: row } : undefined;
     }
     admit(previous);
+    await announceApiKeyChange(tx as unknown as Db, [previous.id]);
     const created = await createApiKey(tx as unknown as Db, {
       orgId,
       name: previous.name,
@@ -191,6 +199,8 @@ export async function rotateApiKey(
     });
     return { previous, ...created };
   });
+  if (result && 'previous' in result) applyApiKeyChangeHere(db, [result.previous.id]);
+  return result;
 }
 
 /** last_used_at is kept to the minute: a key used within the last minute is not written again. */

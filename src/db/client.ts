@@ -13,6 +13,7 @@ import { ConfigError } from '../config.js';
 import * as schema from './schema.js';
 import { ADVISORY_LOCKS } from './locks.js';
 import { withTimeout } from '../net/timeout.js';
+import { listenPostgres, type Listener } from './listen.js';
 
 export type Schema = typeof schema;
 /** The drizzle database both drivers produce; queries are written once against this type. */
@@ -23,6 +24,12 @@ export interface Database {
   driver: 'postgres' | 'pglite';
   /** `select 1` with a deadline; throws when the database does not answer */
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * Subscribe to `channel`'s notifications (pg_notify) from any process. On Postgres a dedicated connection listens
+   * and `onState` tells when it listens and when it dropped (notifications sent meanwhile are lost); PGlite serves one
+   * process, so there is nothing to hear: `onState(true)` at once, and the process invalidates its own state.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onState: (listening: boolean) => void): () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +53,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
+  const listeners = new Set<Listener>();
   // drizzle 0.45's pooled transaction() runs BEGIN before the try/finally that releases the connection, so a BEGIN
   // that fails (the server restarted while the connection sat idle) leaks it for good: a few restarts starve the
   // pool of 10 and every query waits forever (drizzle-team/drizzle-orm#6023, #6241, open). So the gateway checks the
@@ -68,7 +76,18 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
     ping: async (timeoutMs = 2000) => {
       await withTimeout(db.execute(sql`select 1`), timeoutMs, 'database');
     },
-    close: () => pool.end(),
+    listen: (channel, onMessage, onState) => {
+      const l = listenPostgres(pg.Client, url, channel, onMessage, onState);
+      listeners.add(l);
+      return () => {
+        listeners.delete(l);
+        return l.close();
+      };
+    },
+    close: async () => {
+      await Promise.all([...listeners].map((l) => l.close()));
+      await pool.end();
+    },
     // Several API/worker processes may start at once; a session advisory lock on one dedicated connection
     // serialises their migrations.
     migrate: async () => {
@@ -108,6 +127,10 @@ async function openPglite(dir: string): Promise<Database & { migrate(): Promise<
     driver: 'pglite',
     ping: async (timeoutMs = 2000) => {
       await withTimeout(db.execute(sql`select 1`), timeoutMs, 'database');
+    },
+    listen: (_channel, _onMessage, onState) => {
+      onState(true);
+      return async () => {};
     },
     close: async () => {
       try {

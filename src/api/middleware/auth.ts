@@ -1,7 +1,8 @@
 /**
  * API-key authentication and rate limiting, applied to every request:
  *   1. identify the caller from X-API-Key or `Authorization: Bearer <key>` (the same keys; both headers carrying
- *      different keys are refused; SHA-256 lookup; the raw key is never logged or stored);
+ *      different keys are refused; SHA-256 lookup, answered by the process's key cache while fresh (revocation and
+ *      rotation reach every process's cache at once: src/db/api-key-cache.ts); the raw key is never logged or stored);
  *   2. count the request against the key's own limit (rate_limit_rpm), or, without a valid key, the client IP's;
  *      a public path (sign-up, health, docs, the catalogues) always counts against the client IP, whatever key it
  *      carries, so a key with a high limit cannot lift the per-IP limit on sign-ups;
@@ -15,7 +16,8 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { findApiKeyByRaw, KEY_FORMAT, touchApiKey, TOUCH_INTERVAL_MS, type ApiKeyRow } from '../../db/api-keys.js';
+import { apiKeyCacheFor } from '../../db/api-key-cache.js';
+import { KEY_FORMAT, touchApiKey, TOUCH_INTERVAL_MS, type ApiKeyRow } from '../../db/api-keys.js';
 import type { Caller } from '../../services/deps.js';
 import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
@@ -98,6 +100,7 @@ export function presentedKey(
 
 export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const db = deps.database.db;
+  const keys = apiKeyCacheFor(deps.database);
   const now = deps.now ?? Date.now;
   const limiter = createRateLimiter(db, now, (err) => deps.logger.warn('rate-limit counter unavailable; request let through', { err }));
   const { ipRpm, trustProxy, trustProxyHops } = deps.config.platform;
@@ -108,7 +111,7 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (presented.kind !== 'key') check = { kind: presented.kind };
     else if (!KEY_FORMAT.test(presented.key)) check = { kind: 'malformed' };
     else {
-      const key = await findApiKeyByRaw(db, presented.key).catch((err) => {
+      const key = await keys.find(presented.key).catch((err) => {
         c.get('logger').error('API key lookup failed', { err });
         throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable; retry shortly', undefined, { 'Retry-After': '5' });
       });
@@ -133,7 +136,10 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       c.set('logger', c.get('logger').child({ org_id: key.orgId, key_id: key.id }));
       // bookkeeping only; never delays or fails a call, and skipped (no round trip) while the row read is fresh
       const t = now();
-      if (!key.lastUsedAt || t - key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) touchApiKey(db, key.id, new Date(t)).catch(() => {});
+      if (!key.lastUsedAt || t - key.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
+        key.lastUsedAt = new Date(t); // the cached row too: the next request within the minute writes nothing
+        touchApiKey(db, key.id, new Date(t)).catch(() => {});
+      }
     } else if (!isPublic && !c.get('routeMiss')) {
       // a request no route serves gets its 404/405 whatever key it carries (./routing.ts)
       switch (check.kind) {
