@@ -26,7 +26,7 @@ export class ApiKeyCache {
   private readonly hashById = new Map<string, string>();
   /** bumped by every invalidation: a lookup that saw it change does not store its row */
   private epoch = 0;
-  private listening = false;
+  private isListening = false;
 
   constructor(
     private readonly db: Db,
@@ -41,7 +41,7 @@ export class ApiKeyCache {
     if (hit && this.clock() - hit.at < this.ttlMs) return hit.row;
     const epoch = this.epoch;
     const row = await findApiKeyByRaw(this.db, raw);
-    if (row && this.listening && epoch === this.epoch) {
+    if (row && this.isListening && epoch === this.epoch) {
       if (this.entries.size >= MAX_ENTRIES) this.clear();
       this.entries.delete(hash); // re-inserted last: the map's order is the entries' age
       this.entries.set(hash, { row, at: this.clock() });
@@ -58,9 +58,14 @@ export class ApiKeyCache {
     this.entries.delete(hash);
   }
 
+  /** whether changes are heard, so rows are cached */
+  get listening(): boolean {
+    return this.isListening;
+  }
+
   /** whether changes are heard (false: nothing is cached, and what was is dropped) */
   setListening(listening: boolean): void {
-    this.listening = listening;
+    this.isListening = listening;
     this.clear();
   }
 
