@@ -164,11 +164,45 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
   return app;
 }
 
-/** The body's bytes, or undefined when it is (or declares to be) larger than `max`; the rest is then not read. */
+/** The most of an oversized body read and discarded before the 413, and for how long at most. */
+const DRAIN_BYTES = 8 << 20;
+const DRAIN_MS = 1_000;
+
+/**
+ * Reads and discards what is left of an oversized body, within the budget: closing a socket with unread bytes
+ * resets the connection, which could reach the client before it has read the 413.
+ */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, alreadyRead: number): Promise<void> {
+  let read = alreadyRead;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((r) => {
+    timer = setTimeout(() => r('timeout'), DRAIN_MS);
+  });
+  try {
+    while (read <= DRAIN_BYTES) {
+      const r = await Promise.race([reader.read(), timeout]);
+      if (r === 'timeout' || r.done) break;
+      read += r.value.byteLength;
+    }
+  } catch {
+    // the client went away
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The body's bytes, or undefined when it is (or declares to be) larger than `max`; the rest of such a body is read
+ * and discarded within a small budget (DRAIN_BYTES, DRAIN_MS), then the connection is closed.
+ */
 async function readLimited(c: Context, max: number): Promise<Uint8Array | undefined> {
   const declared = c.req.header('content-length');
-  if (declared !== undefined && Number(declared) > max) return undefined;
   const stream = c.req.raw.body;
+  if (declared !== undefined && Number(declared) > max) {
+    if (stream && Number(declared) <= DRAIN_BYTES) await discardRest(stream.getReader(), 0);
+    return undefined;
+  }
   if (!stream) return new Uint8Array();
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -178,7 +212,7 @@ async function readLimited(c: Context, max: number): Promise<Uint8Array | undefi
     if (done) break;
     size += value.byteLength;
     if (size > max) {
-      await reader.cancel().catch(() => {});
+      await discardRest(reader, size);
       return undefined;
     }
     chunks.push(value);

@@ -6,6 +6,7 @@
  * gateway's client renews.
  */
 import { request } from 'node:http';
+import { Agent, request as undiciRequest } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import type { RunningServer } from '../../src/net/server.js';
@@ -245,6 +246,41 @@ describe('validator HTTP API: limits', () => {
     expect(chunked.status).toBe(413);
     expect(chunked.connection).toBe('close');
     expect(v.calls.observe).toBe(0);
+  });
+
+  it("after a 413 a pooled client's next request is answered (the closed connection is not reused)", async () => {
+    const v = await start();
+    const agent = new Agent({ connections: 1 });
+    try {
+      for (const chunked of [false, true]) {
+        const big = Buffer.alloc(2 << 20, 0x20);
+        const r = await undiciRequest(`${v.url}${VALIDATOR_API.observe}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          // an async iterable has no length: sent chunked
+          body: chunked
+            ? (async function* () {
+                yield big;
+              })()
+            : big,
+          dispatcher: agent,
+        });
+        expect(r.statusCode).toBe(413);
+        expect(r.headers.connection).toBe('close');
+        await r.body.text();
+        const text = JSON.stringify(observeBody);
+        const next = await undiciRequest(`${v.url}${VALIDATOR_API.observe}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...signedFor(VALIDATOR_API.observe, observeBody) },
+          body: text,
+          dispatcher: agent,
+        });
+        expect(next.statusCode).toBe(200);
+        await next.body.text();
+      }
+    } finally {
+      await agent.close();
+    }
   });
 
   it('beyond the cap on requests in flight: 503 with Retry-After', async () => {
