@@ -5,6 +5,7 @@
  * timestamps), submit.ts (signing with held keys, submission), wait.ts (waiting for a transaction); the node's
  * answers are parsed in records.ts, the types are in types.ts.
  */
+import { registerRecentKeyPage, signerPageCache } from './page-cache.js';
 import { signaturePreparation } from './prepared.js';
 import { ledgerQueries } from './queries.js';
 import { createLedgerRpc } from './rpc.js';
@@ -13,19 +14,35 @@ import type { LedgerClient, LedgerClientOptions } from './types.js';
 import { ledgerWaiting } from './wait.js';
 
 export type * from './types.js';
+export { recentKeyPage, SIGNER_PAGE_CACHE_MS } from './page-cache.js';
 export { revivePreparedSignature, storablePreparedSignature, type StoredPreparedSignature } from './prepared.js';
 
 export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   const rpc = createLedgerRpc(opts);
   const reads = ledgerQueries(rpc);
-  const preparation = signaturePreparation(rpc.endpoint, reads);
-  return {
+  // signerCacheMs: signatures are prepared from recent reads of the signer (./page-cache.ts), which every
+  // submission through this client drops
+  const cache = opts.signerCacheMs ? signerPageCache(rpc.call, opts.signerCacheMs) : undefined;
+  const signerReads = cache ? ledgerQueries({ ...rpc, call: cache.call }) : reads;
+  const submitting: typeof rpc = cache
+    ? {
+        ...rpc,
+        call: (method, params) => {
+          cache.clear();
+          return rpc.call(method, params).finally(cache.clear);
+        },
+      }
+    : rpc;
+  const preparation = signaturePreparation(rpc.endpoint, signerReads);
+  const client: LedgerClient = {
     url: rpc.url,
     endpoint: rpc.endpoint,
     call: rpc.call,
     ...reads,
     ...preparation,
-    ...ledgerSubmission(rpc, preparation.prepareExternalSignature),
+    ...ledgerSubmission(submitting, preparation.prepareExternalSignature),
     ...ledgerWaiting(reads.getTransaction, opts.pollIntervalMs ?? 25),
   };
+  if (cache) registerRecentKeyPage(client, signerReads.queryKeyPage);
+  return client;
 }

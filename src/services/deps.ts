@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
-import { createLedgerClient, type LedgerClient } from '../ledger/index.js';
+import { createLedgerClient, SIGNER_PAGE_CACHE_MS, type LedgerClient } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 
 export interface ServiceDeps {
@@ -24,7 +24,7 @@ export interface Caller {
 /** A request should fail fast with 502 when the ledger does not answer, not hang. */
 export const API_LEDGER_TIMEOUT_MS = 5000;
 
-/** The API's one ledger client. */
+/** The API's one ledger client: it prepares signatures from signer reads at most 2 s old (src/ledger/page-cache.ts). */
 export function apiLedgerClient(config: Pick<Config, 'ledgerUrl'>): LedgerClient {
-  return createLedgerClient({ url: config.ledgerUrl, timeoutMs: API_LEDGER_TIMEOUT_MS });
+  return createLedgerClient({ url: config.ledgerUrl, timeoutMs: API_LEDGER_TIMEOUT_MS, signerCacheMs: SIGNER_PAGE_CACHE_MS });
 }
