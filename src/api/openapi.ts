@@ -27,6 +27,10 @@ the limit: 429 {"error":"Rate limit exceeded","code":"RATE_LIMIT_EXCEEDED"} with
 
 Errors: one JSON shape {error, code, details?}; every response has X-Request-Id.
 
+Text: no text input (body fields and keys, query, header and path parameters) may hold U+0000 or a lone UTF-16
+surrogate: 400 VALIDATION_ERROR naming the field (in a path parameter: the resource's 404). Ids in bodies and queries
+are UUIDs (format uuid): another form is a 400 naming the field; in a path, another form names nothing (404).
+
 Idempotency: creating POSTs accept Idempotency-Key (kept 24 hours, per organization).`;
 
 const OpenApiDocumentSchema = z.record(z.string(), z.unknown()).openapi('OpenAPIDocument');

@@ -16,7 +16,13 @@ const IdParam = z.object({
 
 const CreditsBody = z
   .object({
-    credits: z.number().openapi({ description: "Whole ledger credits to buy (at least 1), charged to the organization's credit grant", example: 100 }),
+    credits: z.number().openapi({
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Whole ledger credits to buy (at least 1), charged to the organization's credit grant",
+      example: 100,
+    }),
     key_page_url: z.string().optional().openapi({
       description: "The key page that receives them: page 1 of the identity by default, or another page of the identity's book (one made by create_key_page)",
     }),

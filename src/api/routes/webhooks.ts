@@ -21,6 +21,7 @@ import {
   deliveryView,
   EndpointSchema,
   endpointView,
+  WEBHOOK_URL_PATTERN,
   eventTypeList,
 } from '../schemas/webhooks.js';
 import { secureRoute } from '../secure-route.js';
@@ -52,7 +53,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
           content: {
             'application/json': {
               schema: z.object({
-                url: z.string().max(2048),
+                url: z.string().max(2048).openapi({ format: 'uri', pattern: WEBHOOK_URL_PATTERN }),
                 event_types: eventTypeList.nullable().optional(),
                 description: z.string().max(255).nullable().optional(),
                 secret: z.string().min(16).max(255).optional(),
@@ -129,7 +130,7 @@ function registerEndpointRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             'application/json': {
               schema: z
                 .object({
-                  url: z.string().max(2048).optional(),
+                  url: z.string().max(2048).optional().openapi({ format: 'uri', pattern: WEBHOOK_URL_PATTERN }),
                   event_types: eventTypeList.nullable().optional(),
                   description: z.string().max(255).nullable().optional(),
                   is_active: z.boolean().optional(),

@@ -3,6 +3,9 @@ import { z } from '@hono/zod-openapi';
 import type { AttemptRow, DeliveryRow, EndpointRow } from '../../db/webhooks.js';
 import { EVENT_TYPES } from '../../webhooks/catalogue.js';
 
+/** An absolute http or https URL: the form a webhook endpoint's url takes (where it may point is checked when it is registered). */
+export const WEBHOOK_URL_PATTERN = '^[hH][tT][tT][pP][sS]?://[^/?#@\\s]+';
+
 export const eventTypeList = z
   .array(z.enum(EVENT_TYPES as [string, ...string[]]))
   .min(1)
