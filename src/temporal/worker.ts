@@ -5,6 +5,7 @@
  * the compiled build (dist/) loads the bundle `npm run build` wrote next to it instead.
  */
 import { existsSync } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
 import type { Duration } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import {
@@ -146,6 +147,18 @@ export class GatewayWorker {
   }
 }
 
+/**
+ * How many workflows the worker keeps in its sticky cache. Left to the SDK the cache is sized from the V8 heap limit
+ * (about 2,300 on a 4 GiB heap), so it holds every open intent — and an intent waits for its signature for up to an
+ * hour with nothing to do — at about 1 MiB each: 400 open intents made the worker 550–700 MB. A workflow evicted
+ * from the cache is replayed from its (short) history when its next task comes, which costs milliseconds; so the
+ * cache only needs the workflows that are making progress, and how many of those a worker can move scales with its
+ * cores: 100 per core (at least 100), and never more than a quarter of the machine's memory at 1 MiB each.
+ */
+export function workflowCacheSize(cores = availableParallelism(), memoryBytes = totalmem()): number {
+  return Math.max(2, Math.min(Math.max(100, 100 * cores), Math.floor(memoryBytes / 4 / 2 ** 20)));
+}
+
 // an activity's failure is kept in the workflow's history (and shown in the Temporal UI): no keys in its URLs
 const redactFailures = (): { inbound: ActivityInboundCallsInterceptor } => ({
   inbound: { execute: (input, next) => next(input).catch((err: unknown) => Promise.reject(redactError(err))) },
@@ -165,6 +178,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
       // attemptDelivery stays registered here for attempts scheduled on this queue before attempts had their own
       activities: opts.activities,
       interceptors: { activity: [redactFailures] },
+      maxCachedWorkflows: workflowCacheSize(),
       shutdownGraceTime,
     });
     const webhooks = await Worker.create({
