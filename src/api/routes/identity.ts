@@ -144,12 +144,9 @@ function registerRepair(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: Ide
         200: jsonResponse(IdentitySchema, 'The identity, changed; no deployment was started'),
         202: jsonResponse(
           IdentitySchema.extend({
-            key_switch: z
-              .object({ governance_op_id: z.uuid(), status: z.string(), status_url: z.string() })
-              .optional()
-              .openapi({
-                description: 'Provider → external: the governance operation replacing the held key (signed by it); once executed the held key is destroyed',
-              }),
+            key_switch: z.object({ governance_op_id: z.uuid(), status: z.string(), status_url: z.string() }).optional().openapi({
+              description: 'Provider → external: the governance operation replacing the held key (signed by it); once executed the held key is destroyed',
+            }),
           }),
           'The identity; the deployment of its account on the chains in linking_chains runs, or (key_switch) the held key is being replaced',
         ),
@@ -216,7 +213,10 @@ function registerPortfolio(app: OpenAPIHono<AppEnv>, deps: AppDeps, identities: 
             .string()
             .max(200)
             .optional()
-            .openapi({ description: `Comma-separated extras: ${PORTFOLIO_INCLUDES.join(', ')}. Any other value is a 400` }),
+            .openapi({
+              description: `Comma-separated extras: ${PORTFOLIO_INCLUDES.join(', ')}. Any other value is a 400`,
+              pattern: `^[ \\t]*(${PORTFOLIO_INCLUDES.join('|')})?[ \\t]*(,[ \\t]*(${PORTFOLIO_INCLUDES.join('|')})?[ \\t]*)*$`,
+            }),
           ...pageQuery(),
         }),
       },

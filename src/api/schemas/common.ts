@@ -94,8 +94,8 @@ export function uuidField() {
 export const HEX64_PATTERN = '^[0-9a-fA-F]{64}$';
 /** A transaction hash as inputs take it: a ledger hash (64 hex) or an EVM one, `0x` optional, any case. */
 export const TX_HASH_PATTERN = '^(0[xX])?[0-9a-fA-F]{64}$';
-/** An identity named by its id (a UUID) or its ADI URL (`acc://…`, any case, surrounding spaces ignored). */
-export const IDENTITY_REF_PATTERN = '^([0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}|\\s*[aA][cC][cC]://\\S[\\s\\S]*)$';
+/** An identity named by its id (a UUID) or its ADI URL (`acc://…`, any case; the server also ignores surrounding spaces). */
+export const IDENTITY_REF_PATTERN = '^([0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}|[aA][cC][cC]://[!-~\\u00a1-\\u167f][\\s\\S]*)$';
 /** An Idempotency-Key header: 1-255 visible ASCII characters, bare or as an RFC 8941 quoted string. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[!-~]{1,255}$|^"[!-~]{1,255}"$';
 
