@@ -21,6 +21,8 @@ export interface WorkerActivityDeps {
   validatorUrls: string[];
   /** secret: the Ed25519 seed (hex) the quorum rounds sign their requests to the validators with */
   validatorClientSeed?: string;
+  /** key-encryption keys of provider-signing identities (PROVIDER_KEKS) */
+  providerKeks: Kek[];
 }
 
 export function workerActivityDeps(config: Config, opts: { ledgerPollMs?: number } = {}): WorkerActivityDeps {
@@ -31,6 +33,7 @@ export function workerActivityDeps(config: Config, opts: { ledgerPollMs?: number
     relayerPrivateKey: config.relayerPrivateKey,
     validatorUrls: config.validatorUrls,
     validatorClientSeed: config.validatorClientSeed,
+    providerKeks: config.provider.keks,
   };
 }
 

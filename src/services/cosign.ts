@@ -48,8 +48,8 @@ import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { invalidateInbox } from './inbox-live.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
-import { signingDataStale } from './signing-data.js';
-import { providerSignature, requireProviderScope } from './provider.js';
+import { refreshSignRequestSigning, signingDataStale } from './signing-data.js';
+import { requireProviderScope, signAndSubmit } from './provider.js';
 import { UUID } from '../db/ids.js';
 
 /** The API's vote words and the ledger's. */
@@ -179,8 +179,14 @@ export async function prepareCosignature(
     prepared: storablePreparedSignature(prepared) as unknown as Record<string, unknown>,
   });
   if (held) {
-    const sig = await providerSignature(deps, caller, { kind: 'sign_request', id });
-    return { id, prepared, provider: await submitCosignature(deps, caller, id, { signature: sig.signature, public_key: sig.publicKey }) };
+    const provider = await signAndSubmit(
+      deps,
+      caller,
+      { kind: 'sign_request', id },
+      (sig) => submitCosignature(deps, caller, id, { signature: sig.signature, public_key: sig.publicKey }),
+      () => refreshSignRequestSigning(deps, caller, id),
+    );
+    return { id, prepared, provider };
   }
   return { id, prepared };
 }

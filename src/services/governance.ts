@@ -48,8 +48,8 @@ import { governanceWorkflowId, startGovernanceWorkflow, submitGovernanceSignatur
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { ledgerApiError, parseSignatureBody, requireValidSignature } from './signing.js';
-import { signingDataStale, staleCauseOf } from './signing-data.js';
-import { providerSignature, requireProviderScope } from './provider.js';
+import { refreshGovernanceSigning, signingDataStale, staleCauseOf } from './signing-data.js';
+import { requireProviderScope, signAndSubmit } from './provider.js';
 
 export interface PrepareGovernanceRequest {
   identity: string;
@@ -238,12 +238,15 @@ export async function prepareGovernance(
   );
   caller.log.info('governance operation prepared', { governance_op_id: id, workflow_id: governanceWorkflowId(id), kind });
   if (held) {
-    const sig = await providerSignature(deps, caller, { kind: 'governance', id });
-    try {
-      await submitGovernanceSignature(deps.temporal, id, { signature: sig.signature, publicKey: sig.publicKey });
-    } catch (err) {
-      throw updateError(err, id);
-    }
+    await signAndSubmit(
+      deps,
+      caller,
+      { kind: 'governance', id },
+      (sig) => submitGovernanceSignature(deps.temporal, id, { signature: sig.signature, publicKey: sig.publicKey }).catch((err) => {
+        throw updateError(err, id);
+      }),
+      () => refreshGovernanceSigning(deps, caller, id),
+    );
     return { op: (await getOrgGovernanceOp(db, caller.orgId, id)) ?? op, identityUrl: identity.adiUrl, signingMode: 'provider' };
   }
   return { op, identityUrl: identity.adiUrl, signingMode: 'external' };

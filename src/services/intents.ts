@@ -37,8 +37,8 @@ import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
-import { signingDataStale, staleCauseOf } from './signing-data.js';
-import { providerSignature } from './provider.js';
+import { refreshIntentSigning, signingDataStale, staleCauseOf } from './signing-data.js';
+import { signAndSubmit } from './provider.js';
 import { checkLegs, releaseIntentSpend, reserveIntentSpend, type PolicyLeg } from './provider-policy.js';
 
 /** A provider-signed identity signs with the key the gateway holds: no other seat can be nominated. */
@@ -308,8 +308,13 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
   caller.log.info('intent prepared', { intent_id: intentId, workflow_id: intentWorkflowId(intentId), legs: built.legs.length });
   if (provider) {
     // the gateway signs with the key it holds (in the worker) and submits as a client's signature is submitted
-    const { signature, publicKey } = await providerSignature(deps, caller, { kind: 'intent', id: intentId });
-    const submitted = await submitSignature(deps, caller, intentId, { signature, public_key: publicKey });
+    const submitted = await signAndSubmit(
+      deps,
+      caller,
+      { kind: 'intent', id: intentId },
+      (sig) => submitSignature(deps, caller, intentId, { signature: sig.signature, public_key: sig.publicKey }),
+      () => refreshIntentSigning(deps, caller, intentId),
+    );
     return { row, signingData, operationId: built.operationId, submitted };
   }
   return { row, signingData, operationId: built.operationId };

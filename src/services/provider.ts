@@ -79,6 +79,28 @@ export async function retrieveMnemonic(deps: ServiceDeps, caller: Caller, identi
   }
 }
 
+/**
+ * Sign with the held key and submit; signing data gone stale between prepare and submission (the key page changed,
+ * e.g. by the previous operation, within the ledger client's short cache) is refreshed and signed again, twice at most.
+ */
+export async function signAndSubmit<T>(
+  deps: ServiceDeps,
+  caller: Caller,
+  input: ProviderSignInput,
+  submit: (sig: ProviderSignResult) => Promise<T>,
+  refresh: () => Promise<unknown>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const sig = await providerSignature(deps, caller, input);
+    try {
+      return await submit(sig);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof ApiError) || e.code !== 'SIGNING_DATA_STALE') throw e;
+      await refresh();
+    }
+  }
+}
+
 /** Signing with the held key outside an intent (governance, co-signatures) needs the provider:manage scope. */
 export function requireProviderScope(has: boolean | undefined): void {
   if (!has) {
@@ -99,7 +121,10 @@ export async function providerSignature(deps: ServiceDeps, caller: Caller, input
   try {
     return await runProviderSign(deps.temporal, deps.config.temporal.taskQueue, caller.orgId, input);
   } catch (err) {
-    caller.log.error('provider signature failed', { err, kind: input.kind, id: input.id });
+    // the activity's failure (its message names no secret: which row, which key is missing)
+    let cause: unknown = err;
+    while ((cause as { cause?: unknown })?.cause) cause = (cause as { cause: unknown }).cause;
+    caller.log.error('provider signature failed', { err, reason: (cause as Error)?.message, kind: input.kind, id: input.id });
     throw new ApiError(
       503,
       'PROVIDER_SIGNING_FAILED',
