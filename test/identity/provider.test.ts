@@ -32,9 +32,7 @@ const KEK1 = newKekEntry('kek-1');
 const KEK2 = newKekEntry('kek-2');
 const TTL_SECONDS = 60;
 
-const kind = dbKinds().includes('postgres') ? 'postgres' : 'pglite';
-
-describe(`provider signing (devnet, ${kind})`, () => {
+describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
   let dn: IdentityDevnet;
   let app: Awaited<ReturnType<typeof startTestApp>>;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
