@@ -6,13 +6,11 @@
  * A key still wrapped by an older KEK is wrapped again by the current one as it is used (rotation).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { getGovernanceOp } from '../db/governance.js';
 import { getIntent } from '../db/intents.js';
-import { destroyProviderKey, getProviderKey, rewrapProviderKey } from '../db/provider.js';
+import { destroyProviderKey, getProviderKey, getSignRequestById, identitySigningMode, rewrapProviderKey } from '../db/provider.js';
 import { publicKeyHashHex } from '../identity/keys.js';
-import { identities, signRequests } from '../db/schema.js';
 import { kekRing, openPrivateKey, publicKeyOf, signHash, unwrapDataKey, wrapDataKey, type Kek } from '../identity/provider-keys.js';
 
 export type ProviderSignKind = 'intent' | 'governance' | 'sign_request';
@@ -40,7 +38,7 @@ async function signingTarget(db: Db, i: ProviderSignInput): Promise<{ identityId
     const p = row?.prepared as { publicKey?: string; hashToSign?: string } | undefined;
     return row && p?.publicKey && p.hashToSign ? { identityId: row.identityId, publicKey: p.publicKey, hashToSign: p.hashToSign } : undefined;
   }
-  const [row] = await db.select().from(signRequests).where(eq(signRequests.id, i.id));
+  const row = await getSignRequestById(db, i.id);
   const p = row?.prepared as { publicKey?: string; hashToSign?: string } | undefined;
   return row?.identityId && p?.publicKey && p.hashToSign ? { identityId: row.identityId, publicKey: p.publicKey, hashToSign: p.hashToSign } : undefined;
 }
@@ -53,9 +51,9 @@ export function createProviderActivities(deps: { db: Db; keks: Kek[] }) {
       const ring = kekRing(deps.keks);
       const target = await signingTarget(db, i);
       if (!target) throw refuse(`${i.kind} ${i.id} not found`);
-      const [identity] = await db.select({ signingMode: identities.signingMode }).from(identities).where(eq(identities.id, target.identityId));
+      const mode = await identitySigningMode(db, target.identityId);
       const key = await getProviderKey(db, target.identityId);
-      if (identity?.signingMode !== 'provider' || !key?.wrappedDataKey || !key.sealedKey) throw refuse('the identity has no key held by the gateway');
+      if (mode !== 'provider' || !key?.wrappedDataKey || !key.sealedKey) throw refuse('the identity has no key held by the gateway');
       if (key.publicKey !== target.publicKey.toLowerCase()) throw refuse('the signing data was prepared for a key the gateway does not hold');
       const dataKey = unwrapDataKey(ring, target.identityId, { kekId: key.kekId, wrapped: key.wrappedDataKey });
       const privateKey = openPrivateKey(dataKey, target.identityId, key.sealedKey);

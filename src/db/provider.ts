@@ -4,7 +4,7 @@
  */
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
-import { identities, mnemonicRetrievals, providerKeys, providerSpends } from './schema.js';
+import { identities, mnemonicRetrievals, providerKeys, providerSpends, signRequests } from './schema.js';
 
 export type ProviderKeyRow = typeof providerKeys.$inferSelect;
 
@@ -34,6 +34,18 @@ export async function insertProviderKey(db: Db, k: NewProviderKey): Promise<void
     sealedMnemonic: k.sealedMnemonic,
     expiresAt: k.mnemonicExpiresAt,
   });
+}
+
+/** A sign request by id (any organization: the worker's read). */
+export async function getSignRequestById(db: Db, id: string) {
+  const [row] = await db.select().from(signRequests).where(eq(signRequests.id, id));
+  return row;
+}
+
+/** external | provider, or undefined for no such identity. */
+export async function identitySigningMode(db: Db, identityId: string): Promise<string | undefined> {
+  const [row] = await db.select({ signingMode: identities.signingMode }).from(identities).where(eq(identities.id, identityId));
+  return row?.signingMode;
 }
 
 export async function getProviderKey(db: Db, identityId: string): Promise<ProviderKeyRow | undefined> {

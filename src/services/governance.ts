@@ -242,9 +242,10 @@ export async function prepareGovernance(
       deps,
       caller,
       { kind: 'governance', id },
-      (sig) => submitGovernanceSignature(deps.temporal, id, { signature: sig.signature, publicKey: sig.publicKey }).catch((err) => {
-        throw updateError(err, id);
-      }),
+      (sig) =>
+        submitGovernanceSignature(deps.temporal, id, { signature: sig.signature, publicKey: sig.publicKey }).catch((err) => {
+          throw updateError(err, id);
+        }),
       () => refreshGovernanceSigning(deps, caller, id),
     );
     return { op: (await getOrgGovernanceOp(db, caller.orgId, id)) ?? op, identityUrl: identity.adiUrl, signingMode: 'provider' };

@@ -14,8 +14,7 @@ import { ApiError } from './errors.js';
 import type { Db } from '../db/client.js';
 import { insertProviderKey, takeMnemonic } from '../db/provider.js';
 import { kekRing, newDataKey, newProviderKey, openMnemonic, sealMnemonic, sealPrivateKey, unwrapDataKey, type KekRing } from '../identity/provider-keys.js';
-import type { ProviderSignInput, ProviderSignResult } from '../activities/provider.js';
-import { runProviderSign } from '../temporal/provider.js';
+import { runProviderSign, type ProviderSignInput, type ProviderSignResult } from '../temporal/provider.js';
 import type { Caller, ServiceDeps } from './deps.js';
 
 export const MNEMONIC_WARNING =

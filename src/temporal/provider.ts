@@ -1,6 +1,8 @@
 /** Client-side handle on providerSignWorkflow: run it and wait for the signature. */
 import type { Client } from '@temporalio/client';
 import type { ProviderSignInput, ProviderSignResult } from '../activities/provider.js';
+
+export type { ProviderSignInput, ProviderSignResult };
 import { providerKeySwitchWorkflow, providerSignWorkflow } from '../workflows/provider-sign.js';
 import { OrgIdKey } from '../workflows/search-attributes.js';
 
