@@ -11,8 +11,9 @@
  *
  * The steps live in src/activities/cycle/ by concern, each a factory over one cycle context built here once:
  * signature.ts (the ledger side), quorum.ts (the validator rounds), chain-steps.ts (the chain transactions),
- * finalize.ts (the end), transfer.ts (the end of a ledger-only intent: a token transfer). The activity names are the keys below; recorded workflow histories name them.
+ * finalize.ts (the end), batch.ts (the batched class: joining a batch, its attestation and anchor), transfer.ts (the end of a ledger-only intent: a token transfer). The activity names are the keys below; recorded workflow histories name them.
  */
+import { batchSettingsFromEnv, batchSteps } from './cycle/batch.js';
 import { chainSteps } from './cycle/chain-steps.js';
 import { createCycleContext, type IntentActivityDeps } from './cycle/context.js';
 import { finalizeSteps } from './cycle/finalize.js';
@@ -25,7 +26,15 @@ export type { IntentActivityDeps, IntentStepInput, LegStepInput, SendExecution }
 
 export function createIntentActivities(deps: IntentActivityDeps) {
   const ctx = createCycleContext(deps);
-  return { ...signatureSteps(ctx), ...quorumSteps(ctx), ...chainSteps(ctx), ...finalizeSteps(ctx), ...transferSteps(ctx), ...signingDataSteps(ctx) };
+  return {
+    ...signatureSteps(ctx),
+    ...quorumSteps(ctx),
+    ...chainSteps(ctx),
+    ...finalizeSteps(ctx),
+    ...transferSteps(ctx),
+    ...signingDataSteps(ctx),
+    ...batchSteps(ctx, batchSettingsFromEnv()),
+  };
 }
 export type IntentActivities = ReturnType<typeof createIntentActivities>;
 export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
@@ -42,4 +51,8 @@ export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'failIntent',
   'finalizeLedgerIntent',
   'refreshIntentSigningData',
+  'joinBatch',
+  'attestBatch',
+  'createBatchAnchor',
+  'proveBatchAnchor',
 ];

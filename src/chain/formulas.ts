@@ -35,6 +35,12 @@
  *       = keccak256(abi.encode(bytes32 "pgw:bls:result:v1", uint256 chainId, address anchor, bytes32 anchorId,
  *                              uint256 leafIndex, bytes32 resultHash, bytes32 validatorSetRoot))
  *
+ *   batchOperationId(members) = keccak256(abi.encode(bytes32 "pgw:batch-op:v1", bytes32[] operationIds))
+ *   batchLedgerTxHash(members) = keccak256(abi.encode(bytes32 "pgw:batch-ledger:v1", bytes32[] ledgerTxHashes))
+ *       the operation id and ledger tx hash of a batch anchor (legs of several intents under one root): positional
+ *       over the members in batch order, so the batch's anchor id commits to which intents it holds and in which
+ *       order; the leaves (each binding its own account and ADI) are the members' legs in that order.
+ *
  * Helpers: planAnchor({chainId, anchor, account, adiUrl, operationId, ledgerTxHash, legs}) derives everything
  * for one identity's legs on one chain (commitments, leaves, root, anchorId, per-leg proofs); planBatchAnchor
  * does the same for legs of several identities (each leg names its account and adiUrl);
@@ -53,6 +59,12 @@ export const DOMAIN = {
   validatorSet: stringToHex('pgw:valset:v1', { size: 32 }),
   resultMessage: stringToHex('pgw:bls:result:v1', { size: 32 }),
   rotationMessage: stringToHex('pgw:bls:rotate:v1', { size: 32 }),
+} as const;
+
+/** bytes32 domain tags of a batch anchor's identifiers (off chain only: the contract sees them as any anchor's). */
+export const BATCH_DOMAIN = {
+  operation: stringToHex('pgw:batch-op:v1', { size: 32 }),
+  ledger: stringToHex('pgw:batch-ledger:v1', { size: 32 }),
 } as const;
 
 /** Hash-to-curve domain separation tags (must equal ProofAnchor.SIG_DST / POP_DST). */
@@ -193,6 +205,16 @@ export function rotationMessage(p: { chainId: bigint; anchor: Address; currentRo
       [DOMAIN.rotationMessage, p.chainId, p.anchor, p.currentRoot, p.newRoot, p.epoch],
     ),
   );
+}
+
+/** The operation id of a batch anchor: its members' operation ids in batch order. */
+export function batchOperationId(members: readonly { operationId: Hex }[]): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32[]' }], [BATCH_DOMAIN.operation, members.map((m) => m.operationId)]));
+}
+
+/** The ledger tx hash of a batch anchor: its members' ledger transaction hashes in batch order. */
+export function batchLedgerTxHash(members: readonly { ledgerTxHash: Hex }[]): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32[]' }], [BATCH_DOMAIN.ledger, members.map((m) => m.ledgerTxHash)]));
 }
 
 /** Whether signers with these powers meet the threshold (signed * den >= total * num), as on chain. */

@@ -19,7 +19,7 @@ import { rlpIndexKey, verifyMptProof } from '../chain/effects/mpt.js';
 import { canonicalJson, compareCodePoints } from '../chain/formulas.js';
 import type { LedgerClient, ReceiptInfo } from '../ledger/index.js';
 import type { ChainCycleRecord, CycleRecord, LegCycleRecord, QuorumRecord } from '../protocol/cycle-record.js';
-import { parseIntentEntries, planIntentAnchor, type ExpectedState } from '../protocol/intent/index.js';
+import { type IntentAnchorPlan, parseIntentEntries, planIntentAnchor, type ExpectedState } from '../protocol/intent/index.js';
 import {
   accumulateSignatureJson,
   accumulateTransactionJson,
@@ -180,12 +180,33 @@ async function resultOf(deps: BundleDeps, leg: LegCycleRecord, where: string): P
   };
 }
 
+/**
+ * A batched intent's view of its batch anchor as its cycle recorded it: the batch's anchor fields, and each leg at
+ * its leaf of the batch with the Merkle path the batch gave it (the verifier checks both against the root).
+ */
+function batchedView(own: IntentAnchorPlan, c: ChainCycleRecord, where: string): IntentAnchorPlan {
+  const b = c.batch!;
+  return {
+    ...own,
+    anchorId: need(c.anchorId, `${where}.anchorId`),
+    commitmentRoot: need(c.commitmentRoot, `${where}.commitmentRoot`),
+    operationId: need(b.operationId, `${where}.batch.operationId`),
+    ledgerTxHash: need(b.ledgerTxHash, `${where}.batch.ledgerTxHash`),
+    leafCount: BigInt(need(c.leafCount, `${where}.leafCount`)),
+    proofs: own.legs.map((leg, k) => {
+      const l = c.legs.find((x) => x.legId === leg.legId);
+      return { ...own.proofs[k]!, leafIndex: BigInt(l?.leafIndex ?? -1), merkleProof: l?.merkleProof ?? [] };
+    }),
+  };
+}
+
 async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType<typeof parseIntentEntries>, ledgerTxHash: Hex): Promise<BundleChain> {
   const where = `chain ${c.chain}`;
   const clients = deps.chain(c.chain);
   if (String(clients.chain.id) !== String(c.chainId))
     throw new BundleError(`${where}: client is for chain id ${clients.chain.id}, the record says ${c.chainId}`);
-  const plan = planIntentAnchor(intent, { chainId: BigInt(c.chainId), proofAnchor: c.proofAnchor, ledgerTxHash });
+  const own = planIntentAnchor(intent, { chainId: BigInt(c.chainId), proofAnchor: c.proofAnchor, ledgerTxHash });
+  const plan = c.batch?.anchorId ? batchedView(own, c, where) : own;
   if (c.anchorId && c.anchorId.toLowerCase() !== plan.anchorId.toLowerCase()) {
     throw new BundleError(`${where}: recorded anchor id ${c.anchorId} is not the intent's anchor ${plan.anchorId}`);
   }
@@ -195,14 +216,15 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
   for (const l of [...c.legs].sort((x, y) => x.leafIndex - y.leafIndex)) {
     const lw = `${where} leg ${l.legId}`;
     const idx = l.leafIndex;
-    const pl = plan.legs[idx];
+    const k = plan.proofs.findIndex((p) => Number(p.leafIndex) === idx);
+    const pl = plan.legs[k];
     if (!pl || pl.legId !== l.legId) throw new BundleError(`${lw}: leaf ${idx} of the anchor is ${pl?.legId ?? 'absent'}`);
     const obs = need(l.observation, `${lw}.observation`);
     const execution = await proveEvmTx(clients, need(l.executionTx, `${lw}.executionTx`), `${lw} execution`);
     legs.push({
       leg_id: l.legId,
       leaf_index: idx,
-      merkle_proof: plan.proofs[idx]!.merkleProof.map(hex0x),
+      merkle_proof: plan.proofs[k]!.merkleProof.map(hex0x),
       execution,
       effects: { state: await stateProofs(clients, pl.expectedState, execution.block) },
       observation: {
@@ -236,6 +258,18 @@ async function chainOf(deps: BundleDeps, c: ChainCycleRecord, intent: ReturnType
       tx_hash: ledgerHash(plan.ledgerTxHash),
       leaf_count: int(plan.leafCount, 'leaf_count'),
     },
+    ...(c.batch?.anchorId
+      ? {
+          batch: {
+            id: c.batch.id,
+            index: int(
+              c.batch.members!.findIndex((m) => m.operationId.toLowerCase() === intent.operationId.toLowerCase()),
+              'batch index',
+            ),
+            members: c.batch.members!.map((m) => ({ operation_id: hex0x(m.operationId), tx_hash: ledgerHash(m.ledgerTxHash) })),
+          },
+        }
+      : {}),
     attestation: quorum(att),
     create_anchor: await proveEvmTx(clients, need(c.createAnchorTx, `${where}.createAnchorTx`), `${where} createAnchor`),
     prove: await proveEvmTx(clients, need(c.proveTx, `${where}.proveTx`), `${where} executeComprehensiveProof`),

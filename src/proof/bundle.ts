@@ -259,6 +259,13 @@ function schemaOf<N extends z.ZodType, H extends z.ZodType, C extends z.ZodRawSh
       threshold_denominator: n,
     }),
     anchor: z.strictObject({ anchor_id: hash32, commitment_root: hash32, operation_id: hash32, ...anchorTx, leaf_count: n }),
+    /**
+     * A batched intent (its legs are leaves of a batch anchor, src/protocol/intent/batch.ts): the batch's id and its
+     * members in batch order (operation id, ledger transaction hash), this intent being members[index]. The anchor's
+     * operation id and tx_hash are the batch's (formulas.batchOperationId / batchLedgerTxHash over the members);
+     * the legs' Merkle proofs lead to the batch's commitment root. Absent for a standard intent.
+     */
+    batch: z.strictObject({ id: z.string(), index: n, members: z.array(z.strictObject({ operation_id: hash32, tx_hash: lh })) }).optional(),
     attestation: quorum,
     create_anchor: provenEvmTx,
     prove: provenEvmTx,

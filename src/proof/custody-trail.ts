@@ -33,8 +33,10 @@ export function custodyTrail(i: CustodyInput): CustodyEvent[] {
     const t = (k: string) => c.stepTimes[k];
     const legs = r.legs.filter((l) => l.result);
     const add = (type: CustodyEventType, at: string | undefined, data: unknown) => at && steps.push({ type, at, data });
-    add('attested', t('attested'), { chain: c.chain, anchor_id: r.anchorId, message: r.attestation?.message, signers: r.attestation?.signers });
-    add('anchored', t('anchored'), { chain: c.chain, anchor_id: r.anchorId, create_anchor_tx: r.createAnchorTx, prove_tx: r.proveTx });
+    // a batched intent's anchor is its batch's: the custody names the batch
+    const batch = r.batch?.anchorId ? { batch_id: r.batch.id } : {};
+    add('attested', t('attested'), { chain: c.chain, anchor_id: r.anchorId, ...batch, message: r.attestation?.message, signers: r.attestation?.signers });
+    add('anchored', t('anchored'), { chain: c.chain, anchor_id: r.anchorId, ...batch, create_anchor_tx: r.createAnchorTx, prove_tx: r.proveTx });
     add('executed', t('executed'), { chain: c.chain, executions: legs.map((l) => ({ leg_id: l.legId, tx_hash: l.executionTx })) });
     add('observed', t('observed'), {
       chain: c.chain,

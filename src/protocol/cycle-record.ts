@@ -23,6 +23,8 @@ export interface LegCycleRecord {
   legId: string;
   /** leaf of this leg in its chain's anchor */
   leafIndex: number;
+  /** a batched leg: its Merkle path (siblings bottom-up) to the batch's commitment root */
+  merkleProof?: Hex[];
   /** executeGovernanceProofDirect transaction */
   executionTx?: Hex;
   /** post-execution quorum over formulas.resultMessage */
@@ -35,6 +37,24 @@ export interface LegCycleRecord {
   result?: { resultId: Hex; resultsAccount: string; txId: string; writtenBy: number };
   /** set when this leg failed: why */
   error?: string;
+}
+
+/**
+ * The batch anchor a batched intent's legs joined on a chain (src/protocol/intent/batch.ts). `id` is the batch's
+ * workflow id (the Temporal UI's batch); the anchor fields are set once the batch is attested, and then the cycle's
+ * anchorId / commitmentRoot / leafCount and each leg's leafIndex are the batch's. `refused`: why the batch left
+ * this intent out (its validators refused it), and the intent failed with that reason.
+ */
+export interface BatchMembership {
+  id: string;
+  anchorId?: Hex;
+  operationId?: Hex;
+  ledgerTxHash?: Hex;
+  /** the members in batch order: intent id, the ledger transaction that stored it (id and hash), its operation id */
+  members?: { intentId: string; ledgerTxId: string; ledgerTxHash: Hex; operationId: Hex }[];
+  /** leaf of this intent's first leg */
+  offset?: number;
+  refused?: string;
 }
 
 export interface ChainCycleRecord {
@@ -51,6 +71,8 @@ export interface ChainCycleRecord {
   attestation?: QuorumRecord & { authority: AuthorityReport };
   createAnchorTx?: Hex;
   proveTx?: Hex;
+  /** the batched class: the batch this chain's legs are anchored in */
+  batch?: BatchMembership;
   legs: LegCycleRecord[];
 }
 

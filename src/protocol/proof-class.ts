@@ -7,7 +7,7 @@
  *   batched    the class whose legs share one anchor with other intents of the same chain (one Merkle root, one
  *              quorum signature, one on-chain verification, each leg executed with its own Merkle proof; the
  *              cost curve is in bench/gas.ts). The production system's names `on_demand` and `on_cadence` are
- *              accepted for it. Batch anchoring is not enabled yet: a batched intent runs the standard cycle.
+ *              accepted for it. Its chain cycles join their chain's batcher (src/workflows/batch.ts).
  *
  * The first class is the default. An alias is stored as the class it names.
  */

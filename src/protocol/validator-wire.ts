@@ -8,6 +8,12 @@
  *   POST /v1/attest   AttestRequest      -> 200 AttestResponse      | 202 ValidatorPendingResponse | 422 ValidatorErrorResponse
  *   POST /v1/observe  ObserveRequest     -> 200 ObserveResponse     | 202 ... | 422 ...
  *   POST /v1/results  WriteResultRequest -> 200 WriteResultResponse | 202 ... | 422 ...
+ *   POST /v1/attest-batch AttestBatchRequest -> 200 AttestBatchResponse | 202 ... | 422 ... (`members`: each refused one)
+ *
+ * A batch anchor (the `batched` proof class, src/protocol/intent/batch.ts) holds the legs of several intents: the
+ * validator checks every member as it checks one intent and signs the batch's anchor only when all pass; otherwise
+ * its 422 BATCH_MEMBER_REFUSED names each refused member with its code and reason. Observations and result writes
+ * of a member's leg name the batch (`batch.members`), its anchor id and the leg's leaf in the batch.
  *
  * Every POST is signed by a gateway key the validator trusts (src/protocol/validator-auth.ts). Other answers, all
  * ValidatorErrorResponse: 400 BAD_REQUEST (not JSON, or a field missing or malformed: `field` names it),
@@ -29,7 +35,15 @@ export const VALIDATOR_API = {
   attest: '/v1/attest',
   observe: '/v1/observe',
   results: '/v1/results',
+  attestBatch: '/v1/attest-batch',
 } as const;
+
+/** One member of a batch the validator refused, and why (the code and reason of a refusal of that intent alone). */
+export interface MemberRefusal {
+  intentTxId: string;
+  code: string;
+  reason: string;
+}
 
 /** A validator's answer when it refuses (422, with its reason code), cannot read the body (400) or fails (500). */
 export interface ValidatorErrorResponse {
@@ -39,6 +53,8 @@ export interface ValidatorErrorResponse {
   validatorIndex?: number;
   /** 400: the body field that is missing or malformed (dotted path, e.g. anchor.anchorId) */
   field?: string;
+  /** 422 BATCH_MEMBER_REFUSED: the members of the batch that were refused */
+  members?: MemberRefusal[];
 }
 
 /** 202: the request's work is still under way; ask again (same body, newly signed) after `retryAfterMs`. */
@@ -95,9 +111,28 @@ export interface AttestResponse {
   elapsedMs: number;
 }
 
+/** The members of a batch anchor: their intents' ledger transactions, in batch order. */
+export interface BatchRef {
+  members: string[];
+}
+
+export interface AttestBatchRequest {
+  chain: string;
+  batch: BatchRef;
+  anchor: AnchorRef;
+}
+
+export interface AttestBatchResponse extends Omit<AttestResponse, 'kind' | 'authority' | 'legs'> {
+  kind: 'batch-attestation';
+  /** per member in batch order: its operation id, authority and legs */
+  members: { intentTxId: string; operationId: Hex; authority: AuthorityReport; legs: string[] }[];
+}
+
 export interface ObserveRequest {
   intentTxId: string;
   chain: string;
+  /** the batch the leg's anchor holds (a batched intent's leg); absent: the intent's own anchor */
+  batch?: BatchRef;
   anchorId: Hex;
   /** leaf index of the leg in the anchor (decimal string or number) */
   leafIndex: string | number;
@@ -186,7 +221,24 @@ export function attestRequestFor(
   };
 }
 
-/** The observe request for leaf `leafIndex` of an anchor executed by `executionTxHash`. */
-export function observeRequestFor(intentTxId: string, chain: string, anchorId: Hex, leafIndex: number | bigint, executionTxHash: Hex): ObserveRequest {
-  return { intentTxId, chain, anchorId, leafIndex: leafIndex.toString(), executionTxHash };
+/** The observe request for leaf `leafIndex` of an anchor executed by `executionTxHash` (of a batch: `batch`). */
+export function observeRequestFor(
+  intentTxId: string,
+  chain: string,
+  anchorId: Hex,
+  leafIndex: number | bigint,
+  executionTxHash: Hex,
+  batch?: BatchRef,
+): ObserveRequest {
+  return { intentTxId, chain, ...(batch ? { batch } : {}), anchorId, leafIndex: leafIndex.toString(), executionTxHash };
+}
+
+/** The attest request for a batch anchor over `members` (their intents' ledger tx ids, in batch order). */
+export function attestBatchRequestFor(
+  members: readonly string[],
+  chain: string,
+  plan: { anchor: Address; commitmentRoot: Hex; operationId: Hex; ledgerTxHash: Hex; leafCount: bigint; anchorId: Hex },
+): AttestBatchRequest {
+  const { anchor } = attestRequestFor('', chain, plan);
+  return { chain, batch: { members: [...members] }, anchor };
 }

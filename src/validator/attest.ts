@@ -1,7 +1,7 @@
 /**
  * Attestation, before execution: the intent's ledger transaction executed under the identity's book with a page's
  * threshold met, the intent recomputed from its stored bytes, legs on the chain, created_at not beyond now +
- * CLOCK_SKEW_S, not expired, no conflicting anchor for the operation id (in this node's store, and none proven on
+ * CLOCK_SKEW_S, not expired, of the standard class (a batched intent is attested in its batch: batch.ts), no conflicting anchor for the operation id (in this node's store, and none proven on
  * chain since created_at) -> a BLS signature over formulas.anchorMessage.
  */
 import type { Hex } from 'viem';
@@ -9,6 +9,7 @@ import { proofAnchorAbi } from '../chain/abi/index.js';
 import { readAnchorState } from '../chain/anchor.js';
 import { anchorMessage } from '../chain/formulas.js';
 import { blockAtOrBefore, scanLogs } from '../chain/logs.js';
+import { intentProofClass } from '../protocol/intent/index.js';
 import type { AttestRequest, AttestResponse } from '../protocol/validator-wire.js';
 import type { ChainCtx, NodeContext } from './context.js';
 import { refuse } from './refusal.js';
@@ -45,6 +46,8 @@ export function createAttestation(ctx: NodeContext): (req: AttestRequest) => Pro
         `intent created_at ${new Date(loaded.intent.createdAt * 1000).toISOString()} is more than ${CLOCK_SKEW_S} s ahead of this validator's clock`,
       );
     }
+    if (intentProofClass(loaded.intent) === 'batched')
+      refuse('WRONG_PROOF_CLASS', `intent ${loaded.intent.intentId} is of the batched class: it is anchored in a batch (attest-batch), never alone`);
     const plan = planFor(loaded, c);
     const a = req.anchor;
     const cmp = (field: string, got: unknown, want: string) => {

@@ -1,6 +1,6 @@
 /**
  * A validator's HTTP API (Hono), whose paths and bodies src/protocol/validator-wire.ts states: GET /v1/health and
- * GET /v1/info (public), POST /v1/attest, /v1/observe and /v1/results (signed by a trusted gateway key).
+ * GET /v1/info (public), POST /v1/attest, /v1/attest-batch, /v1/observe and /v1/results (signed by a trusted gateway key).
  *
  * A POST passes, in this order, before the node sees it:
  *   1. the size limit (1 MiB): 413, and the connection is closed (Connection: close), since the rest of the body
@@ -20,6 +20,7 @@ import { createLogger, type Logger } from '../log.js';
 import { listen, type RunningServer } from '../net/server.js';
 import { DEFAULT_AUTH_WINDOW_MS, NonceLedger, parseTrustedGatewayKeys, verifyValidatorRequest } from '../protocol/validator-auth.js';
 import {
+  type AttestBatchRequest,
   type AttestRequest,
   type ObserveRequest,
   VALIDATOR_API,
@@ -29,7 +30,7 @@ import {
 } from '../protocol/validator-wire.js';
 import { LongPolls } from './long-poll.js';
 import { ValidatorRefusal, type ValidatorNode } from './node.js';
-import { attestRequestSchema, firstIssue, observeRequestSchema, writeResultRequestSchema } from './wire-schemas.js';
+import { attestBatchRequestSchema, attestRequestSchema, firstIssue, observeRequestSchema, writeResultRequestSchema } from './wire-schemas.js';
 
 export interface ValidatorHttpOptions {
   /** Ed25519 public keys (hex) of the gateways this validator answers; at least one (several: rotation) */
@@ -124,8 +125,13 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
           return c.json(pending, 202);
         }
         if (a.state === 'done') return c.json(a.value as object);
-        if (a.error instanceof ValidatorRefusal)
-          return c.json({ ok: false, code: a.error.code, reason: a.error.message, validatorIndex: index } satisfies ErrorBody, 422);
+        if (a.error instanceof ValidatorRefusal) {
+          const members = (a.error as { members?: ErrorBody['members'] }).members;
+          return c.json(
+            { ok: false, code: a.error.code, reason: a.error.message, validatorIndex: index, ...(members ? { members } : {}) } satisfies ErrorBody,
+            422,
+          );
+        }
         return internal(c, a.error, path);
       } finally {
         inFlight--;
@@ -142,6 +148,10 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
     signed(VALIDATOR_API.attest, attestRequestSchema, (b) => node.attest(b as AttestRequest)),
   );
   app.post(
+    VALIDATOR_API.attestBatch,
+    signed(VALIDATOR_API.attestBatch, attestBatchRequestSchema, (b) => node.attestBatch(b as AttestBatchRequest)),
+  );
+  app.post(
     VALIDATOR_API.observe,
     signed(VALIDATOR_API.observe, observeRequestSchema, (b) => node.observe(b as ObserveRequest)),
   );
@@ -153,6 +163,7 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
     [VALIDATOR_API.info, 'GET'],
     [VALIDATOR_API.health, 'GET'],
     [VALIDATOR_API.attest, 'POST'],
+    [VALIDATOR_API.attestBatch, 'POST'],
     [VALIDATOR_API.observe, 'POST'],
     [VALIDATOR_API.results, 'POST'],
   ] as const) {

@@ -16,6 +16,8 @@
  * Each of the three is a factory over one shared node context (context.ts): attest.ts, observe.ts, result-write.ts.
  */
 import type {
+  AttestBatchRequest,
+  AttestBatchResponse,
   ValidatorInfo,
   AttestRequest,
   AttestResponse,
@@ -25,6 +27,7 @@ import type {
   WriteResultResponse,
 } from '../protocol/validator-wire.js';
 import { createAttestation } from './attest.js';
+import { createBatchAttestation, createBatchPlanning } from './batch.js';
 import { createNodeContext, type ValidatorNodeOptions } from './context.js';
 import { createObservation } from './observe.js';
 import { createResultWriter } from './result-write.js';
@@ -37,6 +40,8 @@ export interface ValidatorNode {
   readonly index: number;
   info(): ValidatorInfo;
   attest(req: AttestRequest): Promise<AttestResponse>;
+  /** a batch anchor: every member checked, the batch recomputed, signed only when all pass (batch.ts) */
+  attestBatch(req: AttestBatchRequest): Promise<AttestBatchResponse>;
   observe(req: ObserveRequest): Promise<ObserveResponse>;
   writeResult(req: WriteResultRequest): Promise<WriteResultResponse>;
   /** Closes the node's store file (stopping it): recording an attestation or a result afterwards fails. */
@@ -47,8 +52,10 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
   const ctx = createNodeContext(opts);
   const { keys, index, store } = ctx;
   const attest = createAttestation(ctx);
-  const observation = createObservation(ctx);
-  const writeResult = createResultWriter(ctx, observation);
+  const batches = createBatchPlanning(ctx);
+  const attestBatch = createBatchAttestation(ctx, batches);
+  const observation = createObservation(ctx, batches);
+  const writeResult = createResultWriter(ctx, observation, batches);
   // identical requests arriving while one is being answered share its answer (a gateway retrying a slow round)
   const inflight = new Map<string, Promise<unknown>>();
   const shared =
@@ -75,6 +82,7 @@ export function createValidatorNode(opts: ValidatorNodeOptions): ValidatorNode {
       chains: opts.chains.map((c) => ({ name: c.name, chainId: c.chainId })),
     }),
     attest: shared('attest', attest),
+    attestBatch: shared('attest-batch', attestBatch),
     observe: shared('observe', observation.observe),
     close: () => store.close(),
     writeResult,

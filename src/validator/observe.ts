@@ -12,6 +12,7 @@ import { eventsHash, resultHash, resultMessage, type ExecutionResult, type Resul
 import type { IntentAnchorPlan, IntentLeg } from '../protocol/intent/index.js';
 import type { ObserveRequest, ObserveResponse } from '../protocol/validator-wire.js';
 import { sleep } from '../net/sleep.js';
+import type { BatchPlanning } from './batch.js';
 import { type NodeContext, setBounded } from './context.js';
 import { proofStep, refuse } from './refusal.js';
 
@@ -26,6 +27,7 @@ function bindExecutedCall(
   leg: IntentLeg,
   plan: IntentAnchorPlan,
   leafIndex: number,
+  k: number,
 ): { callBinding: 'calldata' | 'event'; to: Address | null | undefined } {
   let callBinding: 'calldata' | 'event' = 'event';
   const parsed = parseTransaction(rawTx);
@@ -53,8 +55,8 @@ function bindExecutedCall(
       proof.ledgerTxHash.toLowerCase() !== plan.ledgerTxHash.toLowerCase() ||
       proof.leafCount !== plan.leafCount ||
       proof.leafIndex !== BigInt(leafIndex) ||
-      proof.deadline !== plan.proofs[leafIndex]!.deadline ||
-      proof.gasLimit !== plan.proofs[leafIndex]!.gasLimit
+      proof.deadline !== plan.proofs[k]!.deadline ||
+      proof.gasLimit !== plan.proofs[k]!.gasLimit
     ) {
       refuse('CALL_MISMATCH', 'execution used a proof for another anchor or leaf');
     }
@@ -114,8 +116,8 @@ export interface Observation {
   forget(req: ObserveRequest): void;
 }
 
-export function createObservation(ctx: NodeContext): Observation {
-  const { opts, keys, index, poll, chainCtx, loadIntent, validatorSet, planFor, signOnce } = ctx;
+export function createObservation(ctx: NodeContext, batches: BatchPlanning): Observation {
+  const { opts, keys, index, poll, chainCtx, loadIntent, validatorSet, signOnce } = ctx;
   // executions that share a block are proven from one transactions trie and one receipts trie
   const blockTries = createBlockTrieCache();
   const observations = new Map<string, ObserveResponse>();
@@ -130,7 +132,7 @@ export function createObservation(ctx: NodeContext): Observation {
   }
 
   const observationKey = (req: ObserveRequest) =>
-    `${req.intentTxId.toLowerCase()}:${req.chain}:${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
+    `${req.intentTxId.toLowerCase()}:${req.chain}:${req.batch ? `${req.batch.members.length}:` : ''}${String(req.anchorId).toLowerCase()}:${req.leafIndex}:${req.executionTxHash.toLowerCase()}`;
 
   async function observe(req: ObserveRequest): Promise<ObserveResponse> {
     const t0 = performance.now();
@@ -144,12 +146,14 @@ export function createObservation(ctx: NodeContext): Observation {
     if (cached) return cached;
     const c = chainCtx(req.chain);
     const [loaded, set] = await Promise.all([loadIntent(req.intentTxId), validatorSet(c)]);
-    const plan = planFor(loaded, c);
+    const plan = await batches.memberPlanFor(loaded, c, req.batch, req.intentTxId);
     if (String(req.anchorId).toLowerCase() !== plan.anchorId.toLowerCase())
       refuse('ANCHOR_MISMATCH', `anchorId ${req.anchorId} is not the intent's anchor ${plan.anchorId}`);
     const leafIndex = Number(req.leafIndex);
-    const leg = plan.legs[leafIndex];
-    if (!Number.isSafeInteger(leafIndex) || !leg) refuse('NO_LEGS', `anchor has no leaf ${req.leafIndex}`);
+    // the intent's leg at that leaf (of its own anchor: leg k is leaf k; of a batch: its proofs name the leaves)
+    const k = Number.isSafeInteger(leafIndex) ? plan.proofs.findIndex((p) => p.leafIndex === BigInt(leafIndex)) : -1;
+    const leg = plan.legs[k];
+    if (!leg) refuse('NO_LEGS', `anchor has no leaf ${req.leafIndex} of this intent`);
     const chainId = BigInt(c.entry.chainId);
     const pub = c.clients.public;
     const deadline = Date.now() + (opts.observeTimeoutMs ?? 60_000);
@@ -178,7 +182,7 @@ export function createObservation(ctx: NodeContext): Observation {
     const proven = await proofStep('receipt inclusion', () => proveReceipt(pub, block, txIndex, blockTries));
     if (proven.status !== 1) refuse('EXECUTION_FAILED', `execution transaction ${txHash} reverted (status 0)`);
     // the executed call is exactly the committed one
-    const { callBinding, to } = bindExecutedCall(rawTx, account, leg!, plan, leafIndex);
+    const { callBinding, to } = bindExecutedCall(rawTx, account, leg!, plan, leafIndex, k);
     const logs = proven.logs;
     const executed = findExecutedEvent(logs, { account, anchorId: plan.anchorId, leafIndex: BigInt(leafIndex), executionCommitment: leg!.executionCommitment });
     if (!executed)

@@ -27,6 +27,8 @@ import { httpFetch } from '../net/fetch.js';
 import { gatewayKeyFromSeed } from '../protocol/validator-auth.js';
 import {
   VALIDATOR_API,
+  type AttestBatchRequest,
+  type AttestBatchResponse,
   type AttestRequest,
   type AttestResponse,
   type ObserveRequest,
@@ -64,6 +66,8 @@ export interface QuorumClient {
   readonly validators: readonly QuorumValidator[];
   /** pre-execution attestations over `expect.message` (formulas.anchorMessage computed by the caller) */
   attest(req: AttestRequest, expect: { message: Hex }, opts?: { settle?: 'all' | 'quorum' }): Promise<QuorumResult<AttestResponse>>;
+  /** pre-execution attestations of a batch anchor over `expect.message` (its anchorMessage); same rules as attest */
+  attestBatch(req: AttestBatchRequest, expect: { message: Hex }, opts?: { settle?: 'all' | 'quorum' }): Promise<QuorumResult<AttestBatchResponse>>;
   /** post-execution observations; each response's result message is recomputed from its resultHash */
   observe(
     req: ObserveRequest,
@@ -98,6 +102,14 @@ export function createQuorumClient(opts: QuorumClientOptions): QuorumClient {
     attest(req, expect, o) {
       const want = expect.message.toLowerCase();
       return round<AttestResponse>(VALIDATOR_API.attest, req, opts.attestTimeoutMs ?? 10_000, o?.settle ?? opts.settle ?? 'all', (r) =>
+        typeof r.message === 'string' && r.message.toLowerCase() === want
+          ? (want as Hex)
+          : { error: `signed message ${String(r.message)} is not the expected ${want}` },
+      );
+    },
+    attestBatch(req, expect, o) {
+      const want = expect.message.toLowerCase();
+      return round<AttestBatchResponse>(VALIDATOR_API.attestBatch, req, opts.attestTimeoutMs ?? 10_000, o?.settle ?? opts.settle ?? 'all', (r) =>
         typeof r.message === 'string' && r.message.toLowerCase() === want
           ? (want as Hex)
           : { error: `signed message ${String(r.message)} is not the expected ${want}` },

@@ -22,6 +22,7 @@ import {
 } from '../protocol/result-record.js';
 import type { ObserveResponse, WriteResultRequest, WriteResultResponse } from '../protocol/validator-wire.js';
 import type { LoadedIntent, NodeContext, ValidatorSetView } from './context.js';
+import type { BatchPlanning } from './batch.js';
 import type { Observation } from './observe.js';
 import { proofStep, refuse } from './refusal.js';
 import { createResultsIndex } from './results-index.js';
@@ -75,7 +76,8 @@ function proofResultRecord(p: {
     intent_id: loaded.intent.intentId,
     intent_tx_id: loaded.status.txId,
     intent_tx_hash: loaded.txHash,
-    operation_id: plan.operationId,
+    // the intent's own operation (a batch anchor's operation id is the batch's)
+    operation_id: loaded.intent.operationId,
     anchor_contract: plan.anchor,
     anchor_id: plan.anchorId,
     leaf_index: obs.leafIndex,
@@ -114,8 +116,12 @@ function proofResultRecord(p: {
   };
 }
 
-export function createResultWriter(ctx: NodeContext, observation: Observation): (req: WriteResultRequest) => Promise<WriteResultResponse> {
-  const { opts, index, ledger, store, held, chainCtx, validatorSet, loadIntent, planFor } = ctx;
+export function createResultWriter(
+  ctx: NodeContext,
+  observation: Observation,
+  batches: BatchPlanning,
+): (req: WriteResultRequest) => Promise<WriteResultResponse> {
+  const { opts, index, ledger, store, held, chainCtx, validatorSet, loadIntent } = ctx;
   const resultsAccount = opts.protocol.resultsAccount;
   const results = createResultsIndex(ledger, resultsAccount);
   const writeLocks = new Map<string, Promise<WriteResultResponse>>();
@@ -142,7 +148,7 @@ export function createResultWriter(ctx: NodeContext, observation: Observation): 
     const quorum = quorumOf(set, requested!.toString(), req.aggregateSignature, obs.message);
     if (!quorum) refuse('BAD_AGGREGATE', "aggregate signature does not verify over this validator's own result message");
     const loaded = await loadIntent(req.intentTxId);
-    const plan = planFor(loaded, c);
+    const plan = await batches.memberPlanFor(loaded, c, req.batch, req.intentTxId);
     if (plan.anchorId.toLowerCase() !== obs.anchorId.toLowerCase())
       refuse('ANCHOR_MISMATCH', `anchorId ${obs.anchorId} is not the intent's anchor ${plan.anchorId}`);
     const record = proofResultRecord({

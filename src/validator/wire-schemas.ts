@@ -8,9 +8,13 @@ import { z } from 'zod';
 const text = (max: number) => z.string().min(1).max(max);
 const integer = z.union([z.string().regex(/^\d{1,78}$/, 'must be a decimal integer'), z.number().int().nonnegative()]);
 
+/** A batch's members (ledger tx ids); at most as many as an anchor has leaves (formulas.MAX_LEAVES). */
+const batchShape = z.object({ members: z.array(text(512)).min(1).max(128) });
+
 const observeShape = {
   intentTxId: text(512),
   chain: text(128),
+  batch: batchShape.optional(),
   anchorId: text(130),
   leafIndex: integer,
   executionTxHash: text(130),
@@ -27,6 +31,12 @@ export const attestRequestSchema = z.object({
     leafCount: integer,
     anchorId: text(130),
   }),
+});
+
+export const attestBatchRequestSchema = z.object({
+  chain: text(128),
+  batch: batchShape,
+  anchor: attestRequestSchema.shape.anchor,
 });
 
 export const observeRequestSchema = z.object(observeShape);

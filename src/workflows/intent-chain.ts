@@ -1,7 +1,7 @@
 /**
  * intentChainWorkflow (`intent-<id>-<chain>`): the proof cycle of one intent on one chain, a child of
  * intentWorkflow. attesting (5 of 7 validators BLS-sign the anchor) → anchoring (createAnchor,
- * executeComprehensiveProof) → executing (executeGovernanceProofDirect per leg) → observing (validators verify the
+ * executeComprehensiveProof; a batched intent's legs join their chain's batch instead, src/workflows/batch.ts) → executing (executeGovernanceProofDirect per leg) → observing (validators verify the
  * effects after finality) → recording (proof_result v2 on the ledger). A leg that fails (revert, missing funds,
  * refused observation) fails alone; the others go on. Orchestration only.
  *
@@ -11,12 +11,22 @@
  * wait long (a loaded validator, the chain's confirmations) and heartbeat meanwhile. Histories from before the patch
  * replay on the activity path.
  */
-import { patched, proxyActivities, proxyLocalActivities, type RetryPolicy, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  type RetryPolicy,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
 import { NON_RETRYABLE_INTENT_ERRORS } from '../protocol/failures.js';
 import { innermostFailure } from './failure.js';
-import { StageKey } from './search-attributes.js';
+import { batchOutcomeSignal, type BatchOutcome } from './batch.js';
+import { BatchIdKey, StageKey } from './search-attributes.js';
 
 export interface IntentChainInput {
   intentId: string;
@@ -53,6 +63,13 @@ const local = proxyLocalActivities<IntentActivities>({
 /** Patch id: short steps of the proof cycle as local activities (intentWorkflow uses it too). */
 export const CYCLE_LOCAL_STEPS = 'cycle-local-steps';
 
+/**
+ * Patch id: a batched intent's legs join its chain's batch (src/workflows/batch.ts) instead of an anchor of their
+ * own; the batch's outcome comes as the signal `batchOutcome`. New runs ask joinBatch first (standard intents go on
+ * as before); histories from before the patch run the standard cycle.
+ */
+export const BATCHED_ANCHORING = 'batched-anchoring';
+
 export async function intentChainWorkflow(input: IntentChainInput): Promise<{ completed: string[]; failed: string[] }> {
   const short = patched(CYCLE_LOCAL_STEPS) ? local : acts;
   const base = { intentId: input.intentId, chain: input.chain };
@@ -66,12 +83,24 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
   };
   const live = () => input.legIds.filter((id) => !failed.has(id));
 
+  let outcome: BatchOutcome | undefined;
+  setHandler(batchOutcomeSignal, (o) => void (outcome ??= o));
+
   try {
     stage('attesting');
-    await acts.attestChain(base);
-    stage('anchoring');
-    await short.createChainAnchor(base);
-    await short.proveChainAnchor(base);
+    const joined = patched(BATCHED_ANCHORING)
+      ? await short.joinBatch({ ...base, legIds: input.legIds, workflowId: workflowInfo().workflowId })
+      : { batched: false };
+    if (joined.batched) {
+      await condition(() => outcome !== undefined);
+      upsertSearchAttributes([{ key: BatchIdKey, value: outcome!.batchId }]);
+      if (outcome!.error !== undefined) throw new Error(outcome!.error);
+    } else {
+      await acts.attestChain(base);
+      stage('anchoring');
+      await short.createChainAnchor(base);
+      await short.proveChainAnchor(base);
+    }
   } catch (err) {
     await fail(input.legIds, err);
     stage('failed');

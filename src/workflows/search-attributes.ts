@@ -8,5 +8,9 @@ export const OrgIdKey = defineSearchAttributeKey('OrgId', SearchAttributeType.KE
 export const IdentityIdKey = defineSearchAttributeKey('IdentityId', SearchAttributeType.KEYWORD);
 export const IntentIdKey = defineSearchAttributeKey('IntentId', SearchAttributeType.KEYWORD);
 export const StageKey = defineSearchAttributeKey('Stage', SearchAttributeType.KEYWORD);
+/** A batched intent's chain cycle: the batch (its workflow id) its legs are anchored in. */
+export const BatchIdKey = defineSearchAttributeKey('BatchId', SearchAttributeType.KEYWORD);
+/** A batch workflow: the intents whose legs it anchors. */
+export const BatchIntentsKey = defineSearchAttributeKey('BatchIntents', SearchAttributeType.KEYWORD_LIST);
 
-export const SEARCH_ATTRIBUTE_KEYS = [OrgIdKey, IdentityIdKey, IntentIdKey, StageKey];
+export const SEARCH_ATTRIBUTE_KEYS = [OrgIdKey, IdentityIdKey, IntentIdKey, StageKey, BatchIdKey, BatchIntentsKey];

@@ -1,7 +1,7 @@
 /**
  * proof_class at prepare: the class (an alias stored as the class it names) is written into the canonical intent
  * that the validators attest, answered by prepare and shown by GET and the list; an intent without it is standard.
- * A batched intent runs the cycle to its proof (batch anchoring is not enabled yet: the standard cycle).
+ * A batched intent runs the cycle to its proof (in a batch anchor: test/proof/batched.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getIntent } from '../../src/db/intents.js';

@@ -53,6 +53,7 @@ function standIn(): StandIn {
       s.calls.attest++;
       return { ok: true, kind: 'attestation' } as never;
     },
+    attestBatch: async () => ({ ok: true, kind: 'batch-attestation' }) as never,
     observe: async (req) => {
       s.calls.observe++;
       return (await s.observe(req)) as never;

@@ -24,7 +24,16 @@ import type { PreparedIntentTx } from '../../db/schema.js';
 import { signatureOnLedger, tx, type LedgerClient } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';
 import type { IntentFailure } from '../../protocol/failures.js';
-import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../../protocol/intent/index.js';
+import type { BatchMembership, ChainCycleRecord } from '../../protocol/cycle-record.js';
+import {
+  parseIntentEntries,
+  planIntentAnchor,
+  planIntentBatch,
+  type BatchPlan,
+  type CanonicalIntent,
+  type IntentAnchorPlan,
+} from '../../protocol/intent/index.js';
+import type { BatchRef } from '../../protocol/validator-wire.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../../validator/quorum.js';
 import type { ChainAccess } from '../chain-access.js';
@@ -110,7 +119,7 @@ export function createCycleContext(deps: IntentActivityDeps) {
     const { row, intent } = await loadIntent(intentId);
     if (!row.txHash || !row.ledgerTxId) throw cycleFailure('IntentNotSubmitted', `intent ${intentId} was never submitted`);
     const e = access.entry(chain);
-    const plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
+    let plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
     let c = (await getIntentChains(db, intentId)).find((r) => r.chain === chain);
     if (!c) {
       c = await ensureIntentChain(db, intentId, chain, {
@@ -123,10 +132,39 @@ export function createCycleContext(deps: IntentActivityDeps) {
         legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
       });
     }
+    // a batched intent's legs, once its batch is attested, are leaves of the batch's anchor
+    const batch = c.record.batch;
+    if (batch?.anchorId && batch.members) plan = (await batchPlanOf(chain, batch)).members[batch.members.findIndex((m) => m.intentId === intentId)]!;
     if (stage && CYCLE_STAGES.indexOf(c.stage as CycleStage) < CYCLE_STAGES.indexOf(stage)) {
       await updateIntentChain(db, intentId, chain, { stage });
     }
     return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
+  }
+
+  const batchPlans = new Map<string, BatchPlan>();
+  /** The batch anchor of an attested batch, recomputed from its members as stored (cached by anchor id). */
+  async function batchPlanOf(chain: string, b: BatchMembership): Promise<BatchPlan> {
+    const key = `${chain}:${b.anchorId}`;
+    const cached = batchPlans.get(key);
+    if (cached) return cached;
+    const e = access.entry(chain);
+    const members = await Promise.all(
+      (b.members ?? []).map(async (m) => {
+        const { row, intent } = await loadIntent(m.intentId);
+        return { intent, ledgerTxHash: row.txHash ?? '' };
+      }),
+    );
+    const plan = planIntentBatch(members, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor });
+    if (plan.anchor.anchorId.toLowerCase() !== b.anchorId?.toLowerCase())
+      throw new Error(`batch ${b.id} recomputes to anchor ${plan.anchor.anchorId}, not ${b.anchorId}`);
+    if (batchPlans.size > 200) batchPlans.delete(batchPlans.keys().next().value as string);
+    batchPlans.set(key, plan);
+    return plan;
+  }
+
+  /** What the validators are told of a batched cycle's batch (its members' ledger transactions); none for a standard one. */
+  function batchRef(record: ChainCycleRecord): BatchRef | undefined {
+    return record.batch?.anchorId && record.batch.members ? { members: record.batch.members.map((m) => m.ledgerTxId) } : undefined;
   }
 
   /** The quorum client of a chain: keys and powers as ProofAnchor holds them, validator i at validatorUrls[i]. */
@@ -198,5 +236,21 @@ export function createCycleContext(deps: IntentActivityDeps) {
     return { leg: plan.legs[i]!, index: i };
   }
 
-  return { db, ledger, access, deps, loadIntent, preparedBody, loadChain, quorumFor, quorumFailure, foundTx, waitReceipt, heldByLedger, legOf };
+  return {
+    db,
+    ledger,
+    access,
+    deps,
+    loadIntent,
+    preparedBody,
+    loadChain,
+    batchPlanOf,
+    batchRef,
+    quorumFor,
+    quorumFailure,
+    foundTx,
+    waitReceipt,
+    heldByLedger,
+    legOf,
+  };
 }

@@ -45,7 +45,7 @@ export function quorumSteps(ctx: CycleContext) {
       if (!l.executionTx) throw cycleFailure('LegNotExecuted', `leg ${i.legId} has no execution`);
       const r = access.reader(i.chain);
       const { client, root } = await ctx.quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
-      const request = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx);
+      const request = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, c.plan.proofs[index]!.leafIndex, l.executionTx, ctx.batchRef(c.record));
       const q = await heartbeating(client.observe(request, { chainId: BigInt(c.entry.chainId), proofAnchor: c.plan.anchor, validatorSetRoot: root })).catch(
         (e: unknown) => {
           throw ctx.quorumFailure(e, client, 'ObservationRefused');
@@ -76,7 +76,7 @@ export function quorumSteps(ctx: CycleContext) {
       if (!o || !l.executionTx) throw cycleFailure('LegNotObserved', `leg ${i.legId} was not observed`);
       const r = access.reader(i.chain);
       const { client } = await ctx.quorumFor(i.chain, r, c.entry.contracts.proofAnchor);
-      const req = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, index, l.executionTx);
+      const req = observeRequestFor(c.ledgerTxId, i.chain, c.plan.anchorId, c.plan.proofs[index]!.leafIndex, l.executionTx, ctx.batchRef(c.record));
       const w = await heartbeating(
         client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) }),
       );

@@ -1,11 +1,11 @@
 /**
- * Per chain: every leg of the intent accounted for (proven or failed), the anchor re-planned from the intent with
- * each leg's Merkle proof, the validator set root, the attestation aggregate over formulas.anchorMessage, and the
+ * Per chain: every leg of the intent accounted for (proven or failed), the anchor re-planned from the intent (a
+ * batched intent's: from the batch's members, the intent one of them) with each leg's Merkle proof, the validator set root, the attestation aggregate over formulas.anchorMessage, and the
  * createAnchor / executeComprehensiveProof transactions carrying exactly that anchor and aggregate; then each leg.
  */
 import { decodeFunctionData, getAddress, type Hex } from 'viem';
 import { proofAnchorAbi } from '../../chain/abi/index.js';
-import { anchorMessage, validatorSetRoot, verifyMerkleProof } from '../../chain/formulas.js';
+import { anchorId as anchorIdOf, anchorMessage, batchLedgerTxHash, batchOperationId, validatorSetRoot, verifyMerkleProof } from '../../chain/formulas.js';
 import { planIntentAnchor, type IntentAnchorPlan } from '../../protocol/intent/index.js';
 import type { BundleChain } from '../bundle.js';
 import { ensure, eq, index, int, ledger0x, same, type TrustedAnchors, uint, type VerifyContext } from './checks.js';
@@ -51,6 +51,49 @@ export function verifyChains(ctx: VerifyContext, trust: TrustedAnchors | undefin
   }
 }
 
+/**
+ * A batched intent's view of its batch anchor (src/protocol/intent/batch.ts): the intent must be the member the
+ * bundle says it is (its operation id and ledger transaction), the anchor's operation id and ledger tx hash are
+ * recomputed over the members, its id from those and the stated root; each leg of the bundle sits at its leaf of
+ * the batch (legs and leaves indexed by batch leaf), and the caller's Merkle checks prove it is under that root.
+ */
+function batchView(own: IntentAnchorPlan, c: BundleChain, ledgerTxHash: Hex): IntentAnchorPlan {
+  const b = c.batch!;
+  ensure(Array.isArray(b.members) && b.members.length > 0, 'batch has no members');
+  const members = b.members.map((m) => ({ operationId: m.operation_id as Hex, ledgerTxHash: ledger0x(m.tx_hash) }));
+  const me = members[index(b.index, 'batch.index')];
+  ensure(me, `batch member ${b.index} does not exist`);
+  eq(me.operationId, own.operationId, `batch member ${b.index} operation id`);
+  eq(me.ledgerTxHash, ledgerTxHash, `batch member ${b.index} ledger transaction`);
+  const content = {
+    chainId: own.chainId,
+    anchor: own.anchor,
+    commitmentRoot: c.anchor.commitment_root as Hex,
+    operationId: batchOperationId(members),
+    ledgerTxHash: batchLedgerTxHash(members),
+    leafCount: BigInt(int(c.anchor.leaf_count, 'leaf_count')),
+  };
+  const n = Number(content.leafCount);
+  const view: IntentAnchorPlan = {
+    ...content,
+    anchorId: anchorIdOf(content),
+    leaves: new Array(n),
+    commitments: new Array(n),
+    proofs: new Array(n),
+    legs: new Array(n),
+  };
+  for (const l of Array.isArray(c.legs) ? c.legs : []) {
+    const k = own.legs.findIndex((x) => x.legId === l.leg_id);
+    const i = index(l.leaf_index, `leg ${l.leg_id}.leaf_index`);
+    ensure(k >= 0 && i < n, `leg ${l.leg_id} is not a leg of the intent on this chain, or its leaf ${i} is beyond the batch's ${n}`);
+    view.legs[i] = own.legs[k]!;
+    view.leaves[i] = own.leaves[k]!;
+    view.commitments[i] = own.commitments[k]!;
+    view.proofs[i] = { ...own.proofs[k]!, leafIndex: BigInt(i), merkleProof: l.merkle_proof as Hex[] };
+  }
+  return view;
+}
+
 function verifyChain(ctx: VerifyContext, c: BundleChain) {
   const { b, check, intent } = ctx;
   const L = b.ledger;
@@ -60,8 +103,9 @@ function verifyChain(ctx: VerifyContext, c: BundleChain) {
   check(`${P}.anchor`, () => {
     ensure(intent, 'not checked: the intent did not parse');
     chainId = BigInt(int(c.evm_chain_id, 'evm_chain_id'));
-    plan = planIntentAnchor(intent, { chainId, proofAnchor: getAddress(c.proof_anchor), ledgerTxHash: L.tx_hash });
-    for (const l of plan.legs) ensure(l.chain === c.chain, `leg ${l.legId} with chain id ${chainId} names chain ${l.chain}`);
+    const own = planIntentAnchor(intent, { chainId, proofAnchor: getAddress(c.proof_anchor), ledgerTxHash: L.tx_hash });
+    plan = c.batch ? batchView(own, c, ledger0x(L.tx_hash)) : own;
+    for (const l of own.legs) ensure(l.chain === c.chain, `leg ${l.legId} with chain id ${chainId} names chain ${l.chain}`);
     eq(c.anchor.anchor_id, plan.anchorId, 'anchor id');
     eq(c.anchor.commitment_root, plan.commitmentRoot, 'commitment root');
     eq(c.anchor.operation_id, plan.operationId, 'operation id');
@@ -77,7 +121,8 @@ function verifyChain(ctx: VerifyContext, c: BundleChain) {
         `leg ${l.leg_id}: merkle proof does not lead from its leaf to the commitment root`,
       );
     }
-    return `anchor ${plan.anchorId} re-planned from the intent: root ${plan.commitmentRoot}, ${plan.leafCount} leaf/leaves; ${c.legs.length} leg proof(s) verify`;
+    const batch = c.batch ? `batch ${c.batch.id} (member ${c.batch.index} of ${c.batch.members.length}): ` : '';
+    return `${batch}anchor ${plan.anchorId} re-planned from the intent: root ${plan.commitmentRoot}, ${plan.leafCount} leaf/leaves; ${c.legs.length} leg proof(s) verify`;
   });
   check(`${P}.validator_set`, () => {
     const s = c.validator_set;

@@ -197,7 +197,8 @@ function proofResultCheck(s: {
     ['intent_id', intent.intentId],
     ['intent_tx_id', L.tx_id],
     ['intent_tx_hash', ledger0x(L.tx_hash)],
-    ['operation_id', plan.operationId],
+    // the intent's own operation (a batch anchor's operation id is the batch's)
+    ['operation_id', intent.operationId],
     ['anchor_contract', c.proof_anchor],
     ['anchor_id', plan.anchorId],
     ['leaf_index', String(leafIndex)],

@@ -5,4 +5,5 @@ export { encodeCall } from './call.js';
 export { buildIntent, intentEntries } from './build.js';
 export { parseIntentEntries } from './parse.js';
 export { legsForChain, planIntentAnchor, type IntentAnchorPlan } from './anchor.js';
+export { intentProofClass, planIntentBatch, type BatchMemberInput, type BatchPlan } from './batch.js';
 export { intentLegsFromRequest, IntentRequestError, MAX_LEGS, type RequestChain, type RequestContext } from './request.js';

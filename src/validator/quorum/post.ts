@@ -6,6 +6,7 @@
  */
 import type { httpFetch } from '../../net/fetch.js';
 import { type GatewayKey, signValidatorRequest } from '../../protocol/validator-auth.js';
+import type { MemberRefusal } from '../../protocol/validator-wire.js';
 import type { QuorumValidator, ValidatorOutcome } from './types.js';
 
 export type PostResult<T> = { ok: true; data: T } | { ok: false; outcome: Omit<ValidatorOutcome, 'index' | 'url'> };
@@ -87,7 +88,8 @@ export async function postToValidator<T>(
       continue;
     }
     if (res.status === 422 && data?.ok === false) {
-      return { ok: false, outcome: { status: 'refused', code: String(data.code), reason: String(data.reason), elapsedMs: elapsedMs() } };
+      const members = Array.isArray(data.members) ? { members: data.members as MemberRefusal[] } : {};
+      return { ok: false, outcome: { status: 'refused', code: String(data.code), reason: String(data.reason), ...members, elapsedMs: elapsedMs() } };
     }
     if (!res.ok || data?.ok !== true) {
       return {

@@ -1,5 +1,6 @@
 /** The quorum client's vocabulary: the validators it asks, what each answered, a round's result, and the set's arithmetic. */
 import type { Hex } from 'viem';
+import type { MemberRefusal } from '../../protocol/validator-wire.js';
 
 export interface QuorumValidator {
   /** position in the on-chain validator set (bit of the signer bitmap) */
@@ -20,6 +21,8 @@ export interface ValidatorOutcome {
   /** refusal code from the validator, or INVALID_SIGNATURE / WRONG_MESSAGE / HTTP_<n> / NETWORK */
   code?: string;
   reason?: string;
+  /** a refused batch (BATCH_MEMBER_REFUSED): the members this validator refused, with their codes and reasons */
+  members?: MemberRefusal[];
   elapsedMs?: number;
 }
 
