@@ -29,7 +29,6 @@ async function main() {
     logger,
     apiPorts: [config.api.port, config.api.port + 1],
     temporalCliPath: config.temporal.cliPath,
-    logLevel: config.logLevel,
   }).catch(async (err) => {
     await pg?.stop();
     throw err;

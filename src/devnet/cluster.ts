@@ -11,6 +11,7 @@
  *   await cluster.apis[0].kill();    -> SIGKILL, as a crash; .start() brings it back on the same port
  *   await cluster.stop();
  *
+ * Every process logs at info level to its file (a worker is ready when it logs "worker running").
  * The validators are set up by the devnet's own code (startDevnetValidators: keys under <dataDir>/validators, the
  * system contracts deployed with their BLS keys, the protocol ledger accounts, the gateway's client key they trust);
  * its in-process servers are then closed and the same nodes started as processes on the same ports.
@@ -48,8 +49,6 @@ export interface ClusterOptions {
   /** default `cluster`; tests sharing a Temporal server use one of their own */
   taskQueue?: string;
   ledgerBlockIntervalMs?: number;
-  /** LOG_LEVEL of the processes (default info) */
-  logLevel?: string;
 }
 
 /** One process of the cluster: started, crashed (SIGKILL), stopped and started again with the same settings. */
@@ -188,7 +187,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     chains = chains.map((c) => ({ ...c, contracts: vn.contracts }));
     const identity = await setupIdentityDevnet({ dataDir: o.dataDir, ledgerUrl: sim.url, chains, sponsorKey: undefined, relayerPrivateKey: undefined });
     const auth = validatorAuthEnv(vn);
-    const common = { DATA_DIR: o.dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(identity.chains), LOG_LEVEL: o.logLevel ?? 'info' };
+    const common = { DATA_DIR: o.dataDir, LEDGER_URL: sim.url, CHAINS: JSON.stringify(identity.chains), LOG_LEVEL: 'info' };
     const validators = vn.validators.map((v) =>
       clusterProcess({
         name: `validator-${v.index}`,
