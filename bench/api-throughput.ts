@@ -101,8 +101,22 @@ interface CannonResult {
   timeouts: number;
 }
 
-async function cannon(name: string, opts: Parameters<typeof autocannon>[0]) {
+/** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms) */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * One autocannon run, with the CPU time per request of the processes in `cpuOf` (the api's for the gateway's runs,
+ * the bare server's for its own): on a loaded machine the rps move with the load, the CPU per request much less.
+ */
+async function cannon(name: string, opts: Parameters<typeof autocannon>[0], cpuOf: Record<string, number> = {}) {
+  const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pid]) => [k, cpuMs(pid)]));
   const r = (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult;
+  const cpu = Object.fromEntries(
+    Object.entries(cpuOf).map(([k, pid]) => [`${k}_cpu_ms_per_req`, +((cpuMs(pid) - before[k]!) / Math.max(1, r.requests.total)).toFixed(2)]),
+  );
   return {
     name,
     rps: Math.round(r.requests.average),
@@ -110,6 +124,7 @@ async function cannon(name: string, opts: Parameters<typeof autocannon>[0]) {
     p99_ms: r.latency.p99,
     requests: r.requests.total,
     failed: r.non2xx + r.errors + r.timeouts,
+    ...cpu,
   };
 }
 
@@ -227,10 +242,18 @@ async function main() {
     const bareOne = (await (await fetch(`http://127.0.0.1:${barePort}/insert`, { method: 'POST', headers, body: prepareBody })).json()) as { id: string };
 
     const { result, rss } = await sampleRss({ api: api.pid!, worker: worker.pid! }, async () => [
-      await cannon('POST /v1/transaction (prepare)', { url: `${gw}/v1/transaction`, method: 'POST', headers, body: prepareBody }),
-      await cannon('bare Hono: one Postgres insert', { url: `http://127.0.0.1:${barePort}/insert`, method: 'POST', headers, body: prepareBody }),
-      await cannon('GET /v1/transaction/{id}', { url: `${gw}/v1/transaction/${one.intent_id}`, headers }),
-      await cannon('bare Hono: one Postgres select', { url: `http://127.0.0.1:${barePort}/row/${bareOne.id}`, headers }),
+      await cannon(
+        'POST /v1/transaction (prepare)',
+        { url: `${gw}/v1/transaction`, method: 'POST', headers, body: prepareBody },
+        { api: api.pid!, worker: worker.pid! },
+      ),
+      await cannon(
+        'bare Hono: one Postgres insert',
+        { url: `http://127.0.0.1:${barePort}/insert`, method: 'POST', headers, body: prepareBody },
+        { bare: bare.pid! },
+      ),
+      await cannon('GET /v1/transaction/{id}', { url: `${gw}/v1/transaction/${one.intent_id}`, headers }, { api: api.pid! }),
+      await cannon('bare Hono: one Postgres select', { url: `http://127.0.0.1:${barePort}/row/${bareOne.id}`, headers }, { bare: bare.pid! }),
     ]);
     const [prep, bareIns, get, bareSel] = result;
     console.log(`\nAPI throughput, ${SECONDS} s per run, ${CONNECTIONS} connections (api and worker as their own processes, Postgres)\n`);
