@@ -66,6 +66,25 @@ export interface BatchStepInput {
 /** Refusals a later round can overcome (a validator saw the ledger or the chain too early). */
 const TRANSIENT = new Set(['INTENT_PENDING', 'INTENT_NOT_FOUND', 'RPC_UNAVAILABLE', 'NOT_YET_VALID']);
 
+/**
+ * Members that fail alone: refused (not for a passing reason) by validators holding so much power that the others
+ * cannot make a quorum. The reason is the first such refusal's.
+ */
+function leftOut(e: QuorumUnreachableError, q: QuorumClient, byTx: Map<string, string>): Map<string, string> {
+  const total = q.validators.reduce((a, v) => a + (v.power ?? 100n), 0n);
+  const refusedBy = new Map<string, { power: bigint; reason: string }>();
+  for (const o of e.outcomes) {
+    for (const m of o.members ?? []) {
+      const intentId = byTx.get(m.intentTxId.toLowerCase());
+      if (!intentId || TRANSIENT.has(m.code)) continue;
+      const r = refusedBy.get(intentId) ?? { power: 0n, reason: `${m.code}: ${m.reason}` };
+      r.power += q.validators.find((v) => v.index === o.index)?.power ?? 100n;
+      refusedBy.set(intentId, r);
+    }
+  }
+  return new Map([...refusedBy].filter(([, r]) => total - r.power < e.requiredPower).map(([id, r]) => [id, r.reason]));
+}
+
 export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_BATCH_SETTINGS) {
   const { db, access } = ctx;
 
@@ -85,25 +104,6 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
     const first = ms.find((m) => m.record.batch?.anchorId);
     if (!first?.record.batch) throw cycleFailure('AttestationMissing', `batch ${i.batchId} was not attested`);
     return { plan: await ctx.batchPlanOf(i.chain, first.record.batch), included: first.record.batch.members!.map((m) => m.intentId) };
-  }
-
-  /**
-   * Members that fail alone: refused (not for a passing reason) by validators holding so much power that the others
-   * cannot make a quorum. The reason is the first such refusal's.
-   */
-  function leftOut(e: QuorumUnreachableError, q: QuorumClient, byTx: Map<string, string>): Map<string, string> {
-    const total = q.validators.reduce((a, v) => a + (v.power ?? 100n), 0n);
-    const refusedBy = new Map<string, { power: bigint; reason: string }>();
-    for (const o of e.outcomes) {
-      for (const m of o.members ?? []) {
-        const intentId = byTx.get(m.intentTxId.toLowerCase());
-        if (!intentId || TRANSIENT.has(m.code)) continue;
-        const r = refusedBy.get(intentId) ?? { power: 0n, reason: `${m.code}: ${m.reason}` };
-        r.power += q.validators.find((v) => v.index === o.index)?.power ?? 100n;
-        refusedBy.set(intentId, r);
-      }
-    }
-    return new Map([...refusedBy].filter(([, r]) => total - r.power < e.requiredPower).map(([id, r]) => [id, r.reason]));
   }
 
   return {
@@ -172,40 +172,16 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
           }
           continue;
         }
-        const members = live.map((m, k) => ({
-          intentId: m.intentId,
-          ledgerTxId: txIds[k]!,
-          ledgerTxHash: `0x${String(loaded[k]!.row.txHash).replace(/^0x/, '').toLowerCase()}` as Hex,
-          operationId: loaded[k]!.intent.operationId,
-        }));
-        const responses = [...q.responses.values()];
-        for (const [k, m] of live.entries()) {
-          const authority = responses[0]!.members[k]!.authority;
-          await updateIntentChain(db, m.intentId, i.chain, {
-            step: 'attested',
-            record: (rec) => {
-              rec.batch = {
-                id: i.batchId,
-                anchorId: plan.anchor.anchorId,
-                operationId: plan.anchor.operationId,
-                ledgerTxHash: plan.anchor.ledgerTxHash,
-                members,
-                offset: plan.offsets[k]!,
-              };
-              rec.anchorId = plan.anchor.anchorId;
-              rec.commitmentRoot = plan.anchor.commitmentRoot;
-              rec.leafCount = plan.anchor.leafCount.toString();
-              const view = plan.members[k]!;
-              for (const l of rec.legs) {
-                const j = view.legs.findIndex((x) => x.legId === l.legId);
-                l.leafIndex = Number(view.proofs[j]!.leafIndex);
-                l.merkleProof = view.proofs[j]!.merkleProof;
-              }
-              rec.validatorSetRoot = root;
-              rec.attestation = { ...quorumRecord(q), authority };
-            },
-          });
-        }
+        await recordAttested(
+          ctx,
+          i,
+          live.map((m) => m.intentId),
+          loaded,
+          txIds,
+          plan,
+          root,
+          q,
+        );
       }
     },
 
@@ -244,4 +220,51 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
       return { txHash, sent: !!res.tx };
     },
   };
+}
+
+/** The attested batch on every member's cycle: its membership, the batch's anchor fields, each leg's leaf and path. */
+async function recordAttested(
+  ctx: CycleContext,
+  i: BatchStepInput,
+  live: string[],
+  loaded: { row: { txHash: string | null }; intent: { operationId: Hex } }[],
+  txIds: string[],
+  plan: BatchPlan,
+  root: Hex,
+  q: Awaited<ReturnType<QuorumClient['attestBatch']>>,
+): Promise<void> {
+  const members = live.map((intentId, k) => ({
+    intentId,
+    ledgerTxId: txIds[k]!,
+    ledgerTxHash: `0x${String(loaded[k]!.row.txHash).replace(/^0x/, '').toLowerCase()}` as Hex,
+    operationId: loaded[k]!.intent.operationId,
+  }));
+  const first = q.responses.values().next().value!;
+  for (const [k, intentId] of live.entries()) {
+    const authority = first.members[k]!.authority;
+    await updateIntentChain(ctx.db, intentId, i.chain, {
+      step: 'attested',
+      record: (rec) => {
+        rec.batch = {
+          id: i.batchId,
+          anchorId: plan.anchor.anchorId,
+          operationId: plan.anchor.operationId,
+          ledgerTxHash: plan.anchor.ledgerTxHash,
+          members,
+          offset: plan.offsets[k]!,
+        };
+        rec.anchorId = plan.anchor.anchorId;
+        rec.commitmentRoot = plan.anchor.commitmentRoot;
+        rec.leafCount = plan.anchor.leafCount.toString();
+        const view = plan.members[k]!;
+        for (const l of rec.legs) {
+          const j = view.legs.findIndex((x) => x.legId === l.legId);
+          l.leafIndex = Number(view.proofs[j]!.leafIndex);
+          l.merkleProof = view.proofs[j]!.merkleProof;
+        }
+        rec.validatorSetRoot = root;
+        rec.attestation = { ...quorumRecord(q), authority };
+      },
+    });
+  }
 }

@@ -24,20 +24,17 @@ import type { PreparedIntentTx } from '../../db/schema.js';
 import { signatureOnLedger, tx, type LedgerClient } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';
 import type { IntentFailure } from '../../protocol/failures.js';
-import type { BatchMembership, ChainCycleRecord } from '../../protocol/cycle-record.js';
 import {
   parseIntentEntries,
   planIntentAnchor,
-  planIntentBatch,
-  type BatchPlan,
   type CanonicalIntent,
   type IntentAnchorPlan,
 } from '../../protocol/intent/index.js';
-import type { BatchRef } from '../../protocol/validator-wire.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../../validator/quorum.js';
 import type { ChainAccess } from '../chain-access.js';
 import { heartbeating } from '../heartbeat.js';
+import { batchPlanning } from './batch-plan.js';
 
 /** Sends executeGovernanceProofDirect for one leg and returns the transaction hash (tests inject a tampering one). */
 export type SendExecution = (w: ChainWriter, account: Address, call: { target: Address; value: bigint; data: Hex; proof: AnchorProofArg }) => Promise<Hex>;
@@ -141,31 +138,7 @@ export function createCycleContext(deps: IntentActivityDeps) {
     return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
   }
 
-  const batchPlans = new Map<string, BatchPlan>();
-  /** The batch anchor of an attested batch, recomputed from its members as stored (cached by anchor id). */
-  async function batchPlanOf(chain: string, b: BatchMembership): Promise<BatchPlan> {
-    const key = `${chain}:${b.anchorId}`;
-    const cached = batchPlans.get(key);
-    if (cached) return cached;
-    const e = access.entry(chain);
-    const members = await Promise.all(
-      (b.members ?? []).map(async (m) => {
-        const { row, intent } = await loadIntent(m.intentId);
-        return { intent, ledgerTxHash: row.txHash ?? '' };
-      }),
-    );
-    const plan = planIntentBatch(members, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor });
-    if (plan.anchor.anchorId.toLowerCase() !== b.anchorId?.toLowerCase())
-      throw new Error(`batch ${b.id} recomputes to anchor ${plan.anchor.anchorId}, not ${b.anchorId}`);
-    if (batchPlans.size > 200) batchPlans.delete(batchPlans.keys().next().value as string);
-    batchPlans.set(key, plan);
-    return plan;
-  }
-
-  /** What the validators are told of a batched cycle's batch (its members' ledger transactions); none for a standard one. */
-  function batchRef(record: ChainCycleRecord): BatchRef | undefined {
-    return record.batch?.anchorId && record.batch.members ? { members: record.batch.members.map((m) => m.ledgerTxId) } : undefined;
-  }
+  const { batchPlanOf, batchRef } = batchPlanning(access, loadIntent);
 
   /** The quorum client of a chain: keys and powers as ProofAnchor holds them, validator i at validatorUrls[i]. */
   async function quorumFor(chain: string, r: ChainClients, proofAnchor: Address): Promise<{ client: QuorumClient; root: Hex }> {
