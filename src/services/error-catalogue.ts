@@ -106,6 +106,19 @@ const ROWS: Row[] = [
   ['INTENT_EXPIRED', 409, 'The intent expired before it was signed; prepare a new one'],
   ['SIGNING_DATA_CHANGED', 409, 'The prepared ledger transaction can no longer be rebuilt byte for byte; prepare again'],
   [
+    'PROVIDER_POLICY_DENIED',
+    403,
+    'A prepare for a provider-signing identity is outside its provider_policy; details.rule names the rule (provider_policy when none is set, allowed_chains, allowed_targets, max_value_per_leg, max_value_per_24h), with the leg or chain it concerns',
+  ],
+  ['PROVIDER_SIGNING_UNAVAILABLE', 400, 'signing_mode provider was asked for, but this gateway has no key-encryption key configured (PROVIDER_KEKS)'],
+  [
+    'PROVIDER_SIGNING_FAILED',
+    503,
+    'The gateway could not sign with the key it holds for the identity (its worker lacks the key-encryption key, or is unreachable); retry',
+    PLATFORM,
+  ],
+  ['MNEMONIC_NOT_FOUND', 404, 'No mnemonic at this URL: it was retrieved already, has expired, or never existed (one answer for all)'],
+  [
     'SIGNING_DATA_STALE',
     409,
     "The ledger refused the signature's signing data: details.cause is timestamp (the key signed something prepared later; a key's signature timestamps only grow) or key_page_version (the key page changed since it was prepared). The intent, sign request or governance operation stays open: fetch fresh signing data (details.signing_data_url: POST /v1/transaction/{id}/signing-data, /v1/sign/{id}/signing-data or /v1/governance/{id}/signing-data) and sign again",

@@ -17,6 +17,9 @@ import { kekRing, newDataKey, newProviderKey, openMnemonic, sealMnemonic, sealPr
 import { runProviderSign, type ProviderSignInput, type ProviderSignResult } from '../temporal/provider.js';
 import type { Caller, ServiceDeps } from './deps.js';
 
+/** The one 404 of the mnemonic URL: spent, expired, unknown token, unknown or malformed identity id, another organization. */
+export const MNEMONIC_GONE = { code: 'MNEMONIC_NOT_FOUND', message: 'No mnemonic to retrieve here: the URL was used, has expired, or never existed' };
+
 export const MNEMONIC_WARNING =
   'This is the only copy the gateway will ever show: store it offline now. Anyone holding it controls the identity; this URL answers 404 from now on.';
 
@@ -63,8 +66,9 @@ export function newIdentityKey(deps: Pick<ServiceDeps, 'config' | 'now'>, identi
 
 /** The mnemonic, once; every other call (spent, expired, unknown token or identity, another organization) is one 404. */
 export async function retrieveMnemonic(deps: ServiceDeps, caller: Caller, identityId: string, token: string): Promise<{ mnemonic: string; warning: string }> {
-  const gone = new ApiError(404, 'MNEMONIC_NOT_AVAILABLE', 'No mnemonic to retrieve here: the URL was used, has expired, or never existed');
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw gone;
+  const gone = new ApiError(404, MNEMONIC_GONE.code, MNEMONIC_GONE.message);
+  // without KEKs this gateway holds nothing to retrieve
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token) || deps.config.provider.keks.length === 0) throw gone;
   const ring = providerRing(deps);
   const taken = await takeMnemonic(deps.database.db, caller.orgId, identityId, sha256Hex(token), new Date(deps.now?.() ?? Date.now()));
   if (!taken) throw gone;

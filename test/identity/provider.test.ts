@@ -149,7 +149,7 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
     try {
       const r = await call('GET', created.mnemonic_retrieval.url);
       expect(r.status).toBe(404);
-      expect(r.body.code ?? r.body.error?.code ?? JSON.stringify(r.body)).toMatch(/MNEMONIC_NOT_AVAILABLE/);
+      expect(r.body.code ?? r.body.error?.code ?? JSON.stringify(r.body)).toMatch(/MNEMONIC_NOT_FOUND/);
     } finally {
       app.clock.ms = saved;
     }

@@ -16,6 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/db/events.js';
 import { governanceOps, identities, intents, proofs, signRequests, webhookDeliveries } from '../../src/db/schema.js';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
+import { newKekEntry } from '../../src/identity/provider-keys.js';
+import { newIdentityKey } from '../../src/services/provider.js';
+
+/** One-shot reads: another organization's call must not spend them; the owner's first read is 200, the next 404. */
+const ONE_SHOT = new Set(['GET /v1/identity/{id}/mnemonic/{token}']);
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 interface Operation {
@@ -79,7 +84,7 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    t = await startTestApp('pglite');
+    t = await startTestApp('pglite', { env: { PROVIDER_KEKS: newKekEntry('access') } });
     ops = await operations(t);
     a = await createTestOrgAndKey(t.db, { orgName: 'A', isAdmin: true, rateLimitRpm: 1_000_000 });
     b = await createTestOrgAndKey(t.db, { orgName: 'B', isAdmin: true, rateLimitRpm: 1_000_000 });
@@ -102,6 +107,9 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
       })
       .returning();
     ids.identity = identity.id;
+    const held = newIdentityKey(t.deps, identity.id);
+    await held.insert(db);
+    ids.mnemonicUrl = held.retrieval.url;
     const txHash = 'cd'.repeat(32);
     const [intent] = await db
       .insert(intents)
@@ -199,6 +207,7 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
 
   /** Org A's resource for a path: the concrete path, or undefined when the path names none of A's resources. */
   function concrete(path: string): string | undefined {
+    if (path === '/v1/identity/{id}/mnemonic/{token}') return ids.mnemonicUrl;
     const owner: [RegExp, string][] = [
       [/^\/v1\/admin\/api-keys\/\{key_id\}/, ids.key],
       [/^\/v1\/identity\/\{id\}/, ids.identity],
@@ -224,7 +233,7 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
   it("another organization's ids are 404 on every operation that takes one, and A's resources stay as they were", async () => {
     const withId = ops.filter((o) => o.path.includes('{') && !(`${o.method} ${o.path}` in NOT_ORG_SCOPED));
     expect(withId.length).toBeGreaterThanOrEqual(18);
-    const reads = withId.filter((o) => o.method === 'GET');
+    const reads = withId.filter((o) => o.method === 'GET' && !ONE_SHOT.has(`${o.method} ${o.path}`));
     const before = new Map<string, string>();
     for (const op of reads) {
       const path = concrete(op.path);
@@ -246,6 +255,11 @@ describe('security: organizations, scopes, revocation (from the OpenAPI document
       const res = await send(op, concrete(op.path)!, a.key);
       expect(res.status).toBe(200);
       expect(await res.text(), `${op.path} changed by B's calls`).toBe(before.get(op.path));
+    }
+    // a one-shot read is still there for its owner after B's calls, once
+    for (const op of withId.filter((o) => ONE_SHOT.has(`${o.method} ${o.path}`))) {
+      expect((await send(op, concrete(op.path)!, a.key)).status, `${op.path} spent by B's call`).toBe(200);
+      expect((await send(op, concrete(op.path)!, a.key)).status).toBe(404);
     }
     // A's spare key was neither revoked nor rotated by B
     const keys = (await (await t.call('/v1/admin/api-keys', { key: a.key })).json()).api_keys as Json[];

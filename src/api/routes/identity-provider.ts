@@ -4,12 +4,11 @@
  * or unknown token.
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
-import { retrieveMnemonic } from '../../services/provider.js';
+import { MNEMONIC_GONE, retrieveMnemonic } from '../../services/provider.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf } from '../middleware/auth.js';
-import { errorResponses, jsonResponse } from '../schemas/common.js';
+import { errorResponses, jsonResponse, resourceIdParam } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
-import { IdParam } from './identity-schemas.js';
 
 export const MnemonicRetrievalSchema = z
   .object({
@@ -26,10 +25,13 @@ export function registerMnemonicRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Identity'],
       summary: "Retrieve a provider identity's mnemonic (once)",
       description:
-        "The BIP-39 mnemonic (24 English words) of the key the gateway generated for a provider-signing identity; the key is derived from it by SLIP-0010 ed25519 along m/44'/281'/0'/0'/0', so it reproduces the public key on the key page. Answered exactly once, within expires_at: a second call, an expired token and an unknown one are the same 404 MNEMONIC_NOT_AVAILABLE. The answer is not cached (Cache-Control: no-store).",
+        "The BIP-39 mnemonic (24 English words) of the key the gateway generated for a provider-signing identity; the key is derived from it by SLIP-0010 ed25519 along m/44'/281'/0'/0'/0', so it reproduces the public key on the key page. Answered exactly once, within expires_at: a second call, an expired token and an unknown one are the same 404 MNEMONIC_NOT_FOUND. The answer is not cached (Cache-Control: no-store).",
       scopes: ['write'],
       request: {
-        params: IdParam.extend({ token: z.string().max(100).openapi({ description: 'The token of mnemonic_retrieval.url' }) }),
+        params: z.object({
+          id: resourceIdParam('id', MNEMONIC_GONE, 'Identity id (UUID)'),
+          token: z.string().max(100).openapi({ description: 'The token of mnemonic_retrieval.url (43 base64url characters)', pattern: '^[A-Za-z0-9_-]{43}$' }),
+        }),
       },
       responses: {
         200: jsonResponse(z.object({ mnemonic: z.string(), warning: z.string() }).openapi('Mnemonic'), 'The mnemonic; this URL answers 404 from now on'),
