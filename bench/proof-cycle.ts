@@ -27,6 +27,7 @@
  *
  * Targets: p50 ≤ 1.5 s, p95 ≤ 3 s, concurrent p50 ≤ 2 × sequential p50.
  *
+ *   npx tsx bench/proof-cycle.ts batched [count=20] [wide=40]   (the batched class: bench/proof-cycle-batched.ts)
  *   npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]
  *     (processes: the 7 validators each in its own process; worker-process: the worker in its own process, which
  *      needs DATABASE_URL; by default both run in the bench's process)
@@ -69,10 +70,19 @@ import {
   type Json,
 } from './lib/devnet.js';
 import { benchArgs, usageError } from './lib/args.js';
+import { runBatchedBench } from './proof-cycle-batched.js';
 
 // checked before anything is set up: a bad argument is a message and exit status 2, not a stack trace after the devnet
-const USAGE = 'npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]   (npm run bench:proof-cycle -- 1: one cycle each way)';
-const ARGS = benchArgs(USAGE, { positional: [{ name: 'count', default: 20, min: 1, max: 1000 }], flags: ['processes', 'worker-process'] });
+const USAGE =
+  'npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]   (npm run bench:proof-cycle -- 1: one cycle each way)\n' +
+  '       npx tsx bench/proof-cycle.ts batched [count=20] [wide=40]   (the batched class against the standard: bench/proof-cycle-batched.ts)';
+const ARGS = benchArgs(USAGE, {
+  positional: [
+    { name: 'count', default: 20, min: 1, max: 1000 },
+    { name: 'wide', default: 40, min: 1, max: 1000 },
+  ],
+  flags: ['processes', 'worker-process', 'batched'],
+});
 const COUNT = ARGS.values.count!;
 const FLAGS = ARGS.flags;
 if (FLAGS.has('worker-process') && !process.env.DATABASE_URL)
@@ -512,7 +522,7 @@ async function bareCycle(
   return { ms: performance.now() - t0, txMs, gas };
 }
 
-main().then(
+(FLAGS.has('batched') ? runBatchedBench(COUNT, ARGS.values.wide!) : main()).then(
   () => process.exit(0),
   (e) => {
     console.error(e);
