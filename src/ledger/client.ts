@@ -20,10 +20,10 @@ export { revivePreparedSignature, storablePreparedSignature, type StoredPrepared
 export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
   const rpc = createLedgerRpc(opts);
   const reads = ledgerQueries(rpc);
-  // signerCacheMs: signatures are prepared from recent reads of the signer (./page-cache.ts), which every
-  // submission through this client drops
+  // signerCacheMs: recentKeyPage answers from reads of key pages at most this old (./page-cache.ts), which every
+  // submission through this client drops; signatures are always prepared from a live read of the signer
   const cache = opts.signerCacheMs ? signerPageCache(rpc.call, opts.signerCacheMs) : undefined;
-  const signerReads = cache ? ledgerQueries({ ...rpc, call: cache.call }) : reads;
+  const recentReads = cache ? ledgerQueries({ ...rpc, call: cache.call }) : undefined;
   const submitting: typeof rpc = cache
     ? {
         ...rpc,
@@ -33,7 +33,7 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
         },
       }
     : rpc;
-  const preparation = signaturePreparation(rpc.endpoint, signerReads);
+  const preparation = signaturePreparation(rpc.endpoint, reads);
   const client: LedgerClient = {
     url: rpc.url,
     endpoint: rpc.endpoint,
@@ -43,6 +43,6 @@ export function createLedgerClient(opts: LedgerClientOptions): LedgerClient {
     ...ledgerSubmission(submitting, preparation.prepareExternalSignature),
     ...ledgerWaiting(reads.getTransaction, opts.pollIntervalMs ?? 25),
   };
-  if (cache) registerRecentKeyPage(client, signerReads.queryKeyPage);
+  if (recentReads) registerRecentKeyPage(client, recentReads.queryKeyPage);
   return client;
 }

@@ -1,19 +1,16 @@
 /**
- * A short-lived cache of the ledger's answers about signers (key pages and lite identities), for preparing
- * signatures: an intent's prepare reads its signer's key page (version, the key's lastUsedOn, credits), and these
- * change rarely. An answer is kept SIGNER_PAGE_CACHE_MS (2 s) and dropped at once by every submission through the same
- * client (before it is sent and after it is answered, so no read overlapping a submission is kept). A key page without
- * credits is never kept (a 402 always reads again, so credits bought are seen at once); accounts of other types are
- * never kept.
+ * A short-lived cache of the ledger's answers about key pages, for the checks before a signature is prepared: an
+ * intent's prepare reads its signer's key page for its credits (402 INSUFFICIENT_CREDITS when it has none), and the
+ * credits of a page that has them rarely matter within seconds. An answer is kept SIGNER_PAGE_CACHE_MS (2 s) and
+ * dropped at once by every submission through the same client (before it is sent and after it is answered, so no read
+ * overlapping a submission is kept). A key page without credits is never kept (a 402 always reads again, so credits
+ * bought are seen at once); lite identities are kept; accounts of other types never.
  *
- * Why a stale answer cannot get a wrong signature accepted: hash_to_sign commits to the signer's version and the
- * signature timestamp, and the ledger checks both when the signature is submitted — a version that is not the page's
- * current one is refused (badSignerVersion), as is a timestamp at or below the key's lastUsedOn. The gateway answers
- * those 409 SIGNING_DATA_STALE (src/ledger/stale.ts) and nothing is executed; the refused submission went through this
- * client, so the cache is empty and the fresh signing data the client then fetches is read from the ledger. A key
- * removed from the page is refused by the ledger the same way. The cost of staleness is therefore at most a 409 and a
- * refresh, within 2 s of a change made elsewhere (another process, or outside the gateway); timestamps the client
- * issued itself stay above each other whatever the cache says (signerTimestamps in ./prepared.ts).
+ * Only recentKeyPage answers from it. The signature itself (hash_to_sign: the signer's version, the timestamp above
+ * the key's lastUsedOn) is always prepared from a live read of the signer (./prepared.ts), so a key page changed
+ * elsewhere — by the worker's governance execution, another process, or outside the gateway — never gives signing data
+ * at an old version. A stale cached answer can only let a prepare through whose page has just spent its last credits
+ * (within 2 s), which the ledger then refuses at submission like any intent whose credits ran out after its prepare.
  */
 import type { KeyPageInfo, LedgerClient } from './types.js';
 import type { LedgerRpc } from './rpc.js';
@@ -65,8 +62,8 @@ export function registerRecentKeyPage(client: LedgerClient, read: (url: string) 
 }
 
 /**
- * The signer's key page as recently read (at most SIGNER_PAGE_CACHE_MS old, see above) when `ledger` keeps a signer
- * cache, else read now.
+ * The key page as recently read (at most SIGNER_PAGE_CACHE_MS old; for its credits, see above) when `ledger` keeps
+ * a page cache, else read now.
  */
 export function recentKeyPage(ledger: LedgerClient, url: string): Promise<KeyPageInfo> {
   return (recent.get(ledger) ?? ledger.queryKeyPage)(url);

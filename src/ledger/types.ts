@@ -18,8 +18,8 @@ export interface LedgerClientOptions {
   /** per-request timeout, default 15 s */
   timeoutMs?: number;
   /**
-   * Prepare signatures from reads of the signer's key page at most this old (milliseconds; default 0: read each
-   * time). Every submission through the client drops them. See ./page-cache.ts.
+   * recentKeyPage (./page-cache.ts) answers from reads of a key page at most this old (milliseconds; default 0: read
+   * each time); every submission through the client drops them. Signatures are always prepared from live reads.
    */
   signerCacheMs?: number;
   /** first poll interval of waitForTransaction (then ×1.5 per poll up to 500 ms), default 25 ms */

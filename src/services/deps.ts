@@ -24,7 +24,7 @@ export interface Caller {
 /** A request should fail fast with 502 when the ledger does not answer, not hang. */
 export const API_LEDGER_TIMEOUT_MS = 5000;
 
-/** The API's one ledger client: it prepares signatures from signer reads at most 2 s old (src/ledger/page-cache.ts). */
+/** The API's one ledger client: its recentKeyPage answers from key-page reads at most 2 s old (src/ledger/page-cache.ts). */
 export function apiLedgerClient(config: Pick<Config, 'ledgerUrl'>): LedgerClient {
   return createLedgerClient({ url: config.ledgerUrl, timeoutMs: API_LEDGER_TIMEOUT_MS, signerCacheMs: SIGNER_PAGE_CACHE_MS });
 }

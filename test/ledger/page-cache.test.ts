@@ -1,12 +1,11 @@
 /**
- * The signer cache of the API's ledger client (src/ledger/page-cache.ts): signatures are prepared from a recent read
- * of the signer's key page, every submission through the client drops it, and a page changed elsewhere meanwhile
- * gives signing data the ledger refuses (badSignerVersion: 409 SIGNING_DATA_STALE at the API) — never a signature
- * it accepts — after which the client prepares from the page as it is. Against the ledger simulator; the cache's
- * rules (TTL, what is kept) with a counted transport.
+ * The key-page cache of the API's ledger client (src/ledger/page-cache.ts): recentKeyPage (the prepare's credit check)
+ * answers from a read at most the TTL old, every submission through the client drops it, and signatures are always
+ * prepared from a live read, so a page changed elsewhere gives signing data at its new version at once. Against the
+ * ledger simulator; the cache's rules (TTL, what is kept) with a counted transport.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLedgerClient, LedgerError, recentKeyPage, staleSigningCause, tx, type LedgerClient } from '../../src/ledger/index.js';
+import { createLedgerClient, recentKeyPage, tx, type LedgerClient } from '../../src/ledger/index.js';
 import { signerPageCache } from '../../src/ledger/page-cache.js';
 import { keyFromSeed, signHash } from '../../src/ledger/signing.js';
 import { createAdi, executed, fundedLite, newKey, openTarget, type Sponsor, type Target } from '../ledger-conformance/harness.js';
@@ -39,10 +38,10 @@ function counted(signerCacheMs: number): { client: LedgerClient; queries: string
   return { client, queries };
 }
 
-describe('signer cache of the API ledger client', () => {
-  it('a page changed elsewhere: the stale signing data is refused by the ledger, and the next prepare reads the page', async () => {
+describe('key-page cache of the API ledger client', () => {
+  it('a page changed elsewhere: signatures are prepared at its live version at once; only recentKeyPage answers from the cache', async () => {
     const adi = await createAdi(T.client, sponsor, 500);
-    const cached = createLedgerClient({ url: T.client.url, signerCacheMs: 60_000 }); // a long TTL: the ledger's check is what protects
+    const cached = createLedgerClient({ url: T.client.url, signerCacheMs: 60_000 });
     const body = (n: number) => ({
       principal: adi.url,
       body: tx.createDataAccount({ url: `${adi.url}/d${n}` }),
@@ -63,23 +62,16 @@ describe('signer cache of the API ledger client', () => {
     const live = await other.queryKeyPage(adi.page);
     expect(live.version).toBeGreaterThan(before.signerVersion);
 
-    // prepared from the cached page: the old version, so the ledger refuses the signature
-    const stale = await cached.prepareExternalSignature(body(2));
-    expect(stale.signerVersion).toBe(before.signerVersion);
-    const refused = await cached.submitExternalSignature(stale, sign(adi.key.seed, stale.hashToSign)).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(refused).toBeInstanceOf(LedgerError);
-    expect(staleSigningCause(refused)).toBe('key_page_version');
-
-    // the submission dropped the cache: fresh signing data names the live version and executes
+    // the credit check's read is the cached one; the signature is prepared from the live page and executes
+    expect((await recentKeyPage(cached, adi.page)).version).toBe(before.signerVersion);
     const fresh = await cached.prepareExternalSignature(body(2));
     expect(fresh.signerVersion).toBe(live.version);
     expect((await executed(cached, cached.submitExternalSignature(fresh, sign(adi.key.seed, fresh.hashToSign)))).status).toBe('delivered');
+    // the submission dropped the cache
+    expect((await recentKeyPage(cached, adi.page)).version).toBe(live.version);
   });
 
-  it('prepares read the signer once per TTL; queryKeyPage reads live; a submission drops the cache', async () => {
+  it('recentKeyPage reads once per TTL; a submission drops it; prepares and queryKeyPage always read', async () => {
     const adi = await createAdi(T.client, sponsor, 500);
     const { client, queries } = counted(60_000);
     const body = (n: number) => ({
@@ -90,17 +82,17 @@ describe('signer cache of the API ledger client', () => {
     });
     const pageReads = () => queries.filter((q) => q.toLowerCase() === adi.page.toLowerCase()).length;
     await recentKeyPage(client, adi.page);
-    await client.prepareExternalSignature(body(1));
-    await client.prepareExternalSignature(body(2));
+    await recentKeyPage(client, adi.page);
     expect(pageReads()).toBe(1);
-    // queryKeyPage itself is the live read
     await client.queryKeyPage(adi.page);
     expect(pageReads()).toBe(2);
-    const p = await client.prepareExternalSignature(body(3));
+    const p = await client.prepareExternalSignature(body(1));
+    expect(pageReads()).toBe(3);
+    await recentKeyPage(client, adi.page);
+    expect(pageReads()).toBe(3);
     await executed(client, client.submitExternalSignature(p, sign(adi.key.seed, p.hashToSign)));
-    expect(pageReads()).toBe(2); // prepared from the cache (the live read does not refill it)
-    await client.prepareExternalSignature(body(4));
-    expect(pageReads()).toBe(3); // the submission dropped it
+    await recentKeyPage(client, adi.page);
+    expect(pageReads()).toBe(4); // the submission dropped the cache
   });
 
   it('the cache itself: TTL, pages without credits, other account types, and reads overlapping a clear', async () => {
