@@ -45,6 +45,8 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
   const recipient = `0x${randomBytes(20).toString('hex')}` as Address;
   const id: { id: string; adi: string; pageUrl: string; account: Address; publicKey: string } = {} as never;
   const secrets: { mnemonic: string; privateKeyHex: string } = { mnemonic: '', privateKeyHex: '' };
+  /** a client key the governance test adds to the page (a second seat) */
+  let extra: ReturnType<typeof newClientKey>;
 
   async function call(method: string, path: string, body?: unknown, key = plain) {
     const res = await app.call(path, { method, key, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -253,7 +255,7 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
       { ...workerActivityDeps(app.config), providerKeks: keks, logger: createLogger('debug', {}, (l) => logLines.push(l)) },
       { shutdownGraceTime: '1s' },
     );
-    const extra = newClientKey();
+    extra = newClientKey();
     const hash = createHash('sha256').update(Buffer.from(extra.publicKey, 'hex')).digest('hex');
     const body = { identity: id.id, operations: [{ type: 'add_key', public_key_hash: hash }] };
     const unscoped = await call('POST', '/v1/governance', body);
@@ -268,6 +270,39 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
     expect(op.status).toBe('executed');
     const page = await dn.ledger.queryKeyPage(id.pageUrl);
     expect(page.keys.map((k) => k.publicKeyHash?.toLowerCase())).toContain(hash);
+  }, 120_000);
+
+  const governanceEnd = (opId: string) =>
+    until(`governance ${opId}`, async () => {
+      const g = await call('GET', `/v1/governance/${opId}`);
+      return ['executed', 'rejected', 'expired', 'failed'].includes(g.body.status) ? g.body : undefined;
+    });
+
+  it('POST /v1/sign co-signs with the held key for provider:manage (a 2-of-2 page: a client seat proposes, the gateway approves)', async () => {
+    const two = await call('POST', '/v1/governance', { identity: id.id, operations: [{ type: 'set_threshold', threshold: 2 }] }, manager);
+    expect(two.status, JSON.stringify(two.body)).toBe(201);
+    expect((await governanceEnd(two.body.governance_op_id)).status).toBe('executed');
+    await new Promise((r) => setTimeout(r, 2500)); // the API's key page reads are cached for 2 s
+    // the client seat proposes to go back to 1-of-2: it needs the held key's signature too
+    const back = await call('POST', '/v1/governance', {
+      identity: id.id,
+      operations: [{ type: 'set_threshold', threshold: 1 }],
+      signer_public_key: extra.publicKey,
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(201);
+    expect(back.body.signing_mode).toBe('external');
+    const sig = Buffer.from(ed25519.sign(Buffer.from(back.body.signing_data.hash_to_sign, 'hex'), extra.secretKey)).toString('hex');
+    const submitted = await call('POST', `/v1/governance/${back.body.governance_op_id}/signature`, { signature: sig, public_key: extra.publicKey });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+    expect(submitted.body.is_ready).toBe(false);
+    const cosign = { type: 'pending_tx', target_id: back.body.tx_hash, identity: id.id };
+    expect((await call('POST', '/v1/sign', cosign)).status).toBe(403);
+    const signed = await call('POST', '/v1/sign', cosign, manager);
+    expect(signed.status, JSON.stringify(signed.body)).toBe(201);
+    expect(signed.body).toMatchObject({ signing_mode: 'provider', status: 'submitted', submit_url: null });
+    expect((await governanceEnd(back.body.governance_op_id)).status).toBe('executed');
+    expect((await dn.ledger.queryKeyPage(id.pageUrl)).acceptThreshold).toBe(1);
+    await new Promise((r) => setTimeout(r, 2500));
   }, 120_000);
 
   it('switching to external (PATCH public_key) replaces the key on the page, then destroys the held key', async () => {
