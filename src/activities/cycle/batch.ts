@@ -10,6 +10,7 @@
  * is content-addressed on chain (exists? proven?), so a retry finds what an earlier attempt sent.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Hex } from 'viem';
 import { createAnchor, executeComprehensiveProof, findAnchorTx } from '../../chain/anchor.js';
 import { anchorMessage, MAX_LEAVES } from '../../chain/formulas.js';
@@ -163,8 +164,14 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
           q = await heartbeating(client.attestBatch(attestBatchRequestFor(txIds, i.chain, plan.anchor), { message }));
         } catch (e) {
           if (!(e instanceof QuorumUnreachableError)) throw e;
-          const out = leftOut(e, client, new Map(txIds.map((t, k) => [t.toLowerCase(), live[k]!.intentId])));
-          if (!out.size) throw ctx.quorumFailure(e, client, 'AttestationRefused');
+          let out = leftOut(e, client, new Map(txIds.map((t, k) => [t.toLowerCase(), live[k]!.intentId])));
+          if (!out.size) {
+            const failure = ctx.quorumFailure(e, client, 'AttestationRefused');
+            // refused for good as a whole: every member of this batch fails with it (only this batch's members
+            // hear it, never an intent another batch holds); a passing failure is retried
+            if (!(failure instanceof ApplicationFailure) || !failure.nonRetryable) throw failure;
+            out = new Map(live.map((m) => [m.intentId, failure.message]));
+          }
           for (const [intentId, reason] of out) {
             await updateIntentChain(db, intentId, i.chain, {
               record: (rec) => void (rec.batch!.refused = `the validators left the intent out of its batch: ${reason}`),
