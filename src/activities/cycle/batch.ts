@@ -166,6 +166,8 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
           if (!(e instanceof QuorumUnreachableError)) throw e;
           let out = leftOut(e, client, new Map(txIds.map((t, k) => [t.toLowerCase(), live[k]!.intentId])));
           if (!out.size) {
+            // members refused only for passing reasons (a validator's ledger read timed out): the round again
+            if (e.outcomes.some((o) => o.code === 'BATCH_MEMBER_REFUSED')) throw new Error(`${e.message} (will retry)`);
             const failure = ctx.quorumFailure(e, client, 'AttestationRefused');
             // refused for good as a whole: every member of this batch fails with it (only this batch's members
             // hear it, never an intent another batch holds); a passing failure is retried
