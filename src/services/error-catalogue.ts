@@ -117,6 +117,11 @@ const ROWS: Row[] = [
     'The gateway could not sign with the key it holds for the identity (its worker lacks the key-encryption key, or is unreachable); retry',
     PLATFORM,
   ],
+  [
+    'KEY_SWITCH_IN_PROGRESS',
+    409,
+    "A provider identity's switch to external signing is already waiting for its governance operation (PATCH public_key); read the identity",
+  ],
   ['MNEMONIC_NOT_FOUND', 404, 'No mnemonic at this URL: it was retrieved already, has expired, or never existed (one answer for all)'],
   [
     'SIGNING_DATA_STALE',

@@ -9,7 +9,7 @@ import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { setProviderPolicy } from '../db/provider.js';
 import { ed25519PublicKeyProblem, publicKeyHashHex } from '../identity/keys.js';
-import { startProviderKeySwitch } from '../temporal/provider.js';
+import { providerKeySwitchRunning, startProviderKeySwitch } from '../temporal/provider.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { prepareGovernance } from './governance.js';
 import { requireActive } from './identity-access.js';
@@ -45,6 +45,11 @@ export async function switchToExternal(
   const pk = publicKey.toLowerCase();
   if (pk === row.publicKey)
     throw new ApiError(400, 'VALIDATION_ERROR', 'public_key: that is the key the gateway holds; send the key that replaces it', { field: 'public_key' });
+  if (await providerKeySwitchRunning(deps.temporal, row.id)) {
+    throw new ApiError(409, 'KEY_SWITCH_IN_PROGRESS', 'public_key: a switch to external signing is already waiting for its governance operation', {
+      field: 'public_key',
+    });
+  }
   const { op } = await prepareGovernance(
     deps,
     caller,

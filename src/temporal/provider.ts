@@ -1,5 +1,5 @@
 /** Client-side handle on providerSignWorkflow: run it and wait for the signature. */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { ProviderSignInput, ProviderSignResult } from '../activities/provider.js';
 
 export type { ProviderSignInput, ProviderSignResult };
@@ -16,6 +16,17 @@ export async function runProviderSign(client: Client, taskQueue: string, orgId: 
     typedSearchAttributes: [{ key: OrgIdKey, value: orgId }],
     workflowExecutionTimeout: '2 minutes',
   });
+}
+
+/** Whether a key switch of the identity is still waiting for its governance operation. */
+export async function providerKeySwitchRunning(client: Client, identityId: string): Promise<boolean> {
+  try {
+    const d = await client.workflow.getHandle(`provider-key-switch-${identityId}`).describe();
+    return d.status.name === 'RUNNING';
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return false;
+    throw e;
+  }
 }
 
 /** Start the wait for a key switch's governance operation, after which the held key is destroyed. */
