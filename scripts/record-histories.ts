@@ -4,7 +4,8 @@
  * with the 7 validators) and drives, through the API and the Temporal client:
  *   identityWorkflow (POST /v1/identity), linkChainWorkflow (an identity made on the first chain, then linked to
  *   the second with PATCH /v1/identity/{id} link_chains), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
- *   expectedEvents + expectedState, signed and submitted), webhookDispatcherWorkflow (started as at worker start-up;
+ *   expectedEvents + expectedState, signed and submitted), batcherWorkflow + batchWorkflow (the same call of the
+ *   batched class; the batcher recorded while it gathers), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
  *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does),
@@ -118,6 +119,18 @@ async function main() {
     await dn.client.workflow.getHandle(`intent-${p.intent_id}`).result();
     await save(dn, 'intentWorkflow', `intent-${p.intent_id}`);
     await save(dn, 'intentChainWorkflow', `intent-${p.intent_id}-${CHAINS[0].name}`);
+
+    // the batched class: the chain's batcher (still gathering: its history so far) and the batch it started
+    const bp = await dn.call('POST', '/v1/transaction', {
+      identity_id: who.id,
+      intent: { adiUrl: who.adiUrl, legs: [recordLeg(CHAINS[0], who.account, target!, arg(`record-b-${randomBytes(4).toString('hex')}`))] },
+      proof_class: 'batched',
+    });
+    if (bp.status !== 201) throw new Error(`prepare (batched): ${bp.status} ${JSON.stringify(bp.body)}`);
+    await submitIntent(dn, who, bp.body);
+    await waitCompleted(dn, bp.body.intent_id, 50);
+    await save(dn, 'batchWorkflow', await firstClosed(dn, 'batchWorkflow'));
+    await save(dn, 'batcherWorkflow', `batcher-${CHAINS[0].name}`);
 
     await save(dn, 'webhookDeliveryWorkflow', await firstClosed(dn, 'webhookDeliveryWorkflow'));
     if (received.length === 0) throw new Error('the receiver got no delivery');

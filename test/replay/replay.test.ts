@@ -16,6 +16,8 @@ const WORKFLOW_TYPES = [
   'linkChainWorkflow',
   'intentWorkflow',
   'intentChainWorkflow',
+  'batcherWorkflow',
+  'batchWorkflow',
   'webhookDeliveryWorkflow',
   'webhookDispatcherWorkflow',
   'maintenanceWorkflow',
