@@ -24,12 +24,7 @@ import type { PreparedIntentTx } from '../../db/schema.js';
 import { signatureOnLedger, tx, type LedgerClient } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';
 import type { IntentFailure } from '../../protocol/failures.js';
-import {
-  parseIntentEntries,
-  planIntentAnchor,
-  type CanonicalIntent,
-  type IntentAnchorPlan,
-} from '../../protocol/intent/index.js';
+import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../../protocol/intent/index.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
 import { createQuorumClient, QuorumUnreachableError, type QuorumClient } from '../../validator/quorum.js';
 import type { ChainAccess } from '../chain-access.js';
