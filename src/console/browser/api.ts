@@ -23,6 +23,8 @@ export class ApiFailure extends Error {
   }
 }
 
+/** A JSON answer of our API, read field by field by the pages (its shapes are the OpenAPI's). */
+// biome-ignore lint/suspicious/noExplicitAny: the pages read answers' fields directly; a typed client would double the bundle
 export type Json = any;
 
 /** Calls the API; returns the parsed JSON body of a 2xx answer, throws ApiFailure for any other. */

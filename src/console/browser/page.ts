@@ -4,5 +4,6 @@ export interface Page {
   /** reads the page's data (re-read every poll) */
   load(): Promise<unknown>;
   /** draws the data; `refresh` asks the router to redraw on the next poll even if the data did not change */
+  // biome-ignore lint/suspicious/noExplicitAny: each page knows the shape its own load() answered
   view(data: any, refresh: () => void): Node;
 }
