@@ -44,7 +44,7 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
   const answers: string[] = [];
   const recipient = `0x${randomBytes(20).toString('hex')}` as Address;
   const id: { id: string; adi: string; pageUrl: string; account: Address; publicKey: string } = {} as never;
-  const secrets: { mnemonic: string; privateKeyHex: string } = { mnemonic: '', privateKeyHex: '' };
+  const secrets: { mnemonic: string; privateKeyHex: string; token: string } = { mnemonic: '', privateKeyHex: '', token: '' };
   /** a client key the governance test adds to the page (a second seat) */
   let extra: ReturnType<typeof newClientKey>;
 
@@ -116,6 +116,7 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
     expect(first.body.mnemonic.split(' ')).toHaveLength(24);
     expect(first.body.warning).toMatch(/only copy/);
     secrets.mnemonic = first.body.mnemonic;
+    secrets.token = created.mnemonic_retrieval.url.split('/').pop();
     const priv = privateKeyOfMnemonic(first.body.mnemonic);
     secrets.privateKeyHex = Buffer.from(priv).toString('hex');
     expect(publicKeyOf(priv)).toBe(created.public_key);
@@ -346,6 +347,10 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
       ),
     );
     expect(logLines.length).toBeGreaterThan(10);
+    // the retrieval token is a bearer secret while it is live: the request log shows its path redacted
+    expect(secrets.token.length).toBeGreaterThan(20);
+    expect(logLines.filter((l) => l.includes(secrets.token))).toEqual([]);
+    expect(logLines.some((l) => l.includes('/mnemonic/[redacted]'))).toBe(true);
     for (const needle of needles) {
       expect(logLines.filter((l) => l.includes(needle))).toEqual([]);
       expect(answers.filter((a) => a.includes(needle))).toEqual([]);

@@ -4,6 +4,11 @@ import type { Logger } from '../../log.js';
 import type { AppEnv } from '../deps.js';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** path segments that are bearer secrets in their own right (a mnemonic's one-shot retrieval token) */
+const SECRET_SEGMENT = /(\/mnemonic\/)[^/]+/;
+
+/** The request's path as it may be logged: secret segments replaced. */
+export const loggablePath = (path: string): string => path.replace(SECRET_SEGMENT, '$1[redacted]');
 
 /** Every response carries X-Request-Id (the caller's, if well-formed, else a new UUID); one JSON log line per request. */
 export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
@@ -19,7 +24,7 @@ export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
     // the auth middleware may have bound org_id/key_id to the context logger (never the key itself)
     (c.get('logger') ?? log).info('request', {
       method: c.req.method,
-      path: c.req.path,
+      path: loggablePath(c.req.path),
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
     });
