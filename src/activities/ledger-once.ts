@@ -16,7 +16,10 @@ import {
   isNotFound,
   keyFromSeed,
   normUrl,
+  signatureExecuted,
+  signatureMessageId,
   signHash,
+  staleSigningCause,
   type HeldKey,
   type LedgerClient,
   type TxStatus,
@@ -68,7 +71,16 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
     return run;
   }
 
-  async function waitFinal(txId: string, timeoutMs = txTimeoutMs): Promise<TxStatus | undefined> {
+  /**
+   * The transaction once final; with `sigId` (its signature message) also the signature's refusal when its block
+   * executed it: signers of one key in two worker processes can reach the node out of timestamp order within one
+   * block, and a transaction whose only signature was refused so never executes.
+   */
+  async function waitFinal(
+    txId: string,
+    timeoutMs = txTimeoutMs,
+    sigId?: string,
+  ): Promise<TxStatus | { status: string; error: { message: string }; delivered: false } | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (let n = 0; ; n++) {
       try {
@@ -77,6 +89,8 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
+      const sig = sigId ? await signatureExecuted(ledger, sigId) : undefined;
+      if (sig && !sig.ok) return { status: sig.error.code, error: { message: sig.error.message }, delivered: false };
       if (Date.now() > deadline) return undefined;
       beat();
       await sleep(backoff(n));
@@ -126,8 +140,9 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
       let st = await waitFinal(rec.txId, 3_000);
       if (!st) {
         // never seen (crash between record and submit) or still queued: resubmit the identical envelope
+        let sigId: string | undefined;
         try {
-          await ledger.submit(rec.envelope as messaging.EnvelopeArgs);
+          sigId = signatureMessageId(await ledger.submit(rec.envelope as messaging.EnvelopeArgs), rec.txId);
         } catch (e) {
           if (!(e instanceof LedgerSubmitError)) throw e;
           // refused: perhaps because the node has just taken the first submission (a duplicate), so look again
@@ -136,12 +151,15 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
             if (isNotFound(err)) return undefined;
             throw err;
           });
-          if (now) throw new LedgerError(`${step}: transaction ${rec.txId} is known to the ledger (${now.status}); following it`, 'pending');
+          // known but pending without a signature, and its signature now refused as stale: the signature was refused
+          // when its block executed it (another of the key's signatures, prepared later, went first): it never executes
+          const orphaned = now && !now.delivered && !now.failed && now.signatures.length === 0 && staleSigningCause(e);
+          if (now && !orphaned) throw new LedgerError(`${step}: transaction ${rec.txId} is known to the ledger (${now.status}); following it`, 'pending');
           // refused and unknown (e.g. the key has signed something newer since): it can never execute, so start over
           await clearLedgerTxRecord(db, identityId, step);
           throw new LedgerError(`${step}: recorded transaction refused on resubmission (${e.code}); signing a new one`, e.code);
         }
-        st = await waitFinal(rec.txId);
+        st = await waitFinal(rec.txId, txTimeoutMs, sigId);
         if (!st) throw new LedgerError(`${step}: transaction ${rec.txId} did not execute in time`, 'timeout');
       }
       if (st.delivered) return st;
@@ -150,7 +168,7 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
     }
 
     const held = keyFromSeed(key.privateKey);
-    const txId = await withSignerLock(key.signerUrl, async () => {
+    const { txId, sigId } = await withSignerLock(key.signerUrl, async () => {
       const prepared = await ledger.prepareExternalSignature({ principal, body, signerUrl: key.signerUrl, publicKey: held.address.publicKey });
       const sig = attachSignature(prepared.metadata, signHash(held, Buffer.from(prepared.hashToSign, 'hex')), Buffer.from(prepared.txHash, 'hex'));
       const envelope = jsonSafe(
@@ -158,7 +176,8 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
       );
       await putLedgerTxRecord(db, identityId, step, { txId: prepared.txId, envelope, submittedAt: new Date().toISOString() });
       try {
-        await ledger.submit(envelope as messaging.EnvelopeArgs);
+        const r = await ledger.submit(envelope as messaging.EnvelopeArgs);
+        return { txId: prepared.txId, sigId: signatureMessageId(r, prepared.txHash) };
       } catch (e) {
         if (e instanceof LedgerSubmitError) {
           await clearLedgerTxRecord(db, identityId, step);
@@ -166,9 +185,8 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
         }
         throw e; // transport: the record stays; the retry follows it
       }
-      return prepared.txId;
     });
-    const st = await waitFinal(txId);
+    const st = await waitFinal(txId, txTimeoutMs, sigId);
     if (!st) throw new LedgerError(`${step}: transaction ${txId} did not execute in time`, 'timeout');
     if (st.delivered) return st;
     await clearLedgerTxRecord(db, identityId, step);

@@ -9,3 +9,4 @@ export * from './client.js';
 export * from './bootstrap.js';
 export * from './cosign.js';
 export * from './stale.js';
+export * from './signature-outcome.js';

@@ -366,7 +366,8 @@ export async function submitSignature(
       if (stale) throw signingDataStale(stale, cause?.message ?? type, `/v1/transaction/${intentId}/signing-data`);
       if (status) {
         const field = /^(signature|public_key):/.exec(cause?.message ?? '')?.[1];
-        throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, status === 502 ? { 'Retry-After': '2' } : undefined);
+        const retry = status === 502 ? { 'Retry-After': '2' } : type === 'SignatureInFlight' ? { 'Retry-After': '1' } : undefined;
+        throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, retry);
       }
     }
     // the workflow ended (expired, or finished) while we asked: answer from the record

@@ -205,8 +205,13 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     },
     {
       validator: ({ signature, publicKey }) => {
+        // signed first: a signature sent again after its answer was lost (a killed API process) is told it went
+        // through, also once the workflow has moved on from the signature. A submission still running is not yet
+        // "already signed": it can fail (the ledger unreachable), and a client told so would never send it again,
+        // leaving the intent unsigned until it expires; it hears "in flight" and sends the signature again.
+        if (submitted) reject('AlreadySigned', 'intent already signed; read the intent for its status');
+        if (submitting) reject('SignatureInFlight', 'a signature for this intent is being submitted; send it again after Retry-After');
         if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no signature`);
-        if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
         if (sig.refreshing) reject('SignatureInFlight', 'fresh signing data is being prepared for this intent; sign the hash_to_sign it answers');
         const malformed = signatureFormatProblem(signature, publicKey);
         if (malformed) reject('InvalidInput', malformed.message);
@@ -229,8 +234,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   );
 
   handleSigningDataRefresh(input, submit, sig, () => {
-    if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no new signing data`);
     if (submitted || submitting) reject('AlreadySigned', 'intent already signed; read the intent for its status');
+    if (ended) reject('IntentClosed', `intent is ${progress.stage}; it takes no new signing data`);
   });
 
   const finish = (r: IntentWorkflowResult): IntentWorkflowResult => {

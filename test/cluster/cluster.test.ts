@@ -7,6 +7,7 @@
  * Every intent must complete, every leg must have run exactly once on its chain (its own TestTarget called once, one
  * Executed event for its anchor) and no 5xx may reach the client that it had no documented way to retry.
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +37,9 @@ const CHAINS = [
   { name: 'polygon-amoy', chainId: 80002 },
 ] as const;
 
+/** no settlement and no change of status or stage for this long while intents are left: the run is stuck */
+const STALL_MS = 90_000;
+
 const hasPostgres = !!inject('postgresUrl');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,6 +48,8 @@ let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
 let database: Database;
 let dataDir: string;
 let client: ClusterClient;
+/** a failed run keeps the data dir (process logs under logs/); GW_CLUSTER_KEEP=1 keeps it always */
+let passed = false;
 const wallets: Record<string, ChainWriter> = {};
 
 interface Identity {
@@ -79,7 +85,8 @@ afterAll(async () => {
   await cluster?.stop();
   await database?.close();
   await scratch?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir && (!passed || process.env.GW_CLUSTER_KEEP === '1')) console.log(`cluster data dir and process logs kept: ${dataDir}`);
+  else if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function createIdentity(): Promise<Identity> {
@@ -140,11 +147,18 @@ async function startIntent(n: number, identity: Identity, chain: Run['chain'], t
   // 409 SIGNING_DATA_STALE; the client fetches fresh signing data and signs again (ORDERING in the API reference).
   let hash: string = p.signing_data.hash_to_sign;
   let resigned = 0;
+  let inFlight = 0;
   for (;;) {
     const signature = Buffer.from(ed25519.sign(Buffer.from(hash, 'hex'), identity.key.secretKey)).toString('hex');
     const submitted = await client.call('POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: identity.key.publicKey });
     // 409 ALREADY_SIGNED: an attempt cut off by a kill went through — success for the client
     if (submitted.status === 200 || (submitted.status === 409 && submitted.body?.code === 'ALREADY_SIGNED')) break;
+    // 409 SIGNATURE_IN_FLIGHT: such an attempt is still being submitted (it may yet fail): the same signature again
+    if (submitted.status === 409 && submitted.body?.code === 'SIGNATURE_IN_FLIGHT' && inFlight < 60) {
+      inFlight++;
+      await sleep(1000);
+      continue;
+    }
     if (submitted.status !== 409 || submitted.body?.code !== 'SIGNING_DATA_STALE' || resigned >= 10) {
       throw new Error(`signature ${n}: ${submitted.status} ${JSON.stringify(submitted.body)}`);
     }
@@ -156,20 +170,50 @@ async function startIntent(n: number, identity: Identity, chain: Run['chain'], t
   return { n, intentId: p.intent_id, identity, chain, target, abandonedKeys, resigned };
 }
 
-/** Polls every unsettled intent once a second; the seconds from `since` to each settlement go into `seconds`. */
+/** The intent's workflow as Temporal sees it (pending activities, last failure), for a stuck intent's report. */
+function describeWorkflow(intentId: string): string {
+  const cli = process.env.TEMPORAL_CLI_PATH;
+  if (!cli) return '(TEMPORAL_CLI_PATH not set)';
+  const t = inject('temporalAddress');
+  try {
+    return execFileSync(cli, ['workflow', 'describe', '-w', `intent-${intentId}`, '--address', t, '--namespace', inject('temporalNamespace')], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+  } catch (err) {
+    return `describe failed: ${(err as Error).message}`;
+  }
+}
+
+/**
+ * Polls every unsettled intent once a second; the seconds from `since` to each settlement go into `seconds`.
+ * Gives up at `timeoutMs`, or sooner when nothing settled and no unsettled intent changed status or stage for
+ * STALL_MS; then the unsettled intents are printed with their workflows.
+ */
 async function settle(runs: Run[], timeoutMs: number, since: number, seconds: number[]): Promise<Map<string, Json>> {
   const done = new Map<string, Json>();
+  const last = new Map<string, Json>();
   const deadline = Date.now() + timeoutMs;
-  while (done.size < runs.length && Date.now() < deadline) {
+  let lastChange = Date.now();
+  while (done.size < runs.length && Date.now() < deadline && Date.now() - lastChange < STALL_MS) {
     for (const r of runs) {
       if (done.has(r.intentId)) continue;
       const x = await client.call('GET', `/v1/transaction/${r.intentId}`);
+      const seen = last.get(r.intentId);
+      if (!seen || seen.status !== x.body?.status || seen.stage !== x.body?.stage) lastChange = Date.now();
+      last.set(r.intentId, x.body);
       if (['completed', 'failed', 'expired'].includes(x.body?.status)) {
         done.set(r.intentId, x.body);
         seconds.push((Date.now() - since) / 1000);
       }
     }
     await sleep(1000);
+  }
+  for (const r of runs) {
+    if (done.has(r.intentId)) continue;
+    const x = last.get(r.intentId);
+    console.log(`unsettled intent ${r.n} ${r.intentId} on ${r.chain.name}: status ${x?.status} stage ${x?.stage}\n${JSON.stringify(x)}`);
+    console.log(describeWorkflow(r.intentId));
   }
   return done;
 }
@@ -257,5 +301,6 @@ describe('cluster: 2 API, 2 worker and 7 validator processes from the compiled b
     expect(cluster.validators.filter((v) => v.running).length).toBe(6);
     for (const x of results.values()) expect(x.error_message ?? null, x.intent_id).toBeNull();
     expect(figures).toMatchObject({ intents: INTENTS, completed: INTENTS, legs_once: INTENTS });
+    passed = true;
   }, 900_000);
 });

@@ -5,7 +5,15 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
-import { isNotFound, LedgerInputError, LedgerSubmitError, LedgerTransportError, staleSigningCause } from '../../ledger/index.js';
+import {
+  isNotFound,
+  LedgerInputError,
+  LedgerSubmitError,
+  LedgerTransportError,
+  signatureMessageId,
+  staleSigningCause,
+  waitSignatureExecuted,
+} from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
 import { recordSubmissionInInbox } from '../inbox.js';
@@ -16,6 +24,9 @@ import { staleSigningData, submittedProgress } from './signing-data.js';
 function ledgerUnavailable(e: LedgerTransportError): ApplicationFailure {
   return ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable');
 }
+
+/** How long a submission waits for the ledger to execute its signature (a devnet block is tens of ms, a node's ~1 s). */
+const SIGNATURE_EXECUTION_WAIT_MS = 8_000;
 
 export function signatureSteps(ctx: CycleContext) {
   const { db, ledger } = ctx;
@@ -63,6 +74,19 @@ export function signatureSteps(ctx: CycleContext) {
         }
         throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
       });
+      // The ledger's answer to a submission is its first check only: a signature refused when its block executes
+      // it (stale: a signature of the same key prepared later executed first) leaves the transaction pending
+      // without it for good. The client hears that now, while it can still sign fresh signing data.
+      const sigId = 'submissions' in submitted ? signatureMessageId(submitted, p.txHash) : undefined;
+      if (sigId) {
+        const waitUntil = Math.min(Date.now() + SIGNATURE_EXECUTION_WAIT_MS, (deadline ?? Number.POSITIVE_INFINITY) - 2_000);
+        const executed = await waitSignatureExecuted(ledger, sigId, waitUntil);
+        if (executed && !executed.ok) {
+          const cause = staleSigningCause(executed.error);
+          if (cause) throw staleSigningData(cause, executed.error.message);
+          throw cycleFailure('SignatureRejected', `the ledger refused the signature: ${executed.error.message}`);
+        }
+      }
       // An attempt past its timeout has been given up on (the client may have heard 502 and the intent must stay
       // open for the same signature): it does not mark the intent. A retry finds the transaction on the ledger.
       if (deadline !== undefined && Date.now() > deadline)
