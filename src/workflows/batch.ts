@@ -21,6 +21,7 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   type RetryPolicy,
   setHandler,
@@ -70,6 +71,12 @@ const acts = proxyActivities<IntentActivities>({
   retry,
 });
 
+/**
+ * Patch id: a batch tells its members their outcome with all the signals in one workflow task; histories recorded
+ * before it sent them one after the other.
+ */
+export const CONCURRENT_OUTCOMES = 'batch-concurrent-outcomes';
+
 /** Batches a run starts before it continues as new (its history stays a few hundred events). */
 const BATCHES_PER_RUN = 50;
 /** A batcher with nothing to gather for this long ends; the next join starts it again. */
@@ -112,12 +119,15 @@ export async function batchWorkflow(input: BatchInput): Promise<{ anchorId?: str
   const batchId = workflowInfo().workflowId;
   const step = { chain: input.chain, batchId, members: input.members.map((m) => m.intentId) };
   const tell = async (intentIds: string[], outcome: BatchOutcome) => {
-    for (const m of input.members.filter((x) => intentIds.includes(x.intentId))) {
-      // a member's cycle that ended meanwhile (cancelled, terminated) has nothing to hear
-      await getExternalWorkflowHandle(m.workflowId)
+    // a member's cycle that ended meanwhile (cancelled, terminated) has nothing to hear
+    const signal = (m: BatchJoin) =>
+      getExternalWorkflowHandle(m.workflowId)
         .signal(batchOutcomeSignal, outcome)
         .catch(() => undefined);
-    }
+    const to = input.members.filter((x) => intentIds.includes(x.intentId));
+    // every member's signal in one workflow task (one after the other cost a task each: seconds for a large batch)
+    if (patched(CONCURRENT_OUTCOMES)) await Promise.all(to.map(signal));
+    else for (const m of to) await signal(m);
   };
   let attested: Awaited<ReturnType<IntentActivities['attestBatch']>>;
   try {
@@ -127,7 +137,8 @@ export async function batchWorkflow(input: BatchInput): Promise<{ anchorId?: str
     await tell(step.members, { batchId, error: innermostFailure(err).message });
     return { included: [], excluded: step.members.map((intentId) => ({ intentId, reason: innermostFailure(err).message })) };
   }
-  for (const x of attested.excluded) await tell([x.intentId], { batchId, error: x.reason });
+  if (patched(CONCURRENT_OUTCOMES)) await Promise.all(attested.excluded.map((x) => tell([x.intentId], { batchId, error: x.reason })));
+  else for (const x of attested.excluded) await tell([x.intentId], { batchId, error: x.reason });
   if (attested.included.length) {
     upsertSearchAttributes([
       { key: BatchIntentsKey, value: attested.included },

@@ -129,6 +129,14 @@ describe('batched anchoring', () => {
     const batch = await temporal.workflow.getHandle(batchId).describe();
     expect(batch.type).toBe('batchWorkflow');
     expect(batch.searchAttributes.BatchIntents).toEqual([ids.a1, ids.b1]);
+    // the members included hear the outcome in one workflow task (not one task per member)
+    const history = await temporal.workflow.getHandle(batchId).fetchHistory();
+    const told = (history.events ?? []).flatMap((e) => {
+      const at = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+      return at && !String(at.workflowExecution?.workflowId).includes(ids.x!) ? [String(at.workflowTaskCompletedEventId)] : [];
+    });
+    expect(told).toHaveLength(2);
+    expect(new Set(told).size).toBe(1);
   }, 240_000);
 
   it('the validators anchor a member once: not in another batch, not alone', async () => {
