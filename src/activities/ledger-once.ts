@@ -2,7 +2,9 @@
  * Exactly-once submission of the provisioning steps' ledger transactions. A step's transaction is built and signed,
  * recorded in the identity row (txId and the signed envelope) and only then submitted. A retry that finds a record
  * follows that transaction (resubmitting the identical envelope if the node never saw it) instead of signing a new
- * one. Signatures of one key reach the node in timestamp order (one signing at a time per signer). A failed
+ * one. Signatures of one key reach the node in timestamp order within a process (one signing at a time per
+ * signer); from two worker processes they may not, and one the node refuses when its block executes it is signed
+ * anew (its transaction could never execute). A failed
  * transaction becomes a classified error: out of credits or funds is permanent, anything else is retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
@@ -38,6 +40,12 @@ export interface OnceSubmitterDeps {
   /** poll interval while waiting, default 25 ms */
   pollMs?: number;
 }
+
+/** A transaction's signature refused when its block executed it: the transaction never executes. */
+type RefusedSignature = { status: string; error: { message: string }; delivered: false };
+
+/** Pending without a signature, and its signature now refused as stale: refused when its block executed it. */
+const orphaned = (now: TxStatus, refusal: unknown) => !now.delivered && !now.failed && now.signatures.length === 0 && !!staleSigningCause(refusal);
 
 const jsonSafe = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
 
@@ -76,11 +84,7 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
    * executed it: signers of one key in two worker processes can reach the node out of timestamp order within one
    * block, and a transaction whose only signature was refused so never executes.
    */
-  async function waitFinal(
-    txId: string,
-    timeoutMs = txTimeoutMs,
-    sigId?: string,
-  ): Promise<TxStatus | { status: string; error: { message: string }; delivered: false } | undefined> {
+  async function waitFinal(txId: string, timeoutMs = txTimeoutMs, sigId?: string): Promise<TxStatus | RefusedSignature | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (let n = 0; ; n++) {
       try {
@@ -151,10 +155,9 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
             if (isNotFound(err)) return undefined;
             throw err;
           });
-          // known but pending without a signature, and its signature now refused as stale: the signature was refused
-          // when its block executed it (another of the key's signatures, prepared later, went first): it never executes
-          const orphaned = now && !now.delivered && !now.failed && now.signatures.length === 0 && staleSigningCause(e);
-          if (now && !orphaned) throw new LedgerError(`${step}: transaction ${rec.txId} is known to the ledger (${now.status}); following it`, 'pending');
+          // unless another of the key's signatures, prepared later, executed first and left it without its own
+          if (now && !orphaned(now, e))
+            throw new LedgerError(`${step}: transaction ${rec.txId} is known to the ledger (${now.status}); following it`, 'pending');
           // refused and unknown (e.g. the key has signed something newer since): it can never execute, so start over
           await clearLedgerTxRecord(db, identityId, step);
           throw new LedgerError(`${step}: recorded transaction refused on resubmission (${e.code}); signing a new one`, e.code);
