@@ -18,6 +18,7 @@ import { createLedgerActivities } from './ledger.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createPendingActivities } from './pending.js';
 import { createProviderActivities } from './provider.js';
+import { joinBatcher } from '../temporal/batches.js';
 import type { Kek } from '../identity/provider-keys.js';
 import { createWebhookActivities } from './webhooks.js';
 
@@ -59,15 +60,18 @@ export function createActivities(deps: ActivityDeps) {
   const chainLink = access ? createChainLinkActivities({ db: deps.db, access }) : undefined;
   const intent =
     deps.ledger && access
-      ? createIntentActivities({
-          db: deps.db,
-          ledger: deps.ledger,
-          access,
-          validatorUrls: deps.validatorUrls ?? [],
-          validatorClientSeed: deps.validatorClientSeed,
-          sendExecution: deps.sendExecution,
-          logger: deps.logger,
-        })
+      ? createIntentActivities(
+          {
+            db: deps.db,
+            ledger: deps.ledger,
+            access,
+            validatorUrls: deps.validatorUrls ?? [],
+            validatorClientSeed: deps.validatorClientSeed,
+            sendExecution: deps.sendExecution,
+            logger: deps.logger,
+          },
+          joinBatcher,
+        )
       : undefined;
   return {
     ...createMaintenanceActivities(deps.db),

@@ -13,7 +13,7 @@
  * signature.ts (the ledger side), quorum.ts (the validator rounds), chain-steps.ts (the chain transactions),
  * finalize.ts (the end), batch.ts (the batched class: joining a batch, its attestation and anchor), transfer.ts (the end of a ledger-only intent: a token transfer). The activity names are the keys below; recorded workflow histories name them.
  */
-import { batchSettingsFromEnv, batchSteps } from './cycle/batch.js';
+import { batchSettingsFromEnv, batchSteps, type JoinBatcher } from './cycle/batch.js';
 import { chainSteps } from './cycle/chain-steps.js';
 import { createCycleContext, type IntentActivityDeps } from './cycle/context.js';
 import { finalizeSteps } from './cycle/finalize.js';
@@ -24,7 +24,8 @@ import { transferSteps } from './cycle/transfer.js';
 
 export type { IntentActivityDeps, IntentStepInput, LegStepInput, SendExecution } from './cycle/context.js';
 
-export function createIntentActivities(deps: IntentActivityDeps) {
+/** `joinBatcher` starts or feeds a chain's batcher workflow; it is passed in because activities never import workflow code. */
+export function createIntentActivities(deps: IntentActivityDeps, joinBatcher: JoinBatcher) {
   const ctx = createCycleContext(deps);
   return {
     ...signatureSteps(ctx),
@@ -33,7 +34,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     ...finalizeSteps(ctx),
     ...transferSteps(ctx),
     ...signingDataSteps(ctx),
-    ...batchSteps(ctx, batchSettingsFromEnv()),
+    ...batchSteps(ctx, joinBatcher, batchSettingsFromEnv()),
   };
 }
 export type IntentActivities = ReturnType<typeof createIntentActivities>;

@@ -144,8 +144,9 @@ describe('config', () => {
         const path = join(dir, name);
         if (statSync(path).isDirectory()) walk(path);
         else if (path.endsWith('.ts') && path !== join('src', 'config.ts')) {
-          // PATH lookups for binaries are the operating system's business, not configuration.
-          const uses = readFileSync(path, 'utf8').match(/process\.env(?!\.PATH\b)(\.\w+|\[)/g);
+          // PATH and HOME (binary lookups, a child's environment) are the operating system's business, not
+          // configuration; a quoted 'process.env.X' is a bundler's define key, not a read.
+          const uses = readFileSync(path, 'utf8').match(/(?<!['"])process\.env(?!\.(PATH|HOME)\b)(\.\w+|\[)/g);
           if (uses) offenders.push(`${path}: ${uses.join(', ')}`);
         }
       }

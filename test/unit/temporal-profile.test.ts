@@ -7,9 +7,10 @@ describe('temporal-dev.yml', () => {
   const profile = loadTemporalProfile();
 
   it('registers every search attribute the workflows set, with the same type', () => {
-    const expected = Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, k.type === 'KEYWORD' ? 'Keyword' : k.type]));
+    const cliType: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+    const expected = Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, cliType[k.type] ?? k.type]));
     expect(profile.searchAttributes).toEqual(expected);
-    expect(Object.keys(expected).sort()).toEqual(['IdentityId', 'IntentId', 'OrgId', 'Stage']);
+    expect(Object.keys(expected).sort()).toEqual(['BatchId', 'BatchIntents', 'IdentityId', 'IntentId', 'OrgId', 'Stage']);
   });
 
   it('becomes the start-dev argv', () => {

@@ -10,6 +10,7 @@
  * is content-addressed on chain (exists? proven?), so a retry finds what an earlier attempt sent.
  */
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Hex } from 'viem';
 import { createAnchor, executeComprehensiveProof, findAnchorTx } from '../../chain/anchor.js';
@@ -86,7 +87,10 @@ function leftOut(e: QuorumUnreachableError, q: QuorumClient, byTx: Map<string, s
   return new Map([...refusedBy].filter(([, r]) => total - r.power < e.requiredPower).map(([id, r]) => [id, r.reason]));
 }
 
-export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_BATCH_SETTINGS) {
+/** Hands a member to its chain's batcher, starting the batcher when none runs (src/temporal/batches.ts). */
+export type JoinBatcher = (client: Client, taskQueue: string, workflowId: string, input: BatchSettings & { chain: string }, join: BatchJoin) => Promise<void>;
+
+export function batchSteps(ctx: CycleContext, joinBatcher: JoinBatcher, settings: BatchSettings = DEFAULT_BATCH_SETTINGS) {
   const { db, access } = ctx;
 
   /** The members' rows on the chain with this batch's membership, in the order given. */
@@ -119,13 +123,7 @@ export function batchSteps(ctx: CycleContext, settings: BatchSettings = DEFAULT_
       if (c.record.batch) return { batched: true };
       const join: BatchJoin = { intentId: i.intentId, legIds: i.legIds, workflowId: i.workflowId };
       const a = Context.current();
-      await a.client.workflow.signalWithStart('batcherWorkflow', {
-        workflowId: batcherWorkflowId(i.chain),
-        taskQueue: a.info.taskQueue,
-        args: [{ chain: i.chain, ...settings }],
-        signal: 'join',
-        signalArgs: [join],
-      });
+      await joinBatcher(a.client, a.info.taskQueue, batcherWorkflowId(i.chain), { chain: i.chain, ...settings }, join);
       return { batched: true };
     },
 
