@@ -144,7 +144,7 @@ export const CreateBody = z
       .optional()
       .openapi({
         description:
-          'How the proof cycle runs. standard (the default): one anchor per intent and chain, the lowest latency. batched: the intent's legs wait on each chain for a batch (up to BATCH_WINDOW_MS, default 2 s, or BATCH_MAX_LEGS legs), which shares one attestation round, one anchor and one on-chain verification among the legs of many intents; each leg then executes with its Merkle proof, and the proof bundle proves its membership in the batch. Cheaper per call, slower by up to the window. on_demand and on_cadence are accepted for it and stored as batched. The class is written into the intent (the validators attest it with the rest) and shown in answers. Any other value is a 400.',
+          'How the proof cycle runs. standard (the default): one anchor per intent and chain, the lowest latency. batched: the legs of the intent wait on each chain for a batch (up to BATCH_WINDOW_MS, default 2 s, or BATCH_MAX_LEGS legs), which shares one attestation round, one anchor and one on-chain verification among the legs of many intents; each leg then executes with its Merkle proof, and the proof bundle proves its membership in the batch. Cheaper per call, slower by up to the window. on_demand and on_cadence are accepted for it and stored as batched. The class is written into the intent (the validators attest it with the rest) and shown in answers. Any other value is a 400.',
       }),
     contract_addresses: z.array(z.string()).optional().openapi({ description: 'Allow-list: every contract call must target one of these' }),
     signer_public_key: z.string().optional().openapi({ description: '64 hex: the key-page member that signs (default: the identity key)' }),
