@@ -17,6 +17,7 @@ import { type Context, Hono } from 'hono';
 import type { z } from 'zod';
 import { blsReady } from '../chain/bls.js';
 import { createLogger, type Logger } from '../log.js';
+import { type DrainBudget, readLimitedBody } from '../net/limited-body.js';
 import { listen, type RunningServer } from '../net/server.js';
 import { DEFAULT_AUTH_WINDOW_MS, NonceLedger, parseTrustedGatewayKeys, verifyValidatorRequest } from '../protocol/validator-auth.js';
 import {
@@ -82,7 +83,7 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
   const signed =
     <S extends z.ZodType>(path: string, schema: S, work: (body: z.output<S>) => Promise<unknown>) =>
     async (c: Context) => {
-      const bytes = await readLimited(c, maxBody);
+      const bytes = await readLimitedBody(c.req.raw, maxBody, DRAIN);
       if (bytes === undefined) {
         c.header('Connection', 'close');
         return fail(c, 413, 'PAYLOAD_TOO_LARGE', `request body larger than ${maxBody} bytes`);
@@ -176,66 +177,7 @@ export function createValidatorApp(node: ValidatorNode, opts: ValidatorHttpOptio
 }
 
 /** The most of an oversized body read and discarded before the 413, and for how long at most. */
-const DRAIN_BYTES = 8 << 20;
-const DRAIN_MS = 1_000;
-
-/**
- * Reads and discards what is left of an oversized body, within the budget: closing a socket with unread bytes
- * resets the connection, which could reach the client before it has read the 413.
- */
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, alreadyRead: number): Promise<void> {
-  let read = alreadyRead;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((r) => {
-    timer = setTimeout(() => r('timeout'), DRAIN_MS);
-  });
-  try {
-    while (read <= DRAIN_BYTES) {
-      const r = await Promise.race([reader.read(), timeout]);
-      if (r === 'timeout' || r.done) break;
-      read += r.value.byteLength;
-    }
-  } catch {
-    // the client went away
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-}
-
-/**
- * The body's bytes, or undefined when it is (or declares to be) larger than `max`; the rest of such a body is read
- * and discarded within a small budget (DRAIN_BYTES, DRAIN_MS), then the connection is closed.
- */
-async function readLimited(c: Context, max: number): Promise<Uint8Array | undefined> {
-  const declared = c.req.header('content-length');
-  const stream = c.req.raw.body;
-  if (declared !== undefined && Number(declared) > max) {
-    if (stream && Number(declared) <= DRAIN_BYTES) await discardRest(stream.getReader(), 0);
-    return undefined;
-  }
-  if (!stream) return new Uint8Array();
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await discardRest(reader, size);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const ch of chunks) {
-    out.set(ch, at);
-    at += ch.byteLength;
-  }
-  return out;
-}
+const DRAIN: DrainBudget = { bytes: 8 << 20, ms: 1_000 };
 
 /** Listens once the fast BLS engine is loaded, so the first requests are not signed the slow way. */
 export async function serveValidator(node: ValidatorNode, opts: ValidatorHttpOptions & { host?: string; port?: number }): Promise<RunningServer> {
