@@ -140,7 +140,7 @@ describe('refusals', () => {
     expect(empty.status).toBe(400);
     const e = await empty.json();
     expect(e.code).toBe('VALIDATION_ERROR');
-    expect(e.details).toMatchObject({ field: 'body', accepted_fields: ['public_key', 'link_chains'] });
+    expect(e.details).toMatchObject({ field: 'body', accepted_fields: ['public_key', 'link_chains', 'provider_policy'] });
     expect(e.error).toMatch(/public_key/);
     expect(e.error).toMatch(/link_chains/);
 
