@@ -130,7 +130,7 @@ async function main() {
     await submitIntent(dn, who, bp.body);
     await waitCompleted(dn, bp.body.intent_id, 50);
     await save(dn, 'batchWorkflow', await firstClosed(dn, 'batchWorkflow'));
-    await save(dn, 'batcherWorkflow', `batcher-${CHAINS[0].name}`);
+    await save(dn, 'batcherWorkflow', `batcher-${taskQueue}-${CHAINS[0].name}`);
 
     await save(dn, 'webhookDeliveryWorkflow', await firstClosed(dn, 'webhookDeliveryWorkflow'));
     if (received.length === 0) throw new Error('the receiver got no delivery');

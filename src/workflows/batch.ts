@@ -2,7 +2,7 @@
  * Batched anchoring (the `batched` proof class): one anchor, one quorum round and one on-chain verification for the
  * legs of many intents on a chain.
  *
- *   batcherWorkflow (`batcher-<chain>`)  one per chain, started or fed by signal-with-start (the activity joinBatch
+ *   batcherWorkflow (`batcher-<task queue>-<chain>`)  one per chain and task queue, started or fed by signal-with-start (the activity joinBatch
  *       of a member's chain cycle sends `join`). From the first join it gathers for the window (BATCH_WINDOW_MS) or
  *       until BATCH_MAX_LEGS legs wait, whichever comes first, then hands the batch to a child batchWorkflow (left
  *       running on its own) and gathers the next. Renewed with continue-as-new to keep its history short (joins

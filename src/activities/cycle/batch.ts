@@ -46,8 +46,12 @@ export function batchSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Batc
   };
 }
 
-/** The workflow id of a chain's batcher. */
-export const batcherWorkflowId = (chain: string) => `batcher-${chain}`;
+/**
+ * The workflow id of a chain's batcher on a task queue. The queue is part of it: gateways (or test runs) that share a
+ * Temporal namespace each batch on their own queue, and a join must never reach another queue's batcher, whose
+ * workers may be gone.
+ */
+export const batcherWorkflowId = (taskQueue: string, chain: string) => `batcher-${taskQueue}-${chain}`;
 
 /** A member's chain cycle as it joins a batch: which workflow to tell the outcome. */
 export interface BatchJoin {
@@ -123,7 +127,7 @@ export function batchSteps(ctx: CycleContext, joinBatcher: JoinBatcher, settings
       if (c.record.batch) return { batched: true };
       const join: BatchJoin = { intentId: i.intentId, legIds: i.legIds, workflowId: i.workflowId };
       const a = Context.current();
-      await joinBatcher(a.client, a.info.taskQueue, batcherWorkflowId(i.chain), { chain: i.chain, ...settings }, join);
+      await joinBatcher(a.client, a.info.taskQueue, batcherWorkflowId(a.info.taskQueue, i.chain), { chain: i.chain, ...settings }, join);
       return { batched: true };
     },
 
