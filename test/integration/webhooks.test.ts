@@ -11,6 +11,7 @@ import { eq, inArray } from 'drizzle-orm';
 import { createApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
 import { recordEvent, InvalidEventError } from '../../src/db/events.js';
+import { fanOutEvents } from '../../src/db/webhooks.js';
 import { EVENT_SCHEMAS, EVENT_TYPES, type EventType } from '../../src/webhooks/catalogue.js';
 import { getAddress } from 'viem';
 import { createWebhookActivities } from '../../src/activities/webhooks.js';
@@ -166,17 +167,25 @@ describe.each(dbKinds())('webhooks (%s)', (kind) => {
     const old2 = await emit(org, 'identity.active', resource);
     const fresh = await emit(org, 'identity.active', resource);
     const longAgo = new Date(Date.now() - 31 * 24 * 3600_000);
-    // Deliveries first, then age the events: the dispatcher also purges on its own schedule, and it must never
-    // see an aged event without its delivery rows.
+    // Fan the events out first (here or by the dispatcher, whichever comes first), so that the dispatcher has made
+    // the delivery rows (failed: the endpoint is disabled) before the test shapes them; then age the events: the
+    // dispatcher also purges on its own schedule, and it must never see an aged event without its delivery rows.
+    const ids = [old1.id, old2.id, fresh.id];
+    await eventually(async () => {
+      await fanOutEvents(database.db, 100);
+      const rows = await database.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, ids));
+      return rows.length === ids.length;
+    });
     const [done] = await database.db
-      .insert(webhookDeliveries)
-      .values({ orgId: org, eventId: old1.id, endpointId: ep.id, eventType: 'identity.active', status: 'succeeded', workflowStartedAt: longAgo })
+      .update(webhookDeliveries)
+      .set({ status: 'succeeded', lastError: null, failedAt: null, deliveredAt: longAgo, workflowStartedAt: longAgo })
+      .where(eq(webhookDeliveries.eventId, old1.id))
       .returning();
     await database.db.insert(webhookAttempts).values({ deliveryId: done.id, attempt: 1, webhookTimestamp: 1, durationMs: 3, succeeded: true, statusCode: 200 });
     await database.db
-      .insert(webhookDeliveries)
-      .values({ orgId: org, eventId: old2.id, endpointId: ep.id, eventType: 'identity.active', status: 'pending', workflowStartedAt: longAgo });
-    await database.db.update(events).set({ dispatchedAt: new Date() }).where(eq(events.id, fresh.id));
+      .update(webhookDeliveries)
+      .set({ status: 'pending', lastError: null, failedAt: null, workflowStartedAt: longAgo })
+      .where(eq(webhookDeliveries.eventId, old2.id));
     await database.db
       .update(events)
       .set({ createdAt: longAgo, dispatchedAt: longAgo })
