@@ -9,7 +9,8 @@
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
  *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does),
- *   creditsWorkflow (POST /v1/identity/{id}/credits for the first identity).
+ *   creditsWorkflow (POST /v1/identity/{id}/credits for the first identity), intentExpiryWorkflow (started as at
+ *   worker start-up; recorded once it has expired an intent prepared with a 2 s time to live and never signed).
  * Files of other versions are left as they are; this version's files are overwritten. Workflow types named as
  * arguments limit the files written to theirs (the scenario still runs whole): a new version records the workflows
  * it changed.
@@ -27,6 +28,7 @@ import { creditsWorkflowId } from '../src/temporal/credits.js';
 import { linkChainWorkflowId } from '../src/temporal/identities.js';
 import { ensureWebhookDispatcher } from '../src/temporal/webhooks.js';
 import { dispatcherWorkflowId } from '../src/workflows/webhook-dispatcher.js';
+import { intentExpiryWorkflowId } from '../src/workflows/intent-expiry.js';
 import {
   arg,
   benchWallets,
@@ -119,6 +121,17 @@ async function main() {
     await dn.client.workflow.getHandle(`intent-${p.intent_id}`).result();
     await save(dn, 'intentWorkflow', `intent-${p.intent_id}`);
     await save(dn, 'intentChainWorkflow', `intent-${p.intent_id}-${CHAINS[0].name}`);
+
+    // an intent never signed: it has no workflow, the expiry sweep expires it
+    const ttl = dn.config.intentTtlSeconds;
+    dn.config.intentTtlSeconds = 2;
+    const unsigned = await prepareIntent(dn, who, [recordLeg(CHAINS[0], who.account, target!, arg(`record-x-${randomBytes(4).toString('hex')}`))]);
+    dn.config.intentTtlSeconds = ttl;
+    for (let i = 0; (await dn.call('GET', `/v1/transaction/${unsigned.intent_id}`)).body.status !== 'expired'; i++) {
+      if (i > 150) throw new Error('the unsigned intent did not expire');
+      await sleep(100);
+    }
+    await save(dn, 'intentExpiryWorkflow', intentExpiryWorkflowId(taskQueue));
 
     // the batched class: the chain's batcher (still gathering: its history so far) and the batch it started
     const bp = await dn.call('POST', '/v1/transaction', {

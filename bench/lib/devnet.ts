@@ -32,6 +32,7 @@ import { createLogger } from '../../src/log.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
 import { loadTemporalProfile } from '../../src/temporal/profile.js';
 import { createConfiguredWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
+import { ensureIntentExpiry } from '../../src/temporal/intents.js';
 import { testTargetLeg } from '../../test/support/test-target.js';
 
 /** anvil's second and third development accounts: not the relayer (account 0) */
@@ -199,6 +200,8 @@ export async function startBenchDevnet(opts: {
     }
     const client = await connectTemporalClient(config.temporal);
     stops.push(() => client.connection.close());
+    // as at a worker's start-up (the worker process does it itself): the expiry sweep of unsigned intents
+    await ensureIntentExpiry(client, config.temporal.taskQueue);
     const app = createApp({ config, database, temporal: client, logger });
     const org = await createOrganization(database.db, { name: opts.name, identityQuota: 10_000, creditGrant: 100_000_000n });
     const { rawKey } = await createApiKey(database.db, { orgId: org.id, name: opts.name, rateLimitRpm: 1_000_000 });

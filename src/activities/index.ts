@@ -19,6 +19,7 @@ import { createMaintenanceActivities } from './maintenance.js';
 import { createPendingActivities } from './pending.js';
 import { createProviderActivities } from './provider.js';
 import { joinBatcher } from '../temporal/batches.js';
+import { intentWorkflowExists, startIntentWorkflow } from '../temporal/intents.js';
 import type { Kek } from '../identity/provider-keys.js';
 import { createWebhookActivities } from './webhooks.js';
 
@@ -70,7 +71,7 @@ export function createActivities(deps: ActivityDeps) {
             sendExecution: deps.sendExecution,
             logger: deps.logger,
           },
-          joinBatcher,
+          { joinBatcher, intents: { exists: intentWorkflowExists, start: startIntentWorkflow } },
         )
       : undefined;
   return {

@@ -11,11 +11,12 @@
  *
  * The steps live in src/activities/cycle/ by concern, each a factory over one cycle context built here once:
  * signature.ts (the ledger side), quorum.ts (the validator rounds), chain-steps.ts (the chain transactions),
- * finalize.ts (the end), batch.ts (the batched class: joining a batch, its attestation and anchor), transfer.ts (the end of a ledger-only intent: a token transfer). The activity names are the keys below; recorded workflow histories name them.
+ * finalize.ts (the end), batch.ts (the batched class: joining a batch, its attestation and anchor), transfer.ts (the end of a ledger-only intent: a token transfer), expiry.ts (unsigned intents past their expiry). The activity names are the keys below; recorded workflow histories name them.
  */
 import { batchSettingsFromEnv, batchSteps, type JoinBatcher } from './cycle/batch.js';
 import { chainSteps } from './cycle/chain-steps.js';
 import { createCycleContext, type IntentActivityDeps } from './cycle/context.js';
+import { expirySteps, type IntentWorkflowAccess } from './cycle/expiry.js';
 import { finalizeSteps } from './cycle/finalize.js';
 import { quorumSteps } from './cycle/quorum.js';
 import { signatureSteps } from './cycle/signature.js';
@@ -24,8 +25,15 @@ import { transferSteps } from './cycle/transfer.js';
 
 export type { IntentActivityDeps, IntentStepInput, LegStepInput, SendExecution } from './cycle/context.js';
 
-/** `joinBatcher` starts or feeds a chain's batcher workflow; it is passed in because activities never import workflow code. */
-export function createIntentActivities(deps: IntentActivityDeps, joinBatcher: JoinBatcher) {
+/** What the activities start or ask of workflows (src/temporal/); passed in because activities never import workflow code. */
+export interface IntentWorkflowHandles {
+  /** starts or feeds a chain's batcher workflow */
+  joinBatcher: JoinBatcher;
+  /** the intent workflow, for the expiry sweep */
+  intents: IntentWorkflowAccess;
+}
+
+export function createIntentActivities(deps: IntentActivityDeps, workflows: IntentWorkflowHandles) {
   const ctx = createCycleContext(deps);
   return {
     ...signatureSteps(ctx),
@@ -34,7 +42,8 @@ export function createIntentActivities(deps: IntentActivityDeps, joinBatcher: Jo
     ...finalizeSteps(ctx),
     ...transferSteps(ctx),
     ...signingDataSteps(ctx),
-    ...batchSteps(ctx, joinBatcher, batchSettingsFromEnv()),
+    ...batchSteps(ctx, workflows.joinBatcher, batchSettingsFromEnv()),
+    ...expirySteps(ctx, workflows.intents),
   };
 }
 export type IntentActivities = ReturnType<typeof createIntentActivities>;
@@ -56,4 +65,5 @@ export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'attestBatch',
   'createBatchAnchor',
   'proveBatchAnchor',
+  'expireDueIntents',
 ];

@@ -2,12 +2,13 @@
  * Intents and their per-chain proof cycles. Every status change that an integrator hears about is
  * written with its event (src/db/events.ts) in the same transaction.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { ChainCycleRecord } from '../protocol/cycle-record.js';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { ledgerHashForm, type ExecutionPayload } from '../webhooks/stored-forms.js';
 import { preparedPerDb } from './prepared.js';
+import { releaseSpend } from './provider.js';
 import { intentChains, intents, proofs } from './schema.js';
 import { UUID } from './ids.js';
 
@@ -30,10 +31,6 @@ export interface IntentDocument {
 export async function insertIntent(db: Db, row: NewIntentRow): Promise<IntentRow> {
   const [r] = await db.insert(intents).values(row).returning();
   return r!;
-}
-
-export async function deleteIntent(db: Db, id: string): Promise<void> {
-  await db.delete(intents).where(eq(intents.id, id));
 }
 
 export async function getIntent(db: Db, id: string): Promise<IntentRow | undefined> {
@@ -190,6 +187,7 @@ export async function markIntentFailed(db: Db, id: string, p: { status: 'failed'
       )
       .returning();
     if (!row) return;
+    if (p.status === 'expired') await releaseSpend(tx as unknown as Db, row.id);
     await recordEvent(tx as unknown as Db, {
       orgId: row.orgId,
       type: 'transaction.failed',
@@ -197,6 +195,27 @@ export async function markIntentFailed(db: Db, id: string, p: { status: 'failed'
       data: { intent_id: row.id, identity_id: row.identityId, operation_id: row.operationId, stage: p.stage, error: p.error },
     });
   });
+}
+
+/** Unsigned intents whose expires_at is at or before `now`, soonest first (the expiry sweep's work). */
+export async function dueUnsignedIntents(db: Db, now: Date, limit: number): Promise<IntentRow[]> {
+  return db
+    .select()
+    .from(intents)
+    .where(and(eq(intents.status, 'signing_required'), lte(intents.expiresAt, now)))
+    .orderBy(asc(intents.expiresAt))
+    .limit(limit);
+}
+
+/** The earliest expires_at after `now` of an unsigned intent; undefined when none waits. */
+export async function nextUnsignedExpiry(db: Db, now: Date): Promise<Date | undefined> {
+  const [row] = await db
+    .select({ at: intents.expiresAt })
+    .from(intents)
+    .where(and(eq(intents.status, 'signing_required'), gt(intents.expiresAt, now)))
+    .orderBy(asc(intents.expiresAt))
+    .limit(1);
+  return row?.at;
 }
 
 /** Terminal success: the proof row and status completed with transaction.completed, in one transaction. */

@@ -159,7 +159,7 @@ export async function reserveSpend(
   });
 }
 
-/** An intent that was never started spends nothing. */
+/** An intent that expired unsigned spends nothing. */
 export async function releaseSpend(db: Db, intentId: string): Promise<void> {
   await db.delete(providerSpends).where(eq(providerSpends.intentId, intentId));
 }

@@ -65,3 +65,6 @@ export const SIGNATURE_REJECTIONS = {
   LedgerUnavailable: 502,
 } as const;
 export type SignatureRejection = keyof typeof SIGNATURE_REJECTIONS;
+
+/** The error of an intent that expired unsigned (its workflow's, or the expiry sweep's). */
+export const EXPIRED_UNSIGNED = 'expired: no valid signature arrived before expires_at';

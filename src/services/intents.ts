@@ -1,9 +1,9 @@
 /**
  * Transaction intents, the use case behind /v1/transaction:
  *   prepare   the nominated signer seat, the canonical intent built from the request's legs, its ledger WriteData
- *             prepared for that seat (and the page's credits checked), the row, then the workflow `intent-<id>`
- *             started (the row undone only when the workflow did not start)
- *   submit    the signature as an Update on `intent-<id>`: verified by the workflow, then sent to the ledger
+ *             prepared for that seat (and the page's credits checked), then the row; no workflow yet
+ *   submit    the signature as an Update on `intent-<id>`, which it starts (Update-with-Start): verified by the
+ *             workflow, then sent to the ledger. An intent never signed is expired by the sweep (intent-expiry.ts)
  *   read      one intent with its per-chain cycles (its live co-signing progress: intent-progress.ts)
  */
 import { randomUUID } from 'node:crypto';
@@ -13,16 +13,7 @@ import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
 import { getChainAccounts } from '../db/identities.js';
-import {
-  deleteIntent,
-  getChainsOfIntents,
-  getIntent,
-  getOrgIntent,
-  getOrgIntentWithChains,
-  insertIntent,
-  type IntentChainRow,
-  type IntentRow,
-} from '../db/intents.js';
+import { getChainsOfIntents, getIntent, getOrgIntent, getOrgIntentWithChains, insertIntent, type IntentChainRow, type IntentRow } from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
 import type { PreparedIntentTx } from '../db/schema.js';
@@ -31,15 +22,15 @@ import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../
 import { intentLegsFromRequest, IntentRequestError, legLabel } from '../protocol/intent/request.js';
 import type { LegInput } from '../protocol/intent/model.js';
 import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
-import { intentWorkflowId, startIntentWorkflow, submitIntentSignature, type IntentWorkflowInput } from '../temporal/intents.js';
+import { submitIntentSignature } from '../temporal/intents.js';
 import { nativeSymbols } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
-import { refreshIntentSigning, signingDataStale, staleCauseOf } from './signing-data.js';
+import { refreshIntentSigning, refuseExpired, signingDataStale, staleCauseOf } from './signing-data.js';
 import { signAndSubmit } from './provider.js';
-import { checkLegs, releaseIntentSpend, reserveIntentSpend, type PolicyLeg } from './provider-policy.js';
+import { checkLegs, reserveIntentSpend, type PolicyLeg } from './provider-policy.js';
 
 /** A provider-signed identity signs with the key the gateway holds: no other seat can be nominated. */
 function refuseProviderSeat(body: PrepareIntentRequest): void {
@@ -230,7 +221,7 @@ async function prepareWriteData(
   return prepared;
 }
 
-/** Prepare an intent: 201 material (the row, what to sign), with `intent-<id>` started and waiting for the signature. */
+/** Prepare an intent: 201 material (the row, what to sign); `intent-<id>` starts with its signature. */
 export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: PrepareIntentRequest): Promise<PreparedIntent> {
   const db = deps.database.db;
   if (typeof body.identity_id !== 'string' || !body.identity_id) throw new ApiError(400, 'VALIDATION_ERROR', 'identity_id: required', { field: 'identity_id' });
@@ -289,23 +280,7 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
     expiresAt: new Date(expiresAt * 1000),
     signingMode: provider ? 'provider' : 'external',
   });
-  const chainOrder = [...new Set(built.legs.map((l) => l.chain))];
-  const input: IntentWorkflowInput = {
-    intentId,
-    orgId: caller.orgId,
-    identityId: identity.id,
-    signerPublicKey: seat.signerKey,
-    hashToSign: prepared.hashToSign,
-    expiresAtMs: expiresAt * 1000,
-    chains: chainOrder.map((chain) => ({ chain, legIds: built.legs.filter((l) => l.chain === chain).map((l) => l.legId) })),
-  };
-  await startIntentWorkflow(deps.temporal, deps.config.temporal.taskQueue, input, async (err) => {
-    caller.log.error('intent workflow could not be started', { err, intent_id: intentId });
-    await deleteIntent(db, intentId);
-    if (policy) await releaseIntentSpend(deps, intentId);
-    throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The intent could not be started; retry shortly', undefined, { 'Retry-After': '5' });
-  });
-  caller.log.info('intent prepared', { intent_id: intentId, workflow_id: intentWorkflowId(intentId), legs: built.legs.length });
+  caller.log.info('intent prepared', { intent_id: intentId, legs: built.legs.length });
   if (provider) {
     // the gateway signs with the key it holds (in the worker) and submits as a client's signature is submitted
     const submitted = await signAndSubmit(
@@ -353,8 +328,9 @@ export async function submitSignature(
   const row = await getOrgIntent(db, caller.orgId, intentId);
   if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   if (row.status !== 'signing_required') throw closed(row);
+  refuseExpired(row);
   try {
-    const out = await submitIntentSignature(deps.temporal, intentId, { signature: body.signature, publicKey: body.public_key });
+    const out = await submitIntentSignature(deps.temporal, deps.config.temporal.taskQueue, row, { signature: body.signature, publicKey: body.public_key });
     return { ...out, txHash: ledgerHashForm(out.txHash) };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IdentityRow } from '../db/identities.js';
-import { deleteIntent, insertIntent, type IntentRow } from '../db/intents.js';
+import { insertIntent, type IntentRow } from '../db/intents.js';
 import type { PreparedIntentTx } from '../db/schema.js';
 import {
   isLiteAuthority,
@@ -33,7 +33,6 @@ import {
 import { canonicalJson } from '../chain/formulas.js';
 import { IntentRequestError } from '../protocol/intent/request.js';
 import { formatAcme, identityTokenAccount, SEND_TOKENS, transferFromRequest, type TransferDocument } from '../protocol/intent/transfer.js';
-import { intentWorkflowId, startIntentWorkflow } from '../temporal/intents.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { ApiError } from './errors.js';
 
@@ -82,7 +81,7 @@ async function recipient(deps: ServiceDeps, raw: unknown, from: string): Promise
   return to;
 }
 
-/** Prepare a sendTokens intent for the nominated seat: 201 material, with `intent-<id>` started (ledger-only). */
+/** Prepare a sendTokens intent for the nominated seat: 201 material; its signature starts `intent-<id>` (ledger-only). */
 export async function prepareTransferIntent(
   deps: ServiceDeps,
   caller: Caller,
@@ -188,25 +187,6 @@ export async function prepareTransferIntent(
     signerKeyPage: prepared.signerUrl,
     expiresAt: new Date(ids.expiresAt * 1000),
   });
-  await startIntentWorkflow(
-    deps.temporal,
-    deps.config.temporal.taskQueue,
-    {
-      intentId: ids.intentId,
-      orgId: caller.orgId,
-      identityId: identity.id,
-      signerPublicKey: seat.signerKey,
-      hashToSign: prepared.hashToSign,
-      expiresAtMs: ids.expiresAt * 1000,
-      chains: [],
-      ledgerOnly: true,
-    },
-    async (err) => {
-      caller.log.error('intent workflow could not be started', { err, intent_id: ids.intentId });
-      await deleteIntent(db, ids.intentId);
-      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The intent could not be started; retry shortly', undefined, { 'Retry-After': '5' });
-    },
-  );
-  caller.log.info('token transfer intent prepared', { intent_id: ids.intentId, workflow_id: intentWorkflowId(ids.intentId) });
+  caller.log.info('token transfer intent prepared', { intent_id: ids.intentId });
   return { row, signingData, operationId };
 }

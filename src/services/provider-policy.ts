@@ -12,7 +12,7 @@
  */
 import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
-import { releaseSpend, reserveSpend } from '../db/provider.js';
+import { reserveSpend } from '../db/provider.js';
 import type { ServiceDeps } from './deps.js';
 
 export interface ProviderPolicy {
@@ -83,7 +83,7 @@ export function checkLegs(identity: Pick<IdentityRow, 'providerPolicy'>, legs: r
 
 /**
  * The rolling 24-hour rule: the intent's native value per chain is recorded against it, or a 403 naming the rule
- * and the chain when it would go over. Undo with releaseIntentSpend when the intent does not go ahead.
+ * and the chain when it would go over. An intent that expires unsigned gives its reservation back (markIntentFailed).
  */
 export async function reserveIntentSpend(
   deps: ServiceDeps,
@@ -109,5 +109,3 @@ export async function reserveIntentSpend(
     );
   }
 }
-
-export const releaseIntentSpend = (deps: ServiceDeps, intentId: string) => releaseSpend(deps.database.db, intentId);

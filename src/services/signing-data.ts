@@ -4,14 +4,14 @@
  * prepared before the key signed something prepared later, or before its page changed, can no longer be signed.
  * Such a signature answers 409 SIGNING_DATA_STALE naming the cause (details.cause: timestamp | key_page_version)
  * and the resource stays open; fresh signing data for the same resource (same id, a new hash to sign) is then:
- *   intents        POST /v1/transaction/{id}/signing-data   an Update on intent-<id>: the transaction prepared
- *                                                           again, the workflow verifies the next signature
- *                                                           against the new hash
+ *   intents        POST /v1/transaction/{id}/signing-data   an Update on intent-<id> (starting it if need be):
+ *                                                           the transaction prepared again, the workflow
+ *                                                           verifies the next signature against the new hash
  *   sign requests  POST /v1/sign/{id}/signing-data          the same vote prepared again on the same transaction
  *   governance     POST /v1/governance/{id}/signing-data    an Update on governance-<id>: the operation's
  *                                                           transaction prepared again from its operations
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApiError } from './errors.js';
 import { getOrgIntent, type IntentRow } from '../db/intents.js';
 import { getOrgGovernanceOp, getOrgSignRequest, type GovernanceOpRow } from '../db/governance.js';
@@ -27,7 +27,8 @@ import {
   type StoredPreparedSignature,
 } from '../ledger/index.js';
 import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failures.js';
-import { refreshGovernanceSigningData, refreshIntentSigningData, type RefreshedSigningData } from '../temporal/signing-data.js';
+import { refreshIntentSigningData, type RefreshedSigningData } from '../temporal/intents.js';
+import { refreshGovernanceSigningData } from '../temporal/signing-data.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { ledgerApiError } from './signing.js';
 
@@ -40,6 +41,15 @@ export function signingDataStale(cause: StaleSigningCause, message: string, refr
 export function staleCauseOf(details: unknown): StaleSigningCause | undefined {
   const cause = Array.isArray(details) ? (details[0] as { cause?: unknown } | undefined)?.cause : undefined;
   return STALE_SIGNING_CAUSES.find((c) => c === cause);
+}
+
+/**
+ * The 409 of an unsigned intent past its expires_at that the expiry sweep has not recorded yet: refused here, so
+ * that a late request never starts the intent's workflow.
+ */
+export function refuseExpired(r: IntentRow): void {
+  if (r.expiresAt.getTime() <= Date.now())
+    throw new ApiError(409, 'INTENT_EXPIRED', 'Intent expired before it was signed; prepare a new one', { status: r.status });
 }
 
 /** The 409 of an intent that takes no signing data any more: signed already, or closed. */
@@ -64,9 +74,10 @@ export async function refreshIntentSigning(deps: ServiceDeps, caller: Caller, in
   const row = await getOrgIntent(db, caller.orgId, intentId);
   if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   if (row.status !== 'signing_required') throw intentClosed(row);
+  refuseExpired(row);
   let fresh: RefreshedSigningData;
   try {
-    fresh = await refreshIntentSigningData(deps.temporal, intentId);
+    fresh = await refreshIntentSigningData(deps.temporal, deps.config.temporal.taskQueue, row);
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
       const cause = err.cause as { type?: string; message?: string } | undefined;
@@ -80,7 +91,9 @@ export async function refreshIntentSigning(deps: ServiceDeps, caller: Caller, in
     }
     const now = await getOrgIntent(db, caller.orgId, intentId);
     if (now && now.status !== 'signing_required') throw intentClosed(now);
-    if (err instanceof WorkflowNotFoundError) throw new ApiError(409, 'INTENT_CLOSED', 'Intent takes no new signing data');
+    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new ApiError(409, 'INTENT_CLOSED', 'Intent takes no new signing data');
+    }
     throw err;
   }
   caller.log.info('intent signing data refreshed', { intent_id: intentId });

@@ -1,11 +1,13 @@
 /**
  * Temporal Schedules the gateway owns; made to match the config at worker (and devnet) start: created when absent,
  * updated when their interval or action (workflow type, task queue, workflow id, args, overlap policy) differ from
- * what the config asks for, left alone otherwise.
+ * what the config asks for, left alone otherwise. With them, the task queue's two long-running loops: the webhook
+ * dispatcher and the expiry sweep of unsigned intents.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { maintenanceWorkflow } from '../workflows/maintenance.js';
 import { pendingDiscoveryWorkflow } from '../workflows/pending-discovery.js';
+import { ensureIntentExpiry } from './intents.js';
 import { ensureWebhookDispatcher } from './webhooks.js';
 
 export const MAINTENANCE_SCHEDULE_ID = 'gateway-maintenance';
@@ -104,5 +106,6 @@ export async function ensureSchedules(
   const outcomes: Record<string, EnsureOutcome> = {};
   for (const s of gatewaySchedules(taskQueue, opts)) outcomes[s.scheduleId] = await ensureSchedule(client, s, opts.log);
   await ensureWebhookDispatcher(client, taskQueue);
+  await ensureIntentExpiry(client, taskQueue);
   return outcomes;
 }

@@ -8,6 +8,7 @@ export { governanceWorkflow } from './governance.js';
 export { creditsWorkflow } from './credits.js';
 export { pendingDiscoveryWorkflow, pendingScanWorkflow } from './pending-discovery.js';
 export { intentWorkflow } from './intent.js';
+export { intentExpiryWorkflow } from './intent-expiry.js';
 export { intentChainWorkflow } from './intent-chain.js';
 export { batcherWorkflow, batchWorkflow } from './batch.js';
 export { providerKeySwitchWorkflow, providerSignWorkflow } from './provider-sign.js';

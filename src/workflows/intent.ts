@@ -34,7 +34,7 @@ import {
 } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { RefreshedSigningData } from '../activities/cycle/signing-data.js';
-import { NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
+import { EXPIRED_UNSIGNED, NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
 import { signatureFormatProblem } from '../protocol/signature.js';
 import { innermostFailure } from './failure.js';
 import { CYCLE_LOCAL_STEPS, intentChainWorkflow } from './intent-chain.js';
@@ -251,10 +251,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     await condition(() => !submitting);
     if (!submitted) {
       ended = true;
-      const error = 'expired: no valid signature arrived before expires_at';
       // unless the ledger has it after all (an attempt whose answer was lost): then the cycle goes on
-      const late = await short.failIntent({ intentId: input.intentId, status: 'expired', error });
-      if (!late?.submitted) return finish({ intentId: input.intentId, status: 'expired', error });
+      const late = await short.failIntent({ intentId: input.intentId, status: 'expired', error: EXPIRED_UNSIGNED });
+      if (!late?.submitted) return finish({ intentId: input.intentId, status: 'expired', error: EXPIRED_UNSIGNED });
       submitted = { status: 'submitted', ...late.submitted };
       progress.txHash = late.submitted.txHash;
     }

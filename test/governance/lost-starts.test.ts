@@ -1,13 +1,15 @@
 /**
- * Workflow starts whose answer is lost (devnet made here: ledger simulator, two anvils, worker, app). The row of an
- * intent or a governance operation is written before its workflow starts; when the start call throws, the row is
- * undone only if Temporal does not know the workflow:
+ * Workflow starts whose answer is lost (devnet made here: ledger simulator, two anvils, worker, app). The row of a
+ * governance operation is written before its workflow starts; when the start call throws, the row is undone only if
+ * Temporal does not know the workflow:
  *   - the workflow started but the answer was lost: 201, the row stays and its workflow runs
  *   - the workflow did not start: 503 SERVICE_UNAVAILABLE, the row is gone (the request can simply be retried)
+ * An intent's prepare starts no workflow at all (its signature does), so it answers 201 whatever Temporal does.
  * (The identity's case is in test/identity/failures.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { eq } from 'drizzle-orm';
 import { getGovernanceOp } from '../../src/db/governance.js';
 import { getIntent } from '../../src/db/intents.js';
@@ -20,6 +22,7 @@ let dn: IdentityDevnet;
 let app: Awaited<ReturnType<typeof startIdentityApp>>;
 let worker: Awaited<ReturnType<typeof startWorker>>;
 let identity: { id: string; adi_url: string; account: string };
+const identityKey = newClientKey();
 const started: string[] = [];
 
 beforeAll(async () => {
@@ -28,7 +31,7 @@ beforeAll(async () => {
   worker = await startWorker(app.config, app.db);
   const res = await call('POST', '/v1/identity', {
     name: uniqueName('lost-start'),
-    public_key: newClientKey().publicKey,
+    public_key: identityKey.publicKey,
     chains: ['ethereum-sepolia'],
     credits: 1000,
   });
@@ -94,25 +97,21 @@ const prepareGovernance = () =>
     operations: [{ type: 'add_key', public_key_hash: publicKeyHashHex(newClientKey().publicKey) }],
   });
 
-describe('intent: a start whose answer is lost', () => {
-  it('the workflow started: 201, the row stays and intent-<id> runs', async () => {
-    const res = await withFailingStarts('lost', prepareIntent);
+describe('intent: prepare starts no workflow', () => {
+  it('201 while Temporal refuses every start; the row waits unsigned without intent-<id>; the signature starts it', async () => {
+    const res = await withFailingStarts('refused', prepareIntent);
     const body = await res.json();
     expect(res.status, JSON.stringify(body)).toBe(201);
-    started.push(`intent-${body.intent_id}`);
     expect((await getIntent(app.db, body.intent_id))?.status).toBe('signing_required');
-    expect((await call('GET', `/v1/transaction/${body.intent_id}`)).status).toBe(200);
-    const desc = await app.deps.temporal.workflow.getHandle(`intent-${body.intent_id}`).describe();
-    expect(desc.status.name).toBe('RUNNING');
-  });
+    const handle = app.deps.temporal.workflow.getHandle(`intent-${body.intent_id}`);
+    await expect(handle.describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
-  it('the workflow did not start: 503, and no row is left', async () => {
-    const before = await call('GET', '/v1/transactions?limit=100').then((r) => r.json());
-    const res = await withFailingStarts('refused', prepareIntent);
-    expect(res.status).toBe(503);
-    expect((await res.json()).code).toBe('SERVICE_UNAVAILABLE');
-    const after = await call('GET', '/v1/transactions?limit=100').then((r) => r.json());
-    expect(after.transactions.map((t: { intent_id: string }) => t.intent_id)).toEqual(before.transactions.map((t: { intent_id: string }) => t.intent_id));
+    started.push(`intent-${body.intent_id}`);
+    const signature = Buffer.from(ed25519.sign(Buffer.from(body.signing_data.hash_to_sign, 'hex'), identityKey.secretKey)).toString('hex');
+    const signed = await call('POST', `/v1/transaction/${body.intent_id}/signature`, { signature, public_key: identityKey.publicKey });
+    expect(signed.status, await signed.clone().text()).toBe(200);
+    expect((await handle.describe()).type).toBe('intentWorkflow');
+    expect((await getIntent(app.db, body.intent_id))?.status).not.toBe('signing_required');
   });
 });
 

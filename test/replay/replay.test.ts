@@ -16,6 +16,7 @@ const WORKFLOW_TYPES = [
   'linkChainWorkflow',
   'intentWorkflow',
   'intentChainWorkflow',
+  'intentExpiryWorkflow',
   'batcherWorkflow',
   'batchWorkflow',
   'webhookDeliveryWorkflow',

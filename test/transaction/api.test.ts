@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { getIntent } from '../../src/db/intents.js';
 import { proofs } from '../../src/db/schema/intents.js';
 import { createLedgerClient } from '../../src/ledger/index.js';
@@ -229,11 +230,16 @@ describe('signature lifecycle', () => {
     }
   }
 
-  it('an unsigned intent expires; a late signature is a 409', async () => {
+  it('an unsigned intent expires without ever having a workflow, with its event; a late signature is a 409', async () => {
     const p = await prepareExpiring(2, 'expire');
     const done = await waitIntent(b, p.intent_id, undefined, 30_000);
     expect(done).toMatchObject({ status: 'expired', stage: 'failed' });
     expect(done.error_message).toMatch(/expired/);
+    // recorded by the expiry sweep, within its 5 s look of expires_at
+    expect(new Date(done.updated_at).getTime() - new Date(p.expires_at).getTime()).toBeLessThan(7_000);
+    await expect(b.app.deps.temporal.workflow.getHandle(`intent-${p.intent_id}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    const events = (await api(b, 'GET', `/v1/events?resource_id=${p.intent_id}`)).body.events;
+    expect(events.map((e: Json) => [e.type, e.data.error])).toEqual([['transaction.failed', done.error_message]]);
     const late = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, {
       signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey),
       public_key: b.identity.key.publicKey,

@@ -14,6 +14,7 @@ import { testTargetLeg } from '../support/test-target.js';
 import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import type { ActivityDeps } from '../../src/activities/index.js';
 import { dbKinds, startTestWorker } from '../support/env.js';
+import { ensureIntentExpiry, stopIntentExpiry } from '../../src/temporal/intents.js';
 import { newClientKey, pollIdentity, startIdentityApp, startIdentityDevnet, uniqueName, type IdentityDevnet } from '../identity/devnet.js';
 
 export const SEPOLIA = { name: 'ethereum-sepolia', chainId: 11155111 } as const;
@@ -48,6 +49,9 @@ export async function startCycleBench(opts: { deps?: Partial<ActivityDeps>; post
     const bench: CycleBench = { dn, app, wallets: {}, targets: {}, identity: undefined as never, stop: stopAll };
     bench.worker = await startCycleWorker(app, opts.deps);
     stops.push(() => bench.worker?.stop() ?? Promise.resolve());
+    // unsigned intents have no workflow of their own: the worker's expiry sweep expires them
+    await ensureIntentExpiry(app.deps.temporal, app.config.temporal.taskQueue);
+    stops.push(() => stopIntentExpiry(app.deps.temporal, app.config.temporal.taskQueue));
     for (const [i, c] of [SEPOLIA, AMOY].entries()) {
       const w = createChainClients({ rpcUrl: dn.anvils[i]!.rpcUrl, chainId: c.chainId, privateKey: ANVIL_KEYS[1], pollingIntervalMs: 25 });
       bench.wallets[c.name] = w;

@@ -21,7 +21,7 @@ import {
   type IntentRow,
 } from '../../db/intents.js';
 import type { PreparedIntentTx } from '../../db/schema.js';
-import { signatureOnLedger, tx, type LedgerClient } from '../../ledger/index.js';
+import { signatureOnLedger, tx, type LedgerClient, type LedgerTransportError } from '../../ledger/index.js';
 import type { Logger } from '../../log.js';
 import type { IntentFailure } from '../../protocol/failures.js';
 import { parseIntentEntries, planIntentAnchor, type CanonicalIntent, type IntentAnchorPlan } from '../../protocol/intent/index.js';
@@ -54,6 +54,11 @@ export interface IntentStepInput {
 }
 export interface LegStepInput extends IntentStepInput {
   legId: string;
+}
+
+/** A ledger that cannot be reached right now: retryable (the workflow retries a few times, then answers 502). */
+export function ledgerUnavailable(e: LedgerTransportError): ApplicationFailure {
+  return ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable');
 }
 
 /** A failure of the cycle that no retry can fix (the workflows list every IntentFailure as non-retryable). */

@@ -3,27 +3,14 @@
  * the ledger transaction followed until it executes (co-signers may be outstanding), and the intent's terminal
  * failure before the cycle (expired unsigned, refused on the ledger).
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
-import {
-  isNotFound,
-  LedgerInputError,
-  LedgerSubmitError,
-  LedgerTransportError,
-  signatureMessageId,
-  staleSigningCause,
-  waitSignatureExecuted,
-} from '../../ledger/index.js';
+import { LedgerInputError, LedgerSubmitError, LedgerTransportError, signatureMessageId, staleSigningCause, waitSignatureExecuted } from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
 import { recordSubmissionInInbox } from '../inbox.js';
-import { cycleFailure, type CycleContext } from './context.js';
+import { cycleFailure, ledgerUnavailable, type CycleContext } from './context.js';
+import { expireUnsigned } from './expiry.js';
 import { staleSigningData, submittedProgress } from './signing-data.js';
-
-/** A ledger that cannot be reached right now: retryable (the workflow retries a few times, then answers 502). */
-function ledgerUnavailable(e: LedgerTransportError): ApplicationFailure {
-  return ApplicationFailure.retryable(`ledger unreachable: ${e.message}`, 'LedgerUnavailable');
-}
 
 /** How long a submission waits for the ledger to execute its signature (a devnet block is tens of ms, a node's ~1 s). */
 const SIGNATURE_EXECUTION_WAIT_MS = 8_000;
@@ -138,18 +125,8 @@ export function signatureSteps(ctx: CycleContext) {
     }): Promise<{ submitted?: { txId: string; txHash: string } } | undefined> {
       const row = await getIntent(db, i.intentId);
       if (i.status === 'expired' && row) {
-        let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
-        if (!held) {
-          try {
-            held = await ctx.heldByLedger(row.prepared);
-          } catch (e) {
-            if (!isNotFound(e)) throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
-          }
-        }
-        if (held) {
-          await markIntentSubmitted(db, i.intentId, held);
-          return { submitted: held };
-        }
+        const held = await expireUnsigned(ctx, row, i.error);
+        return held ? { submitted: held } : undefined;
       }
       await markIntentFailed(db, i.intentId, { status: i.status, stage: row?.stage ?? 'signing_required', error: i.error });
     },

@@ -1,4 +1,5 @@
 /** Intents, their proof cycle per chain, and the proofs they end in. */
+import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { ChainCycleRecord } from '../../protocol/cycle-record.js';
 import { createdAt, updatedAt } from './columns.js';
@@ -44,7 +45,12 @@ export const intents = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('intents_org_idx').on(t.orgId, t.createdAt), index('intents_tx_hash_idx').on(t.txHash)],
+  (t) => [
+    index('intents_org_idx').on(t.orgId, t.createdAt),
+    index('intents_tx_hash_idx').on(t.txHash),
+    // the expiry sweep's look-up: unsigned intents by expiry
+    index('intents_unsigned_expiry_idx').on(t.expiresAt).where(sql`${t.status} = 'signing_required'`),
+  ],
 );
 
 export interface PreparedIntentTx {

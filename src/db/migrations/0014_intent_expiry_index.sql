@@ -1,0 +1,1 @@
+CREATE INDEX "intents_unsigned_expiry_idx" ON "intents" USING btree ("expires_at") WHERE "intents"."status" = 'signing_required';
