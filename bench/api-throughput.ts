@@ -1,15 +1,17 @@
 /**
  * API throughput and memory: autocannon against `POST /v1/transaction` (prepare: validation, calldata and
- * commitments, two ledger queries, the intent row, a Temporal workflow start) and `GET /v1/transaction/{id}`, and in
- * the same run against a bare Hono handler that does one Postgres insert (and one select) — the ratio is the
- * figure. The API and the worker run as their own processes (`npm run api`, `npm run worker`) on a Postgres cluster
- * made here (or DATABASE_URL), so their memory (RSS, sampled every 200 ms) is measured under that load.
+ * commitments, the ledger queries, the intent row; its workflow starts only with a signature) and
+ * `GET /v1/transaction/{id}`, and in the same run against a bare Hono handler that does one Postgres insert (and one
+ * select) — the ratio is the figure. The API and the worker run as their own processes from the compiled build, as
+ * deployed (`npm run api`, `npm run worker`; the build is made first when it is missing or older than the source), on
+ * a Postgres cluster made here (or DATABASE_URL), so their memory (RSS, sampled every 200 ms) is measured under that
+ * load.
  *
  *   npx tsx bench/api-throughput.ts [seconds=10] [connections=10]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,7 @@ import { startDevnetValidators } from '../src/devnet/validators.js';
 import { startLedgerSim } from '../src/ledger-sim/index.js';
 import { createLogger } from '../src/log.js';
 import { loadTemporalProfile } from '../src/temporal/profile.js';
+import { compiledEntry } from '../test/support/build.js';
 import { benchArgs } from './lib/args.js';
 
 const ARGS = benchArgs('npx tsx bench/api-throughput.ts [seconds=10] [connections=10]', {
@@ -42,29 +45,25 @@ const CONNECTIONS = ARGS.values.connections!;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const logger = createLogger('error');
 
-function spawnProcess(script: string, env: Record<string, string>, ready: string, flags: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * `entry`: node's arguments that run the program (a compiled entry point, or a .ts file through tsx). Its output
+ * goes to `logFile`, as a deployed process's goes to a file or the journal: a pipe that this busy process drains
+ * late would make the program's synchronous log writes wait.
+ */
+async function spawnProcess(entry: string[], env: Record<string, string>, ready: string, logFile: string, flags: string[] = []): Promise<ChildProcess> {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [...flags, ...entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      if (out.length < 100_000) out += d.toString();
-      if (out.includes(ready)) {
-        // from here on the output is only drained (its log lines are not the bench's business)
-        child.stdout!.off('data', onData);
-        child.stderr!.off('data', onData);
-        child.stdout!.resume();
-        child.stderr!.resume();
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited (${code}):\n${out.slice(-3000)}`)));
-  });
+  for (;;) {
+    const out = readFileSync(logFile, 'utf8');
+    if (out.includes(ready)) return child;
+    if (exited !== undefined) throw new Error(`${entry.join(' ')} exited (${exited}):\n${out.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Peak and last RSS (MB) of a process, sampled from /proc while `during` runs. */
@@ -184,11 +183,17 @@ async function main() {
     };
     const database = await openDatabase({ databaseUrl: scratch.url }); // migrates before the processes start
     stops.push(() => database.close());
-    const worker = await spawnProcess('src/bin/worker.ts', env, '"worker running"');
+    const worker = await spawnProcess(compiledEntry('worker'), env, '"worker running"', join(dataDir, 'worker.log'));
     // BENCH_CPU_PROFILE=<dir>: the api process writes a V8 CPU profile there on exit
     const profileDir = process.env.BENCH_CPU_PROFILE;
-    const api = await spawnProcess('src/bin/api.ts', env, '"api listening"', profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
-    const bare = await spawnProcess('bench/support/bare-insert-server.ts', env, 'bare listening');
+    const api = await spawnProcess(
+      compiledEntry('api'),
+      env,
+      '"api listening"',
+      join(dataDir, 'api.log'),
+      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    const bare = await spawnProcess(['--import', 'tsx', 'bench/support/bare-insert-server.ts'], env, 'bare listening', join(dataDir, 'bare.log'));
     children.push(worker, api, bare);
 
     const org = await createOrganization(database.db, { name: 'bench', identityQuota: 1000, creditGrant: 10_000_000n });

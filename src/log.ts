@@ -30,11 +30,33 @@ function redact(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1)]));
 }
 
-export function createLogger(
-  level: LogLevel = 'info',
-  bound: Record<string, unknown> = {},
-  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Logger {
+/**
+ * Log lines bound for stdout, written together once per turn of the event loop: one write for the lines of a
+ * turn instead of one each (a busy API logs a line per request). What is pending when the process exits is
+ * written then (stdout to a file or a pipe is written synchronously at exit).
+ */
+const pendingLines: string[] = [];
+let exitFlush = false;
+
+function flushLines(): void {
+  if (!pendingLines.length) return;
+  const text = `${pendingLines.join('\n')}\n`;
+  pendingLines.length = 0;
+  process.stdout.write(text);
+}
+
+function writeStdout(line: string): void {
+  if (!pendingLines.length) {
+    setImmediate(flushLines);
+    if (!exitFlush) {
+      exitFlush = true;
+      process.on('exit', flushLines);
+    }
+  }
+  pendingLines.push(line);
+}
+
+export function createLogger(level: LogLevel = 'info', bound: Record<string, unknown> = {}, write: (line: string) => void = writeStdout): Logger {
   const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[l] < ORDER[level]) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: l, msg: redactUrls(redactQueryText(msg)), ...(redact({ ...bound, ...fields }) as object) }));

@@ -23,6 +23,8 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
       Connection: 'close',
     });
   return async (c, next) => {
+    // a GET or HEAD carries no body (fetch's Request has none), and asking would build the whole Request object
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     const raw = c.req.raw;
     if (!raw.body) return next();
     const declared = raw.headers.get('content-length');
