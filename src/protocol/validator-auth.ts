@@ -17,9 +17,7 @@
  * within that window (NonceLedger: bounded memory; a timestamp outside the window is refused anyway).
  * GET /v1/health and GET /v1/info are public: they answer from memory and show public keys only.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
 
 export const VALIDATOR_AUTH_HEADERS = {
   key: 'x-pgw-key',
@@ -33,25 +31,40 @@ const DOMAIN = 'pgw-validator-request/v1';
 export const DEFAULT_AUTH_WINDOW_MS = 60_000;
 
 export interface GatewayKey {
-  /** 32-byte Ed25519 seed */
-  seed: Uint8Array;
+  /** the Ed25519 private key (from its 32-byte seed), for node:crypto's native signing */
+  privateKey: KeyObject;
   /** lowercase hex, no 0x */
   publicKey: string;
 }
 
 const HEX64 = /^(0x)?[0-9a-fA-F]{64}$/;
+/** DER prefixes that wrap a raw Ed25519 seed (PKCS#8) and a raw public key (SPKI) for node:crypto */
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** The gateway's signing key from its hex seed (VALIDATOR_CLIENT_KEY). */
 export function gatewayKeyFromSeed(seedHex: string): GatewayKey {
   if (!HEX64.test(seedHex)) throw new Error('a gateway key seed is 32 bytes of hex');
-  const seed = hexToBytes(seedHex.replace(/^0x/, ''));
-  return { seed, publicKey: bytesToHex(ed25519.getPublicKey(seed)) };
+  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, Buffer.from(seedHex.replace(/^0x/, ''), 'hex')]), format: 'der', type: 'pkcs8' });
+  const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
+  return { privateKey, publicKey: spki.subarray(SPKI_ED25519.length).toString('hex') };
 }
 
 /** A fresh gateway key: 32 random bytes as the seed (the devnet makes one; so can an operator, with any random source). */
 export function newGatewayKey(): GatewayKey & { seedHex: string } {
-  const seed = randomBytes(32);
-  return { ...gatewayKeyFromSeed(bytesToHex(seed)), seedHex: bytesToHex(seed) };
+  const seedHex = randomBytes(32).toString('hex');
+  return { ...gatewayKeyFromSeed(seedHex), seedHex };
+}
+
+/** Public keys of trusted gateways as node:crypto keys, made once per key. */
+const publicKeys = new Map<string, KeyObject>();
+function publicKeyObject(hex: string): KeyObject {
+  let k = publicKeys.get(hex);
+  if (!k) {
+    k = createPublicKey({ key: Buffer.concat([SPKI_ED25519, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
+    publicKeys.set(hex, k);
+  }
+  return k;
 }
 
 /** Normalises a list of trusted gateway public keys (hex, with or without 0x); throws naming a malformed entry. */
@@ -74,15 +87,15 @@ export interface SignedRequest {
 
 /** The bytes a gateway signs and a validator verifies: the one formula both sides use. */
 export function canonicalValidatorRequest(r: SignedRequest, timestamp: string, nonce: string): Uint8Array {
-  const body = typeof r.body === 'string' ? utf8ToBytes(r.body) : r.body;
-  return utf8ToBytes([DOMAIN, r.method.toUpperCase(), r.path, String(r.validatorIndex), timestamp, nonce, bytesToHex(sha256(body))].join('\n'));
+  const bodyHash = createHash('sha256').update(r.body).digest('hex');
+  return Buffer.from([DOMAIN, r.method.toUpperCase(), r.path, String(r.validatorIndex), timestamp, nonce, bodyHash].join('\n'), 'utf8');
 }
 
 /** The authentication headers of one request (a fresh nonce and the current time each call). */
 export function signValidatorRequest(key: GatewayKey, r: SignedRequest, now = Date.now()): Record<string, string> {
   const timestamp = String(Math.trunc(now));
-  const nonce = bytesToHex(randomBytes(16));
-  const signature = bytesToHex(ed25519.sign(canonicalValidatorRequest(r, timestamp, nonce), key.seed));
+  const nonce = randomBytes(16).toString('hex');
+  const signature = sign(null, canonicalValidatorRequest(r, timestamp, nonce), key.privateKey).toString('hex');
   return {
     [VALIDATOR_AUTH_HEADERS.key]: key.publicKey,
     [VALIDATOR_AUTH_HEADERS.timestamp]: timestamp,
@@ -153,7 +166,7 @@ export function verifyValidatorRequest(p: {
   if (Math.abs(ts - now) > windowMs) return refuse(`timestamp is more than ${windowMs / 1000} s from this validator's clock`);
   let valid = false;
   try {
-    valid = ed25519.verify(hexToBytes(signature), canonicalValidatorRequest(p.request, timestamp, nonce), hexToBytes(key), { zip215: false });
+    valid = verify(null, canonicalValidatorRequest(p.request, timestamp, nonce), publicKeyObject(key), Buffer.from(signature, 'hex'));
   } catch {
     valid = false;
   }
