@@ -6,7 +6,7 @@
  *
  * The in-browser verifier is src/proof/verify.ts itself, built for the browser: the modules that only a server
  * needs are swapped for browser stand-ins (./shims) at bundle time:
- *   src/ledger/ed25519.ts (node:crypto)               -> @noble/curves Ed25519
+ *   src/protocol/ed25519.ts (node:crypto)             -> @noble/curves Ed25519
  *   src/proof/verify/online.ts, src/net/fetch.ts       -> offline (throw if ever called with an address)
  *   mcl-wasm                                           -> absent (bls.ts falls back to @noble/curves)
  *   'accumulate.js' (the package root)                 -> the parts the verifier uses (core, messaging, URL, keys)
@@ -64,7 +64,7 @@ export async function buildConsoleBundle(root = packageRoot()): Promise<ConsoleB
   const shim = (name: string) => join(src, 'console', 'shims', `${name}.ts`);
   // source modules (by absolute path, .ts) replaced by a shim in the browser build
   const swapped = new Map<string, string>([
-    [join(src, 'ledger', 'ed25519.ts'), shim('ed25519')],
+    [join(src, 'protocol', 'ed25519.ts'), shim('ed25519')],
     [join(src, 'proof', 'verify', 'online.ts'), shim('offline')],
     [join(src, 'net', 'fetch.ts'), shim('offline')],
   ]);

@@ -11,7 +11,7 @@ import './accumulate-compat.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { sha256 } from 'accumulate.js/common';
-import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from './ed25519.js';
+import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from '../protocol/ed25519.js';
 import { LedgerInputError } from './errors.js';
 import { normUrl, parseAccUrl } from './urls.js';
 

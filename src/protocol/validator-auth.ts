@@ -17,7 +17,8 @@
  * within that window (NonceLedger: bounded memory; a timestamp outside the window is refused anyway).
  * GET /v1/health and GET /v1/info are public: they answer from memory and show public keys only.
  */
-import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from './ed25519.js';
 
 export const VALIDATOR_AUTH_HEADERS = {
   key: 'x-pgw-key',
@@ -31,40 +32,25 @@ const DOMAIN = 'pgw-validator-request/v1';
 export const DEFAULT_AUTH_WINDOW_MS = 60_000;
 
 export interface GatewayKey {
-  /** the Ed25519 private key (from its 32-byte seed), for node:crypto's native signing */
-  privateKey: KeyObject;
+  /** 32-byte Ed25519 seed */
+  seed: Uint8Array;
   /** lowercase hex, no 0x */
   publicKey: string;
 }
 
 const HEX64 = /^(0x)?[0-9a-fA-F]{64}$/;
-/** DER prefixes that wrap a raw Ed25519 seed (PKCS#8) and a raw public key (SPKI) for node:crypto */
-const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
-const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** The gateway's signing key from its hex seed (VALIDATOR_CLIENT_KEY). */
 export function gatewayKeyFromSeed(seedHex: string): GatewayKey {
   if (!HEX64.test(seedHex)) throw new Error('a gateway key seed is 32 bytes of hex');
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, Buffer.from(seedHex.replace(/^0x/, ''), 'hex')]), format: 'der', type: 'pkcs8' });
-  const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  return { privateKey, publicKey: spki.subarray(SPKI_ED25519.length).toString('hex') };
+  const seed = Uint8Array.from(Buffer.from(seedHex.replace(/^0x/, ''), 'hex'));
+  return { seed, publicKey: Buffer.from(ed25519PublicKey(seed)).toString('hex') };
 }
 
 /** A fresh gateway key: 32 random bytes as the seed (the devnet makes one; so can an operator, with any random source). */
 export function newGatewayKey(): GatewayKey & { seedHex: string } {
   const seedHex = randomBytes(32).toString('hex');
   return { ...gatewayKeyFromSeed(seedHex), seedHex };
-}
-
-/** Public keys of trusted gateways as node:crypto keys, made once per key. */
-const publicKeys = new Map<string, KeyObject>();
-function publicKeyObject(hex: string): KeyObject {
-  let k = publicKeys.get(hex);
-  if (!k) {
-    k = createPublicKey({ key: Buffer.concat([SPKI_ED25519, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
-    publicKeys.set(hex, k);
-  }
-  return k;
 }
 
 /** Normalises a list of trusted gateway public keys (hex, with or without 0x); throws naming a malformed entry. */
@@ -95,7 +81,7 @@ export function canonicalValidatorRequest(r: SignedRequest, timestamp: string, n
 export function signValidatorRequest(key: GatewayKey, r: SignedRequest, now = Date.now()): Record<string, string> {
   const timestamp = String(Math.trunc(now));
   const nonce = randomBytes(16).toString('hex');
-  const signature = sign(null, canonicalValidatorRequest(r, timestamp, nonce), key.privateKey).toString('hex');
+  const signature = Buffer.from(ed25519Sign(canonicalValidatorRequest(r, timestamp, nonce), key.seed)).toString('hex');
   return {
     [VALIDATOR_AUTH_HEADERS.key]: key.publicKey,
     [VALIDATOR_AUTH_HEADERS.timestamp]: timestamp,
@@ -164,12 +150,7 @@ export function verifyValidatorRequest(p: {
   if (!p.trusted.has(key)) return refuse('gateway key is not trusted by this validator');
   const ts = Number(timestamp);
   if (Math.abs(ts - now) > windowMs) return refuse(`timestamp is more than ${windowMs / 1000} s from this validator's clock`);
-  let valid = false;
-  try {
-    valid = verify(null, canonicalValidatorRequest(p.request, timestamp, nonce), publicKeyObject(key), Buffer.from(signature, 'hex'));
-  } catch {
-    valid = false;
-  }
+  const valid = ed25519VerifyRaw(Buffer.from(signature, 'hex'), canonicalValidatorRequest(p.request, timestamp, nonce), Buffer.from(key, 'hex'));
   if (!valid) return refuse('signature does not verify');
   const seen = p.nonces.admit(key, nonce, ts, now);
   if (seen === 'replayed') return refuse('nonce already used (replayed request)');

@@ -153,7 +153,7 @@ describe('ledger-sim robustness', () => {
       signerUrl: lite,
       publicKey: k.publicKey,
     });
-    const { ed25519Sign } = await import('../../src/ledger/ed25519.js');
+    const { ed25519Sign } = await import('../../src/protocol/ed25519.js');
     const sig = { ...p.metadataJson, signature: Buffer.from(ed25519Sign(Buffer.from(p.hashToSign, 'hex'), k.seed)).toString('hex'), transactionHash: p.txHash };
     const base = { transaction: [p.transactionJson], signatures: [sig] };
     const junk = [null, 0, -1, 1e300, '', 'zz', 'acc://', [], {}, true, '00'.repeat(32), 'x'.repeat(600)];

@@ -1,5 +1,5 @@
 /**
- * Browser stand-in for src/ledger/ed25519.ts (node:crypto) in the console bundle: the same three functions on
+ * Browser stand-in for src/protocol/ed25519.ts (node:crypto) in the console bundle: the same three functions on
  * @noble/curves' Ed25519. The verifier only verifies signatures; the console signs with WebCrypto, not with this.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
