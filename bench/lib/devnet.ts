@@ -33,6 +33,7 @@ import { connectTemporalClient } from '../../src/temporal/client.js';
 import { loadTemporalProfile } from '../../src/temporal/profile.js';
 import { createConfiguredWorker, installTemporalRuntime } from '../../src/temporal/worker.js';
 import { ensureIntentExpiry } from '../../src/temporal/intents.js';
+import { compiledEntry } from '../../test/support/build.js';
 import { testTargetLeg } from '../../test/support/test-target.js';
 
 /** anvil's second and third development accounts: not the relayer (account 0) */
@@ -78,7 +79,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startBenchDevnet(opts: {
   name: string;
   validators?: boolean | 'processes';
-  /** 'process': the worker runs as its own process (`src/bin/worker.ts`, as deployed); needs DATABASE_URL */
+  /** 'process': the worker runs as its own process from the compiled build (`npm run worker`, as deployed); needs DATABASE_URL */
   worker?: 'in-process' | 'process';
   blockIntervalMs?: number;
   logLevel?: 'error' | 'warn' | 'info';
@@ -182,7 +183,7 @@ export async function startBenchDevnet(opts: {
       };
       // PROFILE_DIR=dir: the worker writes a V8 CPU profile of its whole run there when it stops
       const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
-      const child = spawnManaged('worker', process.execPath, [...profile, '--import', 'tsx', join(PROJECT_ROOT, 'src/bin/worker.ts')], {
+      const child = spawnManaged('worker', process.execPath, [...profile, ...compiledEntry('worker')], {
         cwd: PROJECT_ROOT,
         env,
         logFile,
@@ -386,7 +387,7 @@ export async function cpuDuring<T>(
               ? 'bench process (API, ledger simulator, and the worker and validators unless they run as processes)'
               : i >= 0
                 ? 'validator process'
-                : args.some((a) => a.endsWith('src/bin/worker.ts'))
+                : args.some((a) => a.endsWith('bin/worker.js'))
                   ? 'worker process'
                   : 'node (other)';
         } else if (comm === 'postgres' && opts.database) {
