@@ -23,7 +23,7 @@ const CLOCK_SKEW_MS = 1000;
 
 export interface ExpirySweep {
   expired: number;
-  /** intents the ledger held signed: marked submitted and their workflow started */
+  /** intents the ledger held signed: their workflow started */
   resumed: number;
   /** more intents are due than one round takes */
   more: boolean;
@@ -31,19 +31,23 @@ export interface ExpirySweep {
   nextDueInMs?: number;
 }
 
+/** The ledger's transaction of an unsigned intent that holds its signature after all (submitted directly, or by an attempt whose answer was lost). */
+async function heldByLedger(ctx: CycleContext, row: IntentRow): Promise<{ txId: string; txHash: string } | undefined> {
+  if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
+  try {
+    return await ctx.heldByLedger(row.prepared);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
+  }
+}
+
 /**
  * An unsigned intent at its expiry: when the ledger holds its signature after all, the intent is marked submitted and
  * that transaction is answered; otherwise it is expired (with transaction.failed, its spend reservation given back).
  */
 export async function expireUnsigned(ctx: CycleContext, row: IntentRow, error: string): Promise<{ txId: string; txHash: string } | undefined> {
-  let held = row.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
-  if (!held) {
-    try {
-      held = await ctx.heldByLedger(row.prepared);
-    } catch (e) {
-      if (!isNotFound(e)) throw e instanceof LedgerTransportError ? ledgerUnavailable(e) : e;
-    }
-  }
+  const held = await heldByLedger(ctx, row);
   if (held) {
     await markIntentSubmitted(ctx.db, row.id, held);
     return held;
@@ -56,8 +60,9 @@ export function expirySteps(ctx: CycleContext, workflows: IntentWorkflowAccess) 
   const { db } = ctx;
   return {
     /**
-     * One round of the sweep: up to `limit` unsigned intents past their expiry that have no workflow are expired (or,
-     * held by the ledger, submitted and their workflow started); then how long until the next one is due.
+     * One round of the sweep: up to `limit` unsigned intents past their expiry that have no workflow are expired, or,
+     * held by the ledger, get their workflow, which finds its expiry passed and goes on from the ledger's transaction
+     * (failIntent); then how long until the next one is due.
      */
     async expireDueIntents(i: { limit: number }): Promise<ExpirySweep> {
       const { client, info } = Context.current();
@@ -66,10 +71,13 @@ export function expirySteps(ctx: CycleContext, workflows: IntentWorkflowAccess) 
       const out: ExpirySweep = { expired: 0, resumed: 0, more: due.length > i.limit };
       for (const row of due.slice(0, i.limit)) {
         if (await workflows.exists(client, row.id)) continue;
-        if (await expireUnsigned(ctx, row, EXPIRED_UNSIGNED)) {
+        if (await heldByLedger(ctx, row)) {
           await workflows.start(client, info.taskQueue, row);
           out.resumed++;
-        } else out.expired++;
+        } else {
+          await markIntentFailed(db, row.id, { status: 'expired', stage: row.stage, error: EXPIRED_UNSIGNED });
+          out.expired++;
+        }
       }
       const next = await nextUnsignedExpiry(db, new Date(now - CLOCK_SKEW_MS));
       if (next) out.nextDueInMs = Math.max(0, next.getTime() + CLOCK_SKEW_MS - Date.now());
