@@ -1,9 +1,10 @@
 /**
  * Transaction intents, scoped to the caller's organization (the use case: src/services/intents.ts):
  *   POST /v1/transaction                      prepare: validate the legs, build the canonical intent, prepare its
- *                                             ledger WriteData for the nominated key → 201 with hash_to_sign;
- *                                             the workflow intent-<id> starts and waits. Idempotency-Key honoured.
- *   POST /v1/transaction/{intent_id}/signature  a Temporal Update on intent-<id>: verified, then submitted
+ *                                             ledger WriteData for the nominated key → 201 with hash_to_sign
+ *                                             (the row only; no workflow yet). Idempotency-Key honoured.
+ *   POST /v1/transaction/{intent_id}/signature  a Temporal Update on intent-<id>, which it starts (Update-with-Start):
+ *                                             verified, then submitted
  *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id, live signing progress
  *   GET  /v1/transactions                     list, newest first, by cursor or offset
  */
