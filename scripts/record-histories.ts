@@ -10,7 +10,9 @@
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
  *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does),
  *   creditsWorkflow (POST /v1/identity/{id}/credits for the first identity), intentExpiryWorkflow (started as at
- *   worker start-up; recorded once it has expired an intent prepared with a 2 s time to live and never signed).
+ *   worker start-up; recorded once it has expired an intent prepared with a 2 s time to live and never signed),
+ *   providerSignWorkflow (a provider-signing identity's record call inside its policy, signed by the gateway) and
+ *   providerKeySwitchWorkflow (that identity switched to an external key).
  * Files of other versions are left as they are; this version's files are overwritten. Workflow types named as
  * arguments limit the files written to theirs (the scenario still runs whole): a new version records the workflows
  * it changed.
@@ -23,6 +25,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { createApiKey } from '../src/db/api-keys.js';
+import { newKekEntry } from '../src/identity/provider-keys.js';
 import { publicKeyHashHex } from '../src/identity/keys.js';
 import { creditsWorkflowId } from '../src/temporal/credits.js';
 import { linkChainWorkflowId } from '../src/temporal/identities.js';
@@ -43,6 +47,7 @@ import {
   submitIntent,
   waitCompleted,
   type BenchDevnet,
+  type Json,
 } from '../bench/lib/devnet.js';
 
 const HISTORIES_DIR = fileURLToPath(new URL('../test/replay/histories/', import.meta.url));
@@ -72,6 +77,8 @@ async function firstClosed(dn: BenchDevnet, workflowType: string, timeoutMs = 60
 
 async function main() {
   mkdirSync(HISTORIES_DIR, { recursive: true });
+  // the gateway holds provider-signing identities' keys under this key-encryption key
+  process.env.PROVIDER_KEKS ??= newKekEntry('record');
   // the webhook receiver below listens on loopback, which receivers may not by default
   process.env.WEBHOOK_ALLOW_PRIVATE_URLS = 'true';
   const received: string[] = [];
@@ -157,6 +164,48 @@ async function main() {
     if (signed.status !== 200) throw new Error(`governance signature: ${signed.status} ${JSON.stringify(signed.body)}`);
     await dn.client.workflow.getHandle(`governance-${gov.body.governance_op_id}`).result();
     await save(dn, 'governanceWorkflow', `governance-${gov.body.governance_op_id}`);
+
+    // provider signing: the gateway holds the identity's key (PROVIDER_KEKS set before the devnet started)
+    const provider = await dn.call('POST', '/v1/identity', {
+      name: `prv-${randomBytes(6).toString('hex')}`,
+      signing_mode: 'provider',
+      chains: [CHAINS[0].name],
+      credits: 1000,
+    });
+    if (provider.status !== 202) throw new Error(`provider identity: ${provider.status} ${JSON.stringify(provider.body)}`);
+    const providerId: string = provider.body.identity.id;
+    await dn.client.workflow.getHandle(`identity-${providerId}`).result();
+    const prov = (await dn.call('GET', `/v1/identity/${providerId}`)).body;
+    await fundAccount(wallets, prov.chain_accounts[0].address);
+    const me = (await dn.call('GET', '/v1/me')).body;
+    const { rawKey: manageKey } = await createApiKey(dn.database.db, {
+      orgId: me.org_id,
+      name: 'record-manage',
+      rateLimitRpm: 1_000_000,
+      permissions: ['read', 'write', 'provider:manage'],
+    });
+    const manage = async (method: string, path: string, body: unknown) => {
+      const res = await dn.app.request(path, { method, headers: { ...dn.headers, 'X-API-Key': manageKey }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    const policy = { allowed_chains: [CHAINS[0].name], allowed_targets: [target!], max_value_per_leg: '1000', max_value_per_24h: '10000' };
+    const set = await manage('PATCH', `/v1/identity/${providerId}`, { provider_policy: policy });
+    if (set.status !== 200) throw new Error(`provider policy: ${set.status} ${JSON.stringify(set.body)}`);
+    const pp = await dn.call('POST', '/v1/transaction', {
+      identity_id: providerId,
+      intent: {
+        adiUrl: prov.adi_url,
+        legs: [recordLeg(CHAINS[0], prov.chain_accounts[0].address, target!, arg(`record-p-${randomBytes(4).toString('hex')}`))],
+      },
+    });
+    if (pp.status !== 201) throw new Error(`provider prepare: ${pp.status} ${JSON.stringify(pp.body)}`);
+    await waitCompleted(dn, pp.body.intent_id, 50);
+    await save(dn, 'providerSignWorkflow', `provider-sign-intent-${pp.body.intent_id}`);
+    const external = Buffer.from(ed25519.getPublicKey(Uint8Array.from(randomBytes(32)))).toString('hex');
+    const sw = await manage('PATCH', `/v1/identity/${providerId}`, { public_key: external });
+    if (sw.status !== 202) throw new Error(`key switch: ${sw.status} ${JSON.stringify(sw.body)}`);
+    await dn.client.workflow.getHandle(`provider-key-switch-${providerId}`).result();
+    await save(dn, 'providerKeySwitchWorkflow', `provider-key-switch-${providerId}`);
 
     const discoveryId = `pending-discovery-record-${randomBytes(4).toString('hex')}`;
     await dn.client.workflow.execute('pendingDiscoveryWorkflow', { taskQueue, workflowId: discoveryId, args: [] });

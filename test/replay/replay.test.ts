@@ -26,6 +26,8 @@ const WORKFLOW_TYPES = [
   'creditsWorkflow',
   'pendingDiscoveryWorkflow',
   'pendingScanWorkflow',
+  'providerSignWorkflow',
+  'providerKeySwitchWorkflow',
 ];
 
 interface Recorded {
