@@ -23,7 +23,6 @@ import {
   ParentClosePolicy,
   patched,
   proxyActivities,
-  type RetryPolicy,
   setHandler,
   startChild,
   upsertSearchAttributes,
@@ -32,7 +31,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchJoin, BatchSettings } from '../activities/cycle/batch.js';
 import type { IntentActivities } from '../activities/intent.js';
-import { NON_RETRYABLE_INTENT_ERRORS } from '../protocol/failures.js';
+import { CYCLE_ACTIVITY_OPTIONS } from './cycle-options.js';
 import { innermostFailure } from './failure.js';
 import { BatchIntentsKey, StageKey } from './search-attributes.js';
 
@@ -57,19 +56,7 @@ export interface BatchInput {
   members: BatchJoin[];
 }
 
-const retry: RetryPolicy = {
-  initialInterval: '250 milliseconds',
-  backoffCoefficient: 2,
-  maximumInterval: '15 seconds',
-  nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS],
-};
-
-const acts = proxyActivities<IntentActivities>({
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '20 seconds',
-  scheduleToCloseTimeout: '2 hours',
-  retry,
-});
+const acts = proxyActivities<IntentActivities>(CYCLE_ACTIVITY_OPTIONS);
 
 /**
  * Patch id: a batch tells its members their outcome with all the signals in one workflow task; histories recorded

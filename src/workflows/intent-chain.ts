@@ -11,19 +11,10 @@
  * wait long (a loaded validator, the chain's confirmations) and heartbeat meanwhile. Histories from before the patch
  * replay on the activity path.
  */
-import {
-  condition,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  type RetryPolicy,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
-import { NON_RETRYABLE_INTENT_ERRORS } from '../protocol/failures.js';
+import { CYCLE_ACTIVITY_OPTIONS, CYCLE_RETRY } from './cycle-options.js';
 import { innermostFailure } from './failure.js';
 import { batchOutcomeSignal, type BatchOutcome } from './batch.js';
 import { BatchIdKey, StageKey } from './search-attributes.js';
@@ -34,20 +25,7 @@ export interface IntentChainInput {
   legIds: string[];
 }
 
-const retry: RetryPolicy = {
-  initialInterval: '250 milliseconds',
-  backoffCoefficient: 2,
-  maximumInterval: '15 seconds',
-  nonRetryableErrorTypes: [...NON_RETRYABLE_INTENT_ERRORS],
-};
-
-/** Quorum rounds and chain transactions: retried with backoff for as long as the intent can still be valid. */
-const acts = proxyActivities<IntentActivities>({
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '20 seconds',
-  scheduleToCloseTimeout: '2 hours',
-  retry,
-});
+const acts = proxyActivities<IntentActivities>(CYCLE_ACTIVITY_OPTIONS);
 
 /**
  * The short steps as local activities: the same timeouts and retries, run by the worker that runs the workflow. A
@@ -57,7 +35,7 @@ const local = proxyLocalActivities<IntentActivities>({
   startToCloseTimeout: '3 minutes',
   scheduleToCloseTimeout: '2 hours',
   localRetryThreshold: '10 seconds',
-  retry,
+  retry: CYCLE_RETRY,
 });
 
 /** Patch id: short steps of the proof cycle as local activities (intentWorkflow uses it too). */
