@@ -44,6 +44,8 @@ const SECONDS = ARGS.values.seconds!;
 const CONNECTIONS = ARGS.values.connections!;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const logger = createLogger('error');
+/** at 10 connections: rps as a share of the bare server's in the same run, p99, peak RSS under the load */
+const TARGET = { prepareRatio: 0.2, prepareP99Ms: 60, getRatio: 0.45, apiRssMb: 250, workerRssMb: 400 };
 
 /**
  * `entry`: node's arguments that run the program (a compiled entry point, or a .ts file through tsx). Its output
@@ -266,7 +268,19 @@ async function main() {
     console.table(Object.entries(rss).map(([process, m]) => ({ process, ...m })));
     const ratios = { prepare_vs_bare_insert: +(prep!.rps / bareIns!.rps).toFixed(3), get_vs_bare_select: +(get!.rps / bareSel!.rps).toFixed(3) };
     console.log(`ratios (gateway rps / bare rps): prepare ${ratios.prepare_vs_bare_insert}, get ${ratios.get_vs_bare_select}`);
-    console.log(JSON.stringify({ bench: 'api-throughput', seconds: SECONDS, connections: CONNECTIONS, results: result, ratios, memory: rss }));
+    const holds = {
+      prepare_ratio: ratios.prepare_vs_bare_insert >= TARGET.prepareRatio,
+      prepare_p99: prep!.p99_ms <= TARGET.prepareP99Ms,
+      get_ratio: ratios.get_vs_bare_select >= TARGET.getRatio,
+      api_rss: rss.api!.peak_mb <= TARGET.apiRssMb,
+      worker_rss: rss.worker!.peak_mb <= TARGET.workerRssMb,
+    };
+    const verdict = (ok: boolean) => (ok ? 'holds' : 'MISSED');
+    console.log(
+      `targets: prepare ≥ ${TARGET.prepareRatio} × bare ${verdict(holds.prepare_ratio)}, prepare p99 ≤ ${TARGET.prepareP99Ms} ms ${verdict(holds.prepare_p99)}, ` +
+        `GET ≥ ${TARGET.getRatio} × bare ${verdict(holds.get_ratio)}, api RSS ≤ ${TARGET.apiRssMb} MB ${verdict(holds.api_rss)}, worker RSS ≤ ${TARGET.workerRssMb} MB ${verdict(holds.worker_rss)}`,
+    );
+    console.log(JSON.stringify({ bench: 'api-throughput', seconds: SECONDS, connections: CONNECTIONS, results: result, ratios, memory: rss, holds }));
     if (result.some((r) => r.failed > 0)) throw new Error(`failed requests: ${result.map((r) => `${r.name} ${r.failed}`).join(', ')}`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
