@@ -11,7 +11,20 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowBundle } from '../../src/temporal/worker.js';
 import { newClientKey } from '../identity/devnet.js';
-import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, submit, waitIntent, type CycleBench, type Json } from '../transaction/support.js';
+import {
+  api,
+  arg,
+  prepare,
+  recordLeg,
+  SEPOLIA,
+  sign,
+  signIntent,
+  startCycleBench,
+  submit,
+  waitIntent,
+  type CycleBench,
+  type Json,
+} from '../transaction/support.js';
 import { makePanel } from './panel.js';
 
 let b: CycleBench;
@@ -26,16 +39,13 @@ afterAll(async () => {
   await b?.stop();
 });
 
-const signIntent = (p: Json, hash = p.signing_data.hash_to_sign) =>
-  api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature: sign(hash, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
-
 describe('intents signed out of the order they were prepared', () => {
   it('A prepared before B, B signed first: A answers 409 SIGNING_DATA_STALE, fresh signing data is fetched, A completes', async () => {
     const a = await prepare(b, [recordLeg(b, SEPOLIA, arg(`stale-a-${randomUUID()}`))]);
     const bb = await prepare(b, [recordLeg(b, SEPOLIA, arg(`stale-b-${randomUUID()}`))]);
     await submit(b, bb);
 
-    const stale = await signIntent(a);
+    const stale = await signIntent(b, a);
     // before: 400 SIGNATURE_REJECTED "invalid timestamp" and A stayed signing_required, unsignable, until it expired
     expect(stale.status, JSON.stringify(stale.body)).toBe(409);
     expect(stale.body.code).toBe('SIGNING_DATA_STALE');
@@ -53,11 +63,11 @@ describe('intents signed out of the order they were prepared', () => {
     expect(read.signing_data.hash_to_sign).toBe(fresh.body.signing_data.hash_to_sign);
 
     // the old signature no longer covers what the intent will submit
-    const old = await signIntent(a);
+    const old = await signIntent(b, a);
     expect(old.status).toBe(400);
     expect(old.body.code).toBe('INVALID_SIGNATURE');
 
-    const ok = await signIntent(a, fresh.body.signing_data.hash_to_sign);
+    const ok = await signIntent(b, a, fresh.body.signing_data.hash_to_sign);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.tx_hash).toBe(fresh.body.signing_data.transaction_hash);
     const done = await waitIntent(b, a.intent_id);
@@ -81,14 +91,14 @@ describe('on a 2-of-3 panel', () => {
   it('an intent prepared before its key page changed: 409 SIGNING_DATA_STALE (key_page_version), fresh signing data at the new version is taken', async () => {
     const e = await prepare(b, [recordLeg(b, SEPOLIA, arg(`stale-e-${randomUUID()}`))]);
     await makePanel(b, [seat2, seat3], 2);
-    const stale = await signIntent(e);
+    const stale = await signIntent(b, e);
     expect(stale.status, JSON.stringify(stale.body)).toBe(409);
     expect(stale.body.code).toBe('SIGNING_DATA_STALE');
     expect(stale.body.details.cause).toBe('key_page_version');
     const fresh = await api(b, 'POST', `/v1/transaction/${e.intent_id}/signing-data`);
     expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
     expect(fresh.body.signing_data.key_page_version).toBeGreaterThan(e.signing_data.key_page_version);
-    const ok = await signIntent(e, fresh.body.signing_data.hash_to_sign);
+    const ok = await signIntent(b, e, fresh.body.signing_data.hash_to_sign);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     // on the 2-of-3 page now: submitted, waiting for a co-signer
     expect((await api(b, 'GET', `/v1/transaction/${e.intent_id}`)).body.status).toBe('submitted');

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, arg, prepare, recordLeg, SEPOLIA, sign, startCycleBench, waitIntent, type CycleBench, type Json } from './support.js';
+import { api, arg, prepare, recordLeg, SEPOLIA, signIntent, startCycleBench, waitIntent, type CycleBench, type Json } from './support.js';
 
 let b: CycleBench;
 
@@ -19,9 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await b?.stop();
 });
-
-const signIntent = (p: Json, hash = p.signing_data.hash_to_sign) =>
-  api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature: sign(hash, b.identity.key.secretKey), public_key: b.identity.key.publicKey });
 
 /** The simulator's block clock held: submissions queue, nothing executes until `resume`. */
 function holdBlocks() {
@@ -48,9 +45,9 @@ describe('signatures of one key executed out of order in one block', () => {
     const blocks = holdBlocks();
     let answers: [Json, Json];
     try {
-      const second = signIntent(later);
+      const second = signIntent(b, later);
       await until('the later-prepared signature in the queue', () => blocks.queued(later.signing_data.transaction_hash));
-      const first = signIntent(a);
+      const first = signIntent(b, a);
       await until('the earlier-prepared signature in the queue', () => blocks.queued(a.signing_data.transaction_hash));
       blocks.resume();
       answers = await Promise.all([first, second]);
@@ -66,7 +63,7 @@ describe('signatures of one key executed out of order in one block', () => {
 
     const fresh = await api(b, 'POST', `/v1/transaction/${a.intent_id}/signing-data`);
     expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
-    const again = await signIntent(a, fresh.body.signing_data.hash_to_sign);
+    const again = await signIntent(b, a, fresh.body.signing_data.hash_to_sign);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     const done = await waitIntent(b, a.intent_id);
     expect(done.error_message).toBeNull();

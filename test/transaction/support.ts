@@ -144,11 +144,16 @@ export async function prepare(b: CycleBench, legs: Json[], extra: Json = {}) {
   return r.body;
 }
 
-export async function submit(b: CycleBench, prepared: Json) {
-  const r = await api(b, 'POST', `/v1/transaction/${prepared.intent_id}/signature`, {
-    signature: sign(prepared.signing_data.hash_to_sign, b.identity.key.secretKey),
+/** POST the bench identity's signature over `hash` (the prepared hash_to_sign unless given); the answer as it came. */
+export function signIntent(b: CycleBench, prepared: Json, hash: string = prepared.signing_data.hash_to_sign) {
+  return api(b, 'POST', `/v1/transaction/${prepared.intent_id}/signature`, {
+    signature: sign(hash, b.identity.key.secretKey),
     public_key: b.identity.key.publicKey,
   });
+}
+
+export async function submit(b: CycleBench, prepared: Json) {
+  const r = await signIntent(b, prepared);
   if (r.status !== 200) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
