@@ -68,6 +68,7 @@ const envSchema = z.object({
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(8080),
   PUBLIC_BASE_URL: url.optional(),
+  API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(30),
   SHUTDOWN_GRACE_MS: z.coerce
     .number()
     .int()
@@ -219,7 +220,13 @@ export interface WebhookSettings {
 
 export interface Config {
   env: 'devnet' | 'production';
-  api: { host: string; port: number; publicBaseUrl: string };
+  api: {
+    host: string;
+    port: number;
+    publicBaseUrl: string;
+    /** V8's old-space growth over the live heap after a full GC, in percent (0: V8's own heuristics) */
+    heapGrowingPercent: number;
+  };
   /** on SIGTERM/SIGINT: how long API requests and worker activities in flight may finish before they are cut */
   shutdownGraceMs: number;
   /** undefined → embedded PGlite under `${dataDir}/pglite` (one process only; refused when env is production) */
@@ -305,6 +312,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.API_HOST,
       port: e.API_PORT,
       publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.API_HOST}:${e.API_PORT}`,
+      heapGrowingPercent: e.API_HEAP_GROWING_PERCENT,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     databaseUrl: e.DATABASE_URL,

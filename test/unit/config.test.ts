@@ -8,7 +8,7 @@ describe('config', () => {
   it('has working embedded defaults', () => {
     const c = loadConfig({});
     expect(c.env).toBe('devnet');
-    expect(c.api).toEqual({ host: '127.0.0.1', port: 8080, publicBaseUrl: 'http://127.0.0.1:8080' });
+    expect(c.api).toEqual({ host: '127.0.0.1', port: 8080, publicBaseUrl: 'http://127.0.0.1:8080', heapGrowingPercent: 30 });
     expect(c.databaseUrl).toBeUndefined();
     expect(c.temporal).toMatchObject({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'gateway' });
     expect(c.chains).toEqual(DEVNET_CHAINS);
@@ -91,6 +91,14 @@ describe('config', () => {
     expect(loadConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
     for (const bad of ['-1', '1.5', 'soon', String(16 * 60_000)]) {
       expect(configProblems({ SHUTDOWN_GRACE_MS: bad }).map((p) => p.variable)).toEqual(['SHUTDOWN_GRACE_MS']);
+    }
+  });
+
+  it("reads the API's heap growth bound (0 leaves V8's heuristics)", () => {
+    expect(loadConfig({ API_HEAP_GROWING_PERCENT: '0' }).api.heapGrowingPercent).toBe(0);
+    expect(loadConfig({ API_HEAP_GROWING_PERCENT: '100' }).api.heapGrowingPercent).toBe(100);
+    for (const bad of ['-1', '2.5', 'some', '401']) {
+      expect(configProblems({ API_HEAP_GROWING_PERCENT: bad }).map((p) => p.variable)).toEqual(['API_HEAP_GROWING_PERCENT']);
     }
   });
 
