@@ -7,6 +7,7 @@ import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { chainAccountPayload, ledgerHashForm } from '../webhooks/stored-forms.js';
 import { olderThan } from './pagination.js';
+import { preparedPerDb } from './prepared.js';
 import { chainAccounts, identities, mnemonicRetrievals, organizations, providerKeys } from './schema.js';
 
 export type IdentityRow = typeof identities.$inferSelect;
@@ -153,24 +154,53 @@ export async function getIdentity(db: Db, id: string): Promise<IdentityRow | und
 }
 
 /** An identity of `orgId` by id or ADI URL; another organization's identity is invisible (undefined). */
+// by id: what every prepare and identity read asks first
+const orgIdentityById = preparedPerDb((db) =>
+  db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.orgId, sql.placeholder('orgId')), eq(identities.id, sql.placeholder('id'))))
+    .prepare('org_identity_by_id'),
+);
+
 export async function getOrgIdentity(db: Db, orgId: string, idOrAdiUrl: string): Promise<IdentityRow | undefined> {
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrAdiUrl);
-  const where = isUuid
-    ? and(eq(identities.orgId, orgId), eq(identities.id, idOrAdiUrl))
-    : and(eq(identities.orgId, orgId), eq(sql`lower(${identities.adiUrl})`, idOrAdiUrl.trim().toLowerCase().replace(/\/+$/, '')));
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrAdiUrl)) {
+    const [row] = await orgIdentityById(db).execute({ orgId, id: idOrAdiUrl });
+    return row;
+  }
+  const adiUrl = idOrAdiUrl.trim().toLowerCase().replace(/\/+$/, '');
   // an ADI URL may name a retired identity and a live one; prefer the live one
-  const rows = await db.select().from(identities).where(where).orderBy(desc(identities.createdAt));
+  const rows = await db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.orgId, orgId), eq(sql`lower(${identities.adiUrl})`, adiUrl)))
+    .orderBy(desc(identities.createdAt));
   return rows.find((r) => r.status !== 'retired') ?? rows[0];
 }
+
+const ORDER_ACCOUNTS = [asc(chainAccounts.createdAt), asc(chainAccounts.chain)];
+
+// one identity's accounts: what every prepare asks
+const accountsOfIdentity = preparedPerDb((db) =>
+  db
+    .select()
+    .from(chainAccounts)
+    .where(eq(chainAccounts.identityId, sql.placeholder('identityId')))
+    .orderBy(...ORDER_ACCOUNTS)
+    .prepare('chain_accounts_of_identity'),
+);
 
 export async function getChainAccounts(db: Db, identityIds: string[]): Promise<Map<string, ChainAccountRow[]>> {
   const out = new Map<string, ChainAccountRow[]>();
   if (identityIds.length === 0) return out;
-  const rows = await db
-    .select()
-    .from(chainAccounts)
-    .where(inArray(chainAccounts.identityId, identityIds))
-    .orderBy(asc(chainAccounts.createdAt), asc(chainAccounts.chain));
+  const rows =
+    identityIds.length === 1
+      ? await accountsOfIdentity(db).execute({ identityId: identityIds[0]! })
+      : await db
+          .select()
+          .from(chainAccounts)
+          .where(inArray(chainAccounts.identityId, identityIds))
+          .orderBy(...ORDER_ACCOUNTS);
   for (const r of rows) {
     const list = out.get(r.identityId) ?? [];
     list.push(r);

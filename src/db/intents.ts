@@ -28,8 +28,51 @@ export interface IntentDocument {
   parts: string[];
 }
 
-export async function insertIntent(db: Db, row: NewIntentRow): Promise<IntentRow> {
-  const [r] = await db.insert(intents).values(row).returning();
+/** What prepare stores of a new intent (the rest starts at the columns' defaults). */
+export type IntentInsert = Required<
+  Pick<
+    NewIntentRow,
+    | 'id'
+    | 'orgId'
+    | 'identityId'
+    | 'intentType'
+    | 'intent'
+    | 'operationId'
+    | 'signingData'
+    | 'prepared'
+    | 'signerPublicKey'
+    | 'signerKeyPage'
+    | 'expiresAt'
+    | 'signingMode'
+  >
+>;
+
+const INSERT_COLUMNS = [
+  'id',
+  'orgId',
+  'identityId',
+  'intentType',
+  'intent',
+  'operationId',
+  'signingData',
+  'prepared',
+  'signerPublicKey',
+  'signerKeyPage',
+  'expiresAt',
+  'signingMode',
+] as const satisfies readonly (keyof IntentInsert)[];
+
+// every prepare inserts one row: built once per database, each value encoded by its column
+const insertIntentRow = preparedPerDb((db) =>
+  db
+    .insert(intents)
+    .values(Object.fromEntries(INSERT_COLUMNS.map((c) => [c, sql.placeholder(c)])) as unknown as NewIntentRow)
+    .returning()
+    .prepare('insert_intent'),
+);
+
+export async function insertIntent(db: Db, row: IntentInsert): Promise<IntentRow> {
+  const [r] = await insertIntentRow(db).execute(row);
   return r!;
 }
 

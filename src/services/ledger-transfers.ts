@@ -186,6 +186,7 @@ export async function prepareTransferIntent(
     signerPublicKey: seat.signerKey,
     signerKeyPage: prepared.signerUrl,
     expiresAt: new Date(ids.expiresAt * 1000),
+    signingMode: 'external',
   });
   caller.log.info('token transfer intent prepared', { intent_id: ids.intentId });
   return { row, signingData, operationId };
