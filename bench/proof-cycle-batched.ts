@@ -10,7 +10,9 @@
  * Targets: batched p50 of `count` concurrent ≤ the window + the standard sequential p50; cycles per second of
  * `wide` concurrent batched ≥ 2 × standard's.
  *
- *   npx tsx bench/proof-cycle.ts batched [count=20] [wide=40]
+ *   npx tsx bench/proof-cycle.ts batched [count=20] [wide=40] [processes] [worker-process]
+ *   (processes: the 7 validators each in its own process; worker-process: the worker as its own process, with
+ *   DATABASE_URL; with DATABASE_URL the database is PostgreSQL, else in-memory PGlite in this process)
  */
 import type { Address } from 'viem';
 import { DEFAULT_BATCH_SETTINGS } from '../src/activities/cycle/batch.js';
@@ -23,6 +25,7 @@ import {
   fundAccount,
   pct,
   recordLeg,
+  stageSplit,
   startBenchDevnet,
   submitIntent,
   waitCompleted,
@@ -35,6 +38,8 @@ const CHAIN = CHAINS[0];
 
 interface Run {
   ms: number[];
+  /** each intent as GET answered it once completed */
+  intents: Json[];
   wallMs: number;
   perSecond: number;
   anchors: number;
@@ -47,9 +52,13 @@ async function prepare(dn: BenchDevnet, who: BenchIdentity, target: Address, pro
   return r.body;
 }
 
-export async function runBatchedBench(count: number, wide: number): Promise<void> {
+export async function runBatchedBench(
+  count: number,
+  wide: number,
+  where: { validators: true | 'processes'; worker: 'in-process' | 'process' } = { validators: true, worker: 'in-process' },
+): Promise<void> {
   const windowMs = Number(process.env.BATCH_WINDOW_MS ?? DEFAULT_BATCH_SETTINGS.windowMs);
-  const dn = await startBenchDevnet({ name: 'bench-batched', validators: true });
+  const dn = await startBenchDevnet({ name: 'bench-batched', ...where });
   try {
     const wallets = benchWallets(dn);
     const clients = await Promise.all(Array.from({ length: wide }, () => createBenchIdentity(dn, 1000, 200)));
@@ -76,7 +85,7 @@ export async function runBatchedBench(count: number, wide: number): Promise<void
       const out = await Promise.all(pending);
       const wallMs = performance.now() - t0;
       const anchors = new Set(out.map((c) => c.intent.legs[0].anchor_id)).size;
-      return { ms: out.map((c) => c.ms), wallMs, perSecond: k / (wallMs / 1000), anchors };
+      return { ms: out.map((c) => c.ms), intents: out.map((c) => c.intent), wallMs, perSecond: k / (wallMs / 1000), anchors };
     };
 
     await cycle(clients[0]!, targets[0]!, 'standard'); // warm-up
@@ -104,6 +113,14 @@ export async function runBatchedBench(count: number, wide: number): Promise<void
       row(`batched ${count} concurrent`, batchedCount),
       row(`batched ${wide} concurrent`, batchedWide),
     ]);
+    for (const [name, r] of [
+      [`standard ${wide} concurrent`, standardWide],
+      [`batched ${count} concurrent`, batchedCount],
+      [`batched ${wide} concurrent`, batchedWide],
+    ] as const) {
+      console.log(`Where the time goes (${name}; median and max ms per stage, from intents.submitted_at and intent_chains.step_times):`);
+      console.table(await stageSplit(dn, r.intents));
+    }
     const latency = pct(batchedCount.ms, 0.5) <= windowMs + seqP50;
     const throughput = batchedWide.perSecond >= 2 * standardWide.perSecond;
     console.log(

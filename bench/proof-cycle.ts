@@ -29,7 +29,7 @@
  * p50 ≤ 1.0 s and p95 ≤ 1.5 s; the COUNT concurrent cycles' p50 ≤ 1.5 × the bare cycle's concurrent p50, and the
  * gateway's CPU per concurrent cycle ≤ 2 × the bare cycle's.
  *
- *   npx tsx bench/proof-cycle.ts batched [count=20] [wide=40]   (the batched class: bench/proof-cycle-batched.ts)
+ *   npx tsx bench/proof-cycle.ts batched [count=20] [wide=40] [processes] [worker-process]   (the batched class: bench/proof-cycle-batched.ts)
  *   npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]
  *     (processes: the 7 validators each in its own process; worker-process: the worker in its own process, which
  *      needs DATABASE_URL; by default both run in the bench's process)
@@ -41,12 +41,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { inArray } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import { executeGovernanceProofDirect, proofForLeg } from '../src/chain/account.js';
 import { createAnchor, executeComprehensiveProof, readValidatorSet } from '../src/chain/anchor.js';
 import { anchorMessage } from '../src/chain/formulas.js';
-import { intentChains } from '../src/db/schema.js';
 import { createLedgerClient, tx } from '../src/ledger/index.js';
 import { buildIntent, INTENT_MEMO, planIntentAnchor } from '../src/protocol/intent/index.js';
 import { attestRequestFor, observeRequestFor } from '../src/protocol/validator-wire.js';
@@ -64,6 +62,7 @@ import {
   pct,
   prepareIntent,
   recordLeg,
+  stageSplit,
   startBenchDevnet,
   submitIntent,
   waitCompleted,
@@ -77,7 +76,7 @@ import { runBatchedBench } from './proof-cycle-batched.js';
 // checked before anything is set up: a bad argument is a message and exit status 2, not a stack trace after the devnet
 const USAGE =
   'npx tsx bench/proof-cycle.ts [count=20] [processes] [worker-process]   (npm run bench:proof-cycle -- 1: one cycle each way)\n' +
-  '       npx tsx bench/proof-cycle.ts batched [count=20] [wide=40]   (the batched class against the standard: bench/proof-cycle-batched.ts)';
+  '       npx tsx bench/proof-cycle.ts batched [count=20] [wide=40] [processes] [worker-process]   (the batched class against the standard: bench/proof-cycle-batched.ts)';
 const ARGS = benchArgs(USAGE, {
   positional: [
     { name: 'count', default: 20, min: 1, max: 1000 },
@@ -97,7 +96,6 @@ const CHAIN = CHAINS[0];
 /** PROFILE_DIR=dir: a V8 CPU profile of this process during the concurrent run is written there (open it in Chrome DevTools) */
 const PROFILE_DIR = process.env.PROFILE_DIR;
 const TARGET = { p50: 1000, p95: 1500, overBareConcurrent: 1.5, cpuOverBare: 2 };
-const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
 
 interface Cycle {
   clientMs: number;
@@ -174,8 +172,14 @@ async function main() {
     const floorMedianMs = Math.round((COUNT * cpu.concurrent.devnet_cpu_ms) / cores / 2);
 
     const gas = await gasOf(dn, sequential);
-    const stages = await stageSplit(dn, sequential);
-    const stagesConcurrent = await stageSplit(dn, concurrent);
+    const stages = await stageSplit(
+      dn,
+      sequential.map((c) => c.intent),
+    );
+    const stagesConcurrent = await stageSplit(
+      dn,
+      concurrent.map((c) => c.intent),
+    );
     const bare = await bareRuns(dn, one, target!, clients, targets);
     const bareRatio = median(bare.concurrent.ms) / median(bare.sequential.ms);
     const slowest = (cs: Cycle[]) => cs.reduce((a, b) => (b.clientMs > a.clientMs ? b : a));
@@ -336,35 +340,6 @@ async function gasOf(dn: BenchDevnet, cycles: Cycle[]) {
     per.total.push(a! + p! + e!);
   }
   return { gateway: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, median(v)])) as Record<keyof typeof per, number> };
-}
-
-/** Median ms of each step of the chain cycle: submitted → attested → anchored (created + proven) → executed → observed → recorded → completed. */
-async function stageSplit(dn: BenchDevnet, cycles: Cycle[]) {
-  const rows = await dn.database.db
-    .select({ intentId: intentChains.intentId, stepTimes: intentChains.stepTimes })
-    .from(intentChains)
-    .where(
-      inArray(
-        intentChains.intentId,
-        cycles.map((c) => c.intent.intent_id),
-      ),
-    );
-  const byId = new Map(rows.map((r) => [r.intentId, r.stepTimes]));
-  const names = [
-    'submitted → attested',
-    'attested → anchored (createAnchor + executeComprehensiveProof)',
-    'anchored → executed (executeGovernanceProofDirect)',
-    'executed → observed (finality + observe quorum)',
-    'observed → recorded (proof_result on the ledger)',
-    'recorded → completed (intent finalised)',
-  ];
-  const deltas: number[][] = names.map(() => []);
-  for (const c of cycles) {
-    const st = byId.get(c.intent.intent_id) ?? {};
-    const ts = [Date.parse(c.intent.submitted_at), ...STAGES.map((s) => Date.parse(st[s]!)), Date.parse(c.intent.completed_at)];
-    for (let i = 0; i < names.length; i++) deltas[i]!.push(ts[i + 1]! - ts[i]!);
-  }
-  return names.map((stage, i) => ({ stage, median_ms: Math.round(median(deltas[i]!)), max_ms: Math.round(Math.max(...deltas[i]!)) }));
 }
 
 /**
@@ -530,7 +505,10 @@ async function bareCycle(
   return { ms: performance.now() - t0, txMs, gas };
 }
 
-(FLAGS.has('batched') ? runBatchedBench(COUNT, ARGS.values.wide!) : main()).then(
+(FLAGS.has('batched')
+  ? runBatchedBench(COUNT, ARGS.values.wide!, { validators: VALIDATORS === 'processes' ? 'processes' : true, worker: WORKER })
+  : main()
+).then(
   () => process.exit(0),
   (e) => {
     console.error(e);

@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { inArray } from 'drizzle-orm';
 import { parseEther, type Address, type Hex } from 'viem';
 import { createApp } from '../../src/api/app.js';
 import { testTargetAbi, testTargetBytecode } from '../../src/chain/abi/index.js';
@@ -19,6 +20,7 @@ import { loadConfig, type ChainConfig, type Config } from '../../src/config.js';
 import { createApiKey } from '../../src/db/api-keys.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createOrganization } from '../../src/db/organizations.js';
+import { intentChains } from '../../src/db/schema.js';
 import { startAnvil, type AnvilHandle } from '../../src/devnet/anvil.js';
 import { ANVIL_DEV_KEY_0 } from '../../src/devnet/contracts.js';
 import { setupIdentityDevnet } from '../../src/devnet/identity.js';
@@ -311,6 +313,42 @@ export async function submitIntent(dn: BenchDevnet, who: BenchIdentity, prepared
 }
 
 /** GET /v1/transaction/{id} every pollMs until completed; throws on failed/expired. */
+const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
+
+/**
+ * Median and max ms of each step of the intents' chain cycles (each intent as GET /v1/transaction/{id} answered
+ * it once completed, with its row's step times): submitted → attested → anchored (created + proven) → executed →
+ * observed → recorded → completed. For a batched intent "attested" is its batch's round (the window included) and
+ * "anchored" its batch's anchor.
+ */
+export async function stageSplit(dn: BenchDevnet, intents: Json[]) {
+  const rows = await dn.database.db
+    .select({ intentId: intentChains.intentId, stepTimes: intentChains.stepTimes })
+    .from(intentChains)
+    .where(
+      inArray(
+        intentChains.intentId,
+        intents.map((i) => i.intent_id as string),
+      ),
+    );
+  const byId = new Map(rows.map((r) => [r.intentId, r.stepTimes]));
+  const names = [
+    'submitted → attested',
+    'attested → anchored (createAnchor + executeComprehensiveProof)',
+    'anchored → executed (executeGovernanceProofDirect)',
+    'executed → observed (finality + observe quorum)',
+    'observed → recorded (proof_result on the ledger)',
+    'recorded → completed (intent finalised)',
+  ];
+  const deltas: number[][] = names.map(() => []);
+  for (const intent of intents) {
+    const st = byId.get(intent.intent_id) ?? {};
+    const ts = [Date.parse(intent.submitted_at), ...STAGES.map((s) => Date.parse(st[s]!)), Date.parse(intent.completed_at)];
+    for (let i = 0; i < names.length; i++) deltas[i]!.push(ts[i + 1]! - ts[i]!);
+  }
+  return names.map((stage, i) => ({ stage, median_ms: Math.round(pct(deltas[i]!, 0.5)), max_ms: Math.round(Math.max(...deltas[i]!)) }));
+}
+
 export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: number, timeoutMs = 120_000): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
