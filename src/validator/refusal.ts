@@ -4,13 +4,16 @@
  */
 import { EffectDataUnavailable, EffectProofError } from '../chain/effects/evm-proofs.js';
 import { MptProofError } from '../chain/effects/mpt.js';
+import { redactUrls } from '../net/redact.js';
 
 export class ValidatorRefusal extends Error {
   constructor(
     readonly code: string,
     message: string,
   ) {
-    super(message);
+    // a refusal leaves the node (the gateway may show it to clients): the URLs in it are masked, the node's own
+    // RPC and ledger URLs (registered by loadConfig) down to their origin, since providers put keys in their paths
+    super(redactUrls(message));
     this.name = 'ValidatorRefusal';
   }
 }

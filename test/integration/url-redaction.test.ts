@@ -17,6 +17,7 @@ import { identities } from '../../src/db/schema.js';
 import { LedgerTransportError } from '../../src/ledger/errors.js';
 import { createLogger } from '../../src/log.js';
 import { redactUrls, registerSecretUrls } from '../../src/net/redact.js';
+import { proofStep, ValidatorRefusal } from '../../src/validator/refusal.js';
 import { maintenanceWorkflow } from '../../src/workflows/maintenance.js';
 import { openTestDatabase, startTestWorker, testConfig, testTemporalClient } from '../support/env.js';
 import { createTestOrgAndKey, insertTestIdentity, startTestApp, type TestApp } from '../support/platform.js';
@@ -49,6 +50,23 @@ describe('ledger errors answered by the co-signing routes', () => {
     expect(err.status).toBe(502);
     expect(err.message).toBe(
       'pending transaction: the ledger network did not answer (ledger http://***@ledger.example:26660/*** unreachable: fetch failed); retry',
+    );
+  });
+});
+
+describe("a validator's refusals", () => {
+  it("name no key of the node's own RPC or ledger URLs (a refusal reaches the gateway and its clients)", async () => {
+    registerSecretUrls(['https://polygon-amoy.rpc.example/v3/NODE-KEY']);
+    const refusal = await proofStep('receipt of 0xabc', () => {
+      throw Object.assign(new Error('HTTP request failed.\n\nURL: https://polygon-amoy.rpc.example/v3/NODE-KEY'), {
+        details: 'fetch failed at https://polygon-amoy.rpc.example/v3/NODE-KEY',
+      });
+    }).catch((e: unknown) => e as ValidatorRefusal);
+    expect(refusal).toBeInstanceOf(ValidatorRefusal);
+    expect(refusal.code).toBe('RPC_UNAVAILABLE');
+    expect(refusal.message).toBe('receipt of 0xabc: RPC error: HTTP request failed. fetch failed at https://polygon-amoy.rpc.example/***');
+    expect(new ValidatorRefusal('INTENT_NOT_FOUND', 'ledger http://op:pw@ledger.node.example/v3?key=K down').message).toBe(
+      'ledger http://***@ledger.node.example/v3?*** down',
     );
   });
 });
