@@ -9,7 +9,7 @@ import { recordEvent } from './events.js';
 import { ledgerHashForm, type ExecutionPayload } from '../webhooks/stored-forms.js';
 import { preparedPerDb } from './prepared.js';
 import { releaseSpend } from './provider.js';
-import { intentChains, intents, proofs } from './schema.js';
+import { intentChains, intents, proofs, type PreparedIntentTx, type SigningData } from './schema.js';
 import { UUID } from './ids.js';
 
 export type IntentRow = typeof intents.$inferSelect;
@@ -26,6 +26,39 @@ export type CycleStage = (typeof CYCLE_STAGES)[number];
 export interface IntentDocument {
   /** the four canonical JSON parts written to the ledger */
   parts: string[];
+}
+
+/**
+ * The stored forms of an intent's prepared ledger transaction: what rebuilds it byte for byte at submission, and what
+ * the client signs. `tx` is what stays of the transaction when it is prepared again (fresh signing data).
+ */
+export function storedSigning(
+  intentId: string,
+  tx: Pick<PreparedIntentTx, 'principal' | 'memo' | 'expireAt' | 'publicKey'>,
+  p: Pick<PreparedIntentTx, 'signerUrl' | 'signerVersion' | 'timestamp' | 'txId' | 'txHash' | 'hashToSign'>,
+): { prepared: PreparedIntentTx; signingData: SigningData } {
+  return {
+    prepared: {
+      principal: tx.principal,
+      memo: tx.memo,
+      expireAt: tx.expireAt,
+      publicKey: tx.publicKey,
+      signerUrl: p.signerUrl,
+      signerVersion: p.signerVersion,
+      timestamp: p.timestamp,
+      txId: p.txId,
+      txHash: p.txHash,
+      hashToSign: p.hashToSign,
+    },
+    signingData: {
+      request_id: intentId,
+      transaction_hash: p.txHash,
+      hash_to_sign: p.hashToSign,
+      public_key: tx.publicKey,
+      signer_key_page: p.signerUrl,
+      key_page_version: p.signerVersion,
+    },
+  };
 }
 
 /** What prepare stores of a new intent (the rest starts at the columns' defaults). */

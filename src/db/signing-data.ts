@@ -7,13 +7,13 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from './client.js';
 import type { IntentRow } from './intents.js';
 import type { GovernanceOpRow } from './governance.js';
-import { governanceOps, intents, signRequests, type PreparedIntentTx } from './schema.js';
+import { governanceOps, intents, signRequests, type PreparedIntentTx, type SigningData } from './schema.js';
 
 /** Replace an unsigned intent's prepared transaction and signing data; undefined when it is no longer signing_required. */
 export async function replaceIntentSigningData(
   db: Db,
   id: string,
-  p: { prepared: PreparedIntentTx; signingData: Record<string, unknown> },
+  p: { prepared: PreparedIntentTx; signingData: SigningData },
 ): Promise<IntentRow | undefined> {
   const [row] = await db
     .update(intents)

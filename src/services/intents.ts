@@ -13,10 +13,19 @@ import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
 import { getChainAccounts } from '../db/identities.js';
-import { getChainsOfIntents, getIntent, getOrgIntent, getOrgIntentWithChains, insertIntent, type IntentChainRow, type IntentRow } from '../db/intents.js';
+import {
+  getChainsOfIntents,
+  getIntent,
+  getOrgIntent,
+  getOrgIntentWithChains,
+  insertIntent,
+  storedSigning,
+  type IntentChainRow,
+  type IntentRow,
+} from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
-import type { PreparedIntentTx } from '../db/schema.js';
+import type { SigningData } from '../db/schema.js';
 import { LedgerInputError, LedgerTransportError, recentKeyPage, tx, type PreparedSignature } from '../ledger/index.js';
 import { buildIntent, INTENT_MEMO, IntentError, type CanonicalIntent } from '../protocol/intent/index.js';
 import { intentLegsFromRequest, IntentRequestError, legLabel } from '../protocol/intent/request.js';
@@ -76,15 +85,7 @@ export interface PrepareIntentRequest {
   signer_key_page?: string;
 }
 
-/** What the client signs, as stored with the intent and returned by prepare. */
-export interface SigningData {
-  request_id: string;
-  transaction_hash: string;
-  hash_to_sign: string;
-  public_key: string;
-  signer_key_page: string;
-  key_page_version: number;
-}
+export type { SigningData } from '../db/schema.js';
 
 export interface PreparedIntent {
   row: IntentRow;
@@ -246,26 +247,11 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
   const prepared = await prepareWriteData(deps, identity, built, seat, expiresAt);
   if (policy) await reserveIntentSpend(deps, identity, policy, intentId, legs);
 
-  const signingData: SigningData = {
-    request_id: intentId,
-    transaction_hash: prepared.txHash,
-    hash_to_sign: prepared.hashToSign,
-    public_key: seat.signerKey,
-    signer_key_page: prepared.signerUrl,
-    key_page_version: prepared.signerVersion,
-  };
-  const preparedTx: PreparedIntentTx = {
-    principal: identity.dataAccountUrl,
-    memo: INTENT_MEMO,
-    expireAt: new Date(expiresAt * 1000).toISOString(),
-    signerUrl: prepared.signerUrl,
-    publicKey: seat.signerKey,
-    signerVersion: prepared.signerVersion,
-    timestamp: prepared.timestamp,
-    txId: prepared.txId,
-    txHash: prepared.txHash,
-    hashToSign: prepared.hashToSign,
-  };
+  const { prepared: preparedTx, signingData } = storedSigning(
+    intentId,
+    { principal: identity.dataAccountUrl, memo: INTENT_MEMO, expireAt: new Date(expiresAt * 1000).toISOString(), publicKey: seat.signerKey },
+    prepared,
+  );
   const row = await insertIntent(db, {
     id: intentId,
     orgId: caller.orgId,

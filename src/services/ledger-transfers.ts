@@ -18,8 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { IdentityRow } from '../db/identities.js';
-import { insertIntent, type IntentRow } from '../db/intents.js';
-import type { PreparedIntentTx } from '../db/schema.js';
+import { insertIntent, storedSigning, type IntentRow } from '../db/intents.js';
+import type { SigningData } from '../db/schema.js';
 import {
   isLiteAuthority,
   LedgerInputError,
@@ -35,16 +35,6 @@ import { IntentRequestError } from '../protocol/intent/request.js';
 import { formatAcme, identityTokenAccount, SEND_TOKENS, transferFromRequest, type TransferDocument } from '../protocol/intent/transfer.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { ApiError } from './errors.js';
-
-/** What the client signs: the fields of intents.ts SigningData (which imports this module, so it is not imported back). */
-interface SigningData {
-  request_id: string;
-  transaction_hash: string;
-  hash_to_sign: string;
-  public_key: string;
-  signer_key_page: string;
-  key_page_version: number;
-}
 
 const isAcmeToken = (u: unknown) => typeof u === 'string' && u.toLowerCase() === 'acc://acme';
 
@@ -154,26 +144,11 @@ export async function prepareTransferIntent(
   const operationId = `0x${createHash('sha256')
     .update(canonicalJson({ ...doc, intent_id: ids.intentId, adi_url: identity.adiUrl, created_at: ids.createdAt }))
     .digest('hex')}`;
-  const signingData: SigningData = {
-    request_id: ids.intentId,
-    transaction_hash: prepared.txHash,
-    hash_to_sign: prepared.hashToSign,
-    public_key: seat.signerKey,
-    signer_key_page: prepared.signerUrl,
-    key_page_version: prepared.signerVersion,
-  };
-  const preparedTx: PreparedIntentTx = {
-    principal: from,
-    memo: '',
-    expireAt: new Date(ids.expiresAt * 1000).toISOString(),
-    signerUrl: prepared.signerUrl,
-    publicKey: seat.signerKey,
-    signerVersion: prepared.signerVersion,
-    timestamp: prepared.timestamp,
-    txId: prepared.txId,
-    txHash: prepared.txHash,
-    hashToSign: prepared.hashToSign,
-  };
+  const { prepared: preparedTx, signingData } = storedSigning(
+    ids.intentId,
+    { principal: from, memo: '', expireAt: new Date(ids.expiresAt * 1000).toISOString(), publicKey: seat.signerKey },
+    prepared,
+  );
   const row = await insertIntent(db, {
     id: ids.intentId,
     orgId: caller.orgId,

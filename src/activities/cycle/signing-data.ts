@@ -6,7 +6,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { replaceIntentSigningData } from '../../db/signing-data.js';
-import type { PreparedIntentTx } from '../../db/schema.js';
+import { storedSigning } from '../../db/intents.js';
+import type { SigningData } from '../../db/schema.js';
 import { LedgerInputError, signingProgress, waitForSignature, type LedgerClient, type StaleSigningCause } from '../../ledger/index.js';
 import { withTimeout } from '../../net/timeout.js';
 import { cycleFailure, type CycleContext } from './context.js';
@@ -14,14 +15,7 @@ import { cycleFailure, type CycleContext } from './context.js';
 /** What the client signs next, as stored on the intent (the fields of prepare's signing_data). */
 export interface RefreshedSigningData {
   hashToSign: string;
-  signingData: {
-    request_id: string;
-    transaction_hash: string;
-    hash_to_sign: string;
-    public_key: string;
-    signer_key_page: string;
-    key_page_version: number;
-  };
+  signingData: SigningData;
 }
 
 /** The progress object of the intent's events: the fields GET /v1/transaction/{id}'s signing_progress gives. */
@@ -92,23 +86,7 @@ export function signingDataSteps(ctx: CycleContext) {
           if (e instanceof LedgerInputError) throw cycleFailure('SignatureRejected', `the signer is no longer valid: ${e.message}`);
           throw e;
         });
-      const prepared: PreparedIntentTx = {
-        ...p,
-        signerUrl: fresh.signerUrl,
-        signerVersion: fresh.signerVersion,
-        timestamp: fresh.timestamp,
-        txId: fresh.txId,
-        txHash: fresh.txHash,
-        hashToSign: fresh.hashToSign,
-      };
-      const signingData = {
-        request_id: row.id,
-        transaction_hash: fresh.txHash,
-        hash_to_sign: fresh.hashToSign,
-        public_key: p.publicKey,
-        signer_key_page: fresh.signerUrl,
-        key_page_version: fresh.signerVersion,
-      };
+      const { prepared, signingData } = storedSigning(row.id, p, fresh);
       const stored = await replaceIntentSigningData(db, row.id, { prepared, signingData });
       if (!stored) throw closed('intent took a signature or ended meanwhile; it takes no new signing data');
       return { hashToSign: fresh.hashToSign, signingData };

@@ -53,6 +53,16 @@ export const intents = pgTable(
   ],
 );
 
+/** What the client signs, as stored with the intent and answered by prepare (and by fresh signing data). */
+export interface SigningData {
+  request_id: string;
+  transaction_hash: string;
+  hash_to_sign: string;
+  public_key: string;
+  signer_key_page: string;
+  key_page_version: number;
+}
+
 export interface PreparedIntentTx {
   principal: string;
   memo: string;
