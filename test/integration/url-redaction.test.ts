@@ -57,12 +57,12 @@ describe('ledger errors answered by the co-signing routes', () => {
 describe("a validator's refusals", () => {
   it("name no key of the node's own RPC or ledger URLs (a refusal reaches the gateway and its clients)", async () => {
     registerSecretUrls(['https://polygon-amoy.rpc.example/v3/NODE-KEY']);
-    const refusal = await proofStep('receipt of 0xabc', () => {
+    const refusal: unknown = await proofStep<void>('receipt of 0xabc', async () => {
       throw Object.assign(new Error('HTTP request failed.\n\nURL: https://polygon-amoy.rpc.example/v3/NODE-KEY'), {
         details: 'fetch failed at https://polygon-amoy.rpc.example/v3/NODE-KEY',
       });
-    }).catch((e: unknown) => e as ValidatorRefusal);
-    expect(refusal).toBeInstanceOf(ValidatorRefusal);
+    }).catch((e: unknown) => e);
+    if (!(refusal instanceof ValidatorRefusal)) throw new Error(`expected a ValidatorRefusal, got ${String(refusal)}`);
     expect(refusal.code).toBe('RPC_UNAVAILABLE');
     expect(refusal.message).toBe('receipt of 0xabc: RPC error: HTTP request failed. fetch failed at https://polygon-amoy.rpc.example/***');
     expect(new ValidatorRefusal('INTENT_NOT_FOUND', 'ledger http://op:pw@ledger.node.example/v3?key=K down').message).toBe(
