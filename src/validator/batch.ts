@@ -25,7 +25,8 @@ import { blockAtOrBefore, scanLogs } from '../chain/logs.js';
 import { intentProofClass, type IntentAnchorPlan, IntentError, planIntentBatch, type BatchPlan } from '../protocol/intent/index.js';
 import type { AttestBatchRequest, AttestBatchResponse, BatchRef, MemberRefusal } from '../protocol/validator-wire.js';
 import { CLOCK_SKEW_S } from './attest.js';
-import { type ChainCtx, type LoadedIntent, type NodeContext, setBounded } from './context.js';
+import type { ChainCtx, LoadedIntent, NodeContext } from './context.js';
+import { coalescingCache } from '../net/coalesce.js';
 import { refuse, ValidatorRefusal } from './refusal.js';
 
 /** A refusal of a whole batch that names its refused members (answered 422 with `members`). */
@@ -43,27 +44,26 @@ export interface BatchPlanning {
 }
 
 export function createBatchPlanning(ctx: NodeContext): BatchPlanning {
-  const plans = new Map<string, { loaded: LoadedIntent[]; plan: BatchPlan }>();
+  // the members' observations and result writes of one batch come together: one plan for them all
+  const plans = coalescingCache<string, { loaded: LoadedIntent[]; plan: BatchPlan }>(1_000);
 
-  async function planBatch(c: ChainCtx, batch: BatchRef) {
+  function planBatch(c: ChainCtx, batch: BatchRef) {
     const key = `${c.entry.name}:${batch.members.map((m) => m.toLowerCase()).join(',')}`;
-    const cached = plans.get(key);
-    if (cached) return cached;
-    if (new Set(batch.members.map((m) => m.toLowerCase())).size !== batch.members.length) refuse('BAD_REQUEST', 'a member appears twice in the batch');
-    const loaded = await Promise.all(batch.members.map((m) => ctx.loadIntent(m)));
-    let plan: BatchPlan;
-    try {
-      plan = planIntentBatch(
-        loaded.map((l) => ({ intent: l.intent, ledgerTxHash: l.txHash })),
-        { chainId: BigInt(c.entry.chainId), proofAnchor: c.entry.contracts!.proofAnchor },
-      );
-    } catch (e) {
-      if (e instanceof IntentError) refuse('ANCHOR_MISMATCH', `the batch does not plan: ${e.message}`);
-      throw e;
-    }
-    const out = { loaded, plan: plan! };
-    setBounded(plans, key, out, 1_000);
-    return out;
+    return plans(key, async () => {
+      if (new Set(batch.members.map((m) => m.toLowerCase())).size !== batch.members.length) refuse('BAD_REQUEST', 'a member appears twice in the batch');
+      const loaded = await Promise.all(batch.members.map((m) => ctx.loadIntent(m)));
+      let plan: BatchPlan;
+      try {
+        plan = planIntentBatch(
+          loaded.map((l) => ({ intent: l.intent, ledgerTxHash: l.txHash })),
+          { chainId: BigInt(c.entry.chainId), proofAnchor: c.entry.contracts!.proofAnchor },
+        );
+      } catch (e) {
+        if (e instanceof IntentError) refuse('ANCHOR_MISMATCH', `the batch does not plan: ${e.message}`);
+        throw e;
+      }
+      return { loaded, plan: plan! };
+    });
   }
 
   async function memberPlanFor(loaded: LoadedIntent, c: ChainCtx, batch: BatchRef | undefined, intentTxId: string): Promise<IntentAnchorPlan> {

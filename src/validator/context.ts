@@ -17,6 +17,7 @@ import { checkAuthority } from './authority.js';
 import type { ValidatorKeys } from './keys.js';
 import { refuse, ValidatorRefusal } from './refusal.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
+import { coalescingCache } from '../net/coalesce.js';
 
 export interface ValidatorNodeOptions {
   keys: ValidatorKeys;
@@ -107,7 +108,8 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
     chains.set(c.name, ctx);
     chains.set(String(c.chainId), ctx);
   }
-  const intents = new Map<string, LoadedIntent>();
+  // by transaction id; the members of a batch ask for each other's intents at once
+  const intents = coalescingCache<string, LoadedIntent>(10_000);
   // BLS signatures are deterministic, so a message signed once is served from here (a retried round costs nothing)
   const signatures = new Map<string, Hex>();
   const signOnce = (message: Hex): Hex => {
@@ -141,9 +143,12 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
     return c.set;
   }
 
-  async function loadIntent(intentTxId: string): Promise<LoadedIntent> {
-    const cached = intents.get(intentTxId.toLowerCase());
-    if (cached) return cached;
+  function loadIntent(intentTxId: string): Promise<LoadedIntent> {
+    return intents(intentTxId.toLowerCase(), () => readIntent(intentTxId));
+  }
+
+  /** Reads the intent transaction, checks execution and authority, parses and recomputes the intent. */
+  async function readIntent(intentTxId: string): Promise<LoadedIntent> {
     let st: TxStatus;
     try {
       st = await ledger.getTransaction(intentTxId);
@@ -180,9 +185,7 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
       refuse('INTENT_INVALID', `intent of ${intent!.adiUrl} was written to ${principal}, not to an account of that identity`);
     }
     const authority = await checkAuthority(ledger, st, intent!, principal);
-    const loaded: LoadedIntent = { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
-    setBounded(intents, intentTxId.toLowerCase(), loaded);
-    return loaded;
+    return { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
   }
 
   // plans are pure functions of a loaded intent (cached above) and a chain: attest, observe and writeResult share one

@@ -6,28 +6,27 @@ import type { ChainCycleRecord, BatchMembership } from '../../protocol/cycle-rec
 import { planIntentBatch, type BatchPlan, type CanonicalIntent } from '../../protocol/intent/index.js';
 import type { BatchRef } from '../../protocol/validator-wire.js';
 import type { ChainAccess } from '../chain-access.js';
+import { coalescingCache } from '../../net/coalesce.js';
 
 export function batchPlanning(access: ChainAccess, loadIntent: (intentId: string) => Promise<{ row: { txHash: string | null }; intent: CanonicalIntent }>) {
-  const plans = new Map<string, BatchPlan>();
+  // by anchor id: a batch's members ask for it together after their anchor (their execute, observe and record steps)
+  const plans = coalescingCache<string, BatchPlan>(200);
 
-  /** The batch anchor of an attested batch, recomputed from its members as stored (cached by anchor id). */
-  async function batchPlanOf(chain: string, b: BatchMembership): Promise<BatchPlan> {
-    const key = `${chain}:${b.anchorId}`;
-    const cached = plans.get(key);
-    if (cached) return cached;
-    const e = access.entry(chain);
-    const members = await Promise.all(
-      (b.members ?? []).map(async (m) => {
-        const { row, intent } = await loadIntent(m.intentId);
-        return { intent, ledgerTxHash: row.txHash ?? '' };
-      }),
-    );
-    const plan = planIntentBatch(members, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor });
-    if (plan.anchor.anchorId.toLowerCase() !== b.anchorId?.toLowerCase())
-      throw new Error(`batch ${b.id} recomputes to anchor ${plan.anchor.anchorId}, not ${b.anchorId}`);
-    if (plans.size > 200) plans.delete(plans.keys().next().value as string);
-    plans.set(key, plan);
-    return plan;
+  /** The batch anchor of an attested batch, recomputed from its members as stored (one at a time per anchor, cached). */
+  function batchPlanOf(chain: string, b: BatchMembership): Promise<BatchPlan> {
+    return plans(`${chain}:${b.anchorId}`, async () => {
+      const e = access.entry(chain);
+      const members = await Promise.all(
+        (b.members ?? []).map(async (m) => {
+          const { row, intent } = await loadIntent(m.intentId);
+          return { intent, ledgerTxHash: row.txHash ?? '' };
+        }),
+      );
+      const plan = planIntentBatch(members, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor });
+      if (plan.anchor.anchorId.toLowerCase() !== b.anchorId?.toLowerCase())
+        throw new Error(`batch ${b.id} recomputes to anchor ${plan.anchor.anchorId}, not ${b.anchorId}`);
+      return plan;
+    });
   }
 
   /** What the validators are told of a batched cycle's batch (its members' ledger transactions); none for a standard one. */
