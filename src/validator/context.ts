@@ -17,7 +17,6 @@ import { checkAuthority } from './authority.js';
 import type { ValidatorKeys } from './keys.js';
 import { refuse, ValidatorRefusal } from './refusal.js';
 import { createValidatorStore, type ValidatorStore } from './store.js';
-import { coalescingCache } from '../net/coalesce.js';
 
 export interface ValidatorNodeOptions {
   keys: ValidatorKeys;
@@ -108,8 +107,7 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
     chains.set(c.name, ctx);
     chains.set(String(c.chainId), ctx);
   }
-  // by transaction id; the members of a batch ask for each other's intents at once
-  const intents = coalescingCache<string, LoadedIntent>(10_000);
+  const intents = new Map<string, LoadedIntent>();
   // BLS signatures are deterministic, so a message signed once is served from here (a retried round costs nothing)
   const signatures = new Map<string, Hex>();
   const signOnce = (message: Hex): Hex => {
@@ -143,12 +141,9 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
     return c.set;
   }
 
-  function loadIntent(intentTxId: string): Promise<LoadedIntent> {
-    return intents(intentTxId.toLowerCase(), () => readIntent(intentTxId));
-  }
-
-  /** Reads the intent transaction, checks execution and authority, parses and recomputes the intent. */
-  async function readIntent(intentTxId: string): Promise<LoadedIntent> {
+  async function loadIntent(intentTxId: string): Promise<LoadedIntent> {
+    const cached = intents.get(intentTxId.toLowerCase());
+    if (cached) return cached;
     let st: TxStatus;
     try {
       st = await ledger.getTransaction(intentTxId);
@@ -185,7 +180,9 @@ export function createNodeContext(opts: ValidatorNodeOptions): NodeContext {
       refuse('INTENT_INVALID', `intent of ${intent!.adiUrl} was written to ${principal}, not to an account of that identity`);
     }
     const authority = await checkAuthority(ledger, st, intent!, principal);
-    return { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
+    const loaded: LoadedIntent = { status: st, intent: intent!, authority, txHash: `0x${st.txHash}` as Hex };
+    setBounded(intents, intentTxId.toLowerCase(), loaded);
+    return loaded;
   }
 
   // plans are pure functions of a loaded intent (cached above) and a chain: attest, observe and writeResult share one
