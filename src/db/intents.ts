@@ -61,25 +61,7 @@ export function storedSigning(
   };
 }
 
-/** What prepare stores of a new intent (the rest starts at the columns' defaults). */
-export type IntentInsert = Required<
-  Pick<
-    NewIntentRow,
-    | 'id'
-    | 'orgId'
-    | 'identityId'
-    | 'intentType'
-    | 'intent'
-    | 'operationId'
-    | 'signingData'
-    | 'prepared'
-    | 'signerPublicKey'
-    | 'signerKeyPage'
-    | 'expiresAt'
-    | 'signingMode'
-  >
->;
-
+/** The columns prepare sets on a new intent (the rest start at their defaults). */
 const INSERT_COLUMNS = [
   'id',
   'orgId',
@@ -93,7 +75,10 @@ const INSERT_COLUMNS = [
   'signerKeyPage',
   'expiresAt',
   'signingMode',
-] as const satisfies readonly (keyof IntentInsert)[];
+] as const;
+
+/** What prepare stores of a new intent. */
+export type IntentInsert = Required<Pick<NewIntentRow, (typeof INSERT_COLUMNS)[number]>>;
 
 // every prepare inserts one row: built once per database, each value encoded by its column
 const insertIntentRow = preparedPerDb((db) =>
