@@ -2,13 +2,20 @@
  * The ledger client's writes: a prepared external signature submitted once signed (checked here first, as the node
  * will check it); held keys that prepare, sign and submit in one go; envelopes submitted as they are; and the faucet
  * of test networks.
+ *
+ * A held key's signatures go out one at a time, each after the node has answered the one before: the node refuses
+ * a signature whose timestamp is not above the key's last delivered one, also at delivery, where the refusal leaves
+ * the transaction pending and unsigned. Two signatures made at once and sent side by side can reach the node in
+ * the other order (a node busy for a moment reads waiting requests in socket order, not arrival order): the later
+ * timestamp is delivered first and the earlier one fails.
  */
 import { core, messaging } from 'accumulate.js';
+import { keyedSerial } from '../net/serial.js';
 import { LedgerInputError, LedgerSubmitError } from './errors.js';
 import { txIdOf } from './records.js';
 import type { LedgerRpc } from './rpc.js';
 import { attachSignature, bytesArg, keyFromSeed, signHash, toHex, verifyExternalSignature, verifySignature, type TxOptions, type Vote } from './signing.js';
-import type { HeldKey, LedgerClient, PreparedSignature, SubmitResult } from './types.js';
+import type { HeldKey, LedgerClient, PrepareExternalArgs, PreparedSignature, SubmitResult } from './types.js';
 import { parseAccUrl } from './urls.js';
 
 export type LedgerSubmission = Pick<LedgerClient, 'submit' | 'signAndSubmit' | 'signPending' | 'submitExternalSignature' | 'faucet'>;
@@ -71,37 +78,31 @@ export function ledgerSubmission({ call }: LedgerRpc, prepareExternalSignature: 
     return { ...r, txId: prepared.txId, txHash: prepared.txHash };
   }
 
-  async function signAndSubmit(
-    principal: string,
-    body: core.TransactionBody | core.TransactionBodyArgs,
+  /** per held key (its signer and public key): timestamp issued, signed and submitted before the next one starts */
+  const oneAtATime = keyedSerial<string>();
+
+  /** A signature by a held key over a new transaction or a pending one, prepared, signed and submitted. */
+  async function signWithHeldKey(
     key: HeldKey,
-    txOpts?: TxOptions,
+    what: Pick<PrepareExternalArgs, 'principal' | 'body' | 'txOptions' | 'pendingTx' | 'vote'>,
   ): Promise<SubmitResult> {
     const k = keyFromSeed(key.privateKey);
-    const prepared = await prepareExternalSignature({
-      principal,
-      body,
-      txOptions: txOpts,
-      signerUrl: key.signerUrl,
-      publicKey: k.address.publicKey,
-      signerVersion: key.signerVersion,
-      delegators: key.delegators,
+    const signerUrl = parseAccUrl(key.signerUrl, 'signerUrl').toString();
+    return oneAtATime(`${signerUrl.toLowerCase()}|${toHex(k.address.publicKey)}`, async () => {
+      const prepared = await prepareExternalSignature({
+        ...what,
+        signerUrl,
+        publicKey: k.address.publicKey,
+        signerVersion: key.signerVersion,
+        delegators: key.delegators,
+      });
+      return submitExternalSignature(prepared, signHash(k, Buffer.from(prepared.hashToSign, 'hex')));
     });
-    return submitExternalSignature(prepared, signHash(k, Buffer.from(prepared.hashToSign, 'hex')));
   }
 
-  async function signPending(pendingTx: string, key: HeldKey, vote: Vote = 'accept'): Promise<SubmitResult> {
-    const k = keyFromSeed(key.privateKey);
-    const prepared = await prepareExternalSignature({
-      pendingTx,
-      signerUrl: key.signerUrl,
-      publicKey: k.address.publicKey,
-      signerVersion: key.signerVersion,
-      delegators: key.delegators,
-      vote,
-    });
-    return submitExternalSignature(prepared, signHash(k, Buffer.from(prepared.hashToSign, 'hex')));
-  }
+  const signAndSubmit = (principal: string, body: core.TransactionBody | core.TransactionBodyArgs, key: HeldKey, txOptions?: TxOptions) =>
+    signWithHeldKey(key, { principal, body, txOptions });
+  const signPending = (pendingTx: string, key: HeldKey, vote: Vote = 'accept') => signWithHeldKey(key, { pendingTx, vote });
 
   return {
     submit,

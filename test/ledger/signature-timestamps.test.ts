@@ -107,3 +107,23 @@ describe('signature timestamps', () => {
     expect(ts).toBeLessThanOrEqual(Date.now());
   });
 });
+
+describe('one held key signing twice at once', () => {
+  it('sends the second signature only after the node answered the first, so both are delivered', async () => {
+    const adi = await createAdi(T.client, sponsor, 500);
+    // the first submission reaches the node 150 ms late (a node busy for a moment, a slow connection); sent side by
+    // side, the second (later timestamp) would be delivered first and the first refused for its older timestamp
+    let submits = 0;
+    const slowFirstSubmit: typeof fetch = async (input, init) => {
+      if (String(init?.body).includes('"method":"submit"') && ++submits === 1) await sleep(150);
+      return fetch(input, init);
+    };
+    const c = createLedgerClient({ url: T.client.url, fetch: slowFirstSubmit });
+    const key = held(adi.key, adi.page);
+    const sent = await Promise.all(['x', 'y'].map((n) => c.signAndSubmit(adi.url, tx.createDataAccount({ url: `${adi.url}/${n}` }), key)));
+    const done = await Promise.all(sent.map((s) => c.waitForTransaction(s.txId, { timeoutMs: 10_000 })));
+    expect(done.map((st) => st.status)).toEqual(['delivered', 'delivered']);
+    const [a, b] = done.map((st) => st.signatures.find((s) => s.signer === adi.page)!.timestamp!);
+    expect(a).toBeLessThan(b!);
+  });
+});
