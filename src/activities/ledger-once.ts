@@ -27,6 +27,7 @@ import {
   type TxStatus,
 } from '../ledger/index.js';
 import { sleep } from '../net/sleep.js';
+import { keyedSerial } from '../net/serial.js';
 import { beat } from './heartbeat.js';
 
 /** Who signs a step: the sponsor's lite identity, or page 1 of the identity (with the sponsor's key on it). */
@@ -59,24 +60,14 @@ export function createOnceSubmitter(deps: OnceSubmitterDeps) {
 
   // Signatures of one key must reach the node in timestamp order (a later timestamp executed first makes the
   // earlier one stale), so sign + record + submit run one at a time per signer.
-  const locks = new Map<string, Promise<unknown>>();
+  const oneAtATime = keyedSerial<string>();
   function withSignerLock<T>(signer: string, fn: () => Promise<T>): Promise<T> {
-    const k = normUrl(signer);
-    const prev = locks.get(k) ?? Promise.resolve();
     // keep heartbeating while queued behind other identities' signatures
     const ticker = setInterval(() => beat(), 1000);
-    const release = () => clearInterval(ticker);
-    const start = () => {
-      release();
+    return oneAtATime(normUrl(signer), () => {
+      clearInterval(ticker);
       return fn();
-    };
-    const run = prev.then(start, start);
-    const tail = run.catch(() => {});
-    locks.set(k, tail);
-    void tail.then(() => {
-      if (locks.get(k) === tail) locks.delete(k);
     });
-    return run;
   }
 
   /**

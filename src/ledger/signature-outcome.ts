@@ -26,7 +26,10 @@ export function signatureMessageId(r: Pick<SubmitResult, 'submissions'>, tx: str
 }
 
 /** The signature message `sigId` once executed: accepted, or refused with the ledger's error; undefined while not. */
-export async function signatureExecuted(ledger: LedgerClient, sigId: string): Promise<{ ok: true } | { ok: false; error: LedgerError } | undefined> {
+export async function signatureExecuted(
+  ledger: Pick<LedgerClient, 'getTransaction'>,
+  sigId: string,
+): Promise<{ ok: true } | { ok: false; error: LedgerError } | undefined> {
   const st = await ledger.getTransaction(sigId).catch((e: unknown) => {
     if (isNotFound(e) || e instanceof LedgerTransportError) return undefined;
     throw e;

@@ -202,11 +202,14 @@ export interface LedgerClient {
   /**
    * Poll until the transaction is final (delivered or failed), or with until 'recorded' until it is at least pending.
    * `waitProduced`: after delivery also wait for the synthetic transactions it produced (credit/token deposits),
-   * so e.g. the credits of an AddCredits are spendable when this returns.
+   * so e.g. the credits of an AddCredits are spendable when this returns. `signature`: the id of the signature
+   * message this caller submitted (signatureMessageId); when its block refuses it, the transaction stays pending
+   * without it, so the wait ends at once with LedgerTxFailedError (the signature's error code) instead of at the
+   * timeout.
    */
   waitForTransaction(
     txId: string,
-    opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean },
+    opts?: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean; signature?: string },
   ): Promise<TxStatus>;
   listPending(account: string, opts?: { start?: number; count?: number }): Promise<PendingTx[]>;
   getReceipt(account: string, txHash: string): Promise<ReceiptInfo>;

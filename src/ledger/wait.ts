@@ -4,12 +4,13 @@
  */
 import { sleep } from '../net/sleep.js';
 import { LedgerError, LedgerTxFailedError, isNotFound } from './errors.js';
+import { signatureExecuted } from './signature-outcome.js';
 import type { LedgerClient, TxStatus } from './types.js';
 
 export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], pollMs: number): Pick<LedgerClient, 'waitForTransaction'> {
   async function waitForTransaction(
     txId: string,
-    o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean } = {},
+    o: { timeoutMs?: number; until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean; signature?: string } = {},
   ): Promise<TxStatus> {
     return waitUntilDeadline(txId, Date.now() + (o.timeoutMs ?? 30_000), o);
   }
@@ -25,7 +26,7 @@ export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], po
   async function waitUntilDeadline(
     txId: string,
     deadline: number,
-    o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean },
+    o: { until?: 'final' | 'recorded'; throwOnFailure?: boolean; waitProduced?: boolean; signature?: string },
   ): Promise<TxStatus> {
     const until = o.until ?? 'final';
     for (let n = 0; ; n++) {
@@ -44,6 +45,10 @@ export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], po
         }
       } catch (e) {
         if (!isNotFound(e)) throw e;
+      }
+      if (o.signature) {
+        const sig = await signatureExecuted({ getTransaction }, o.signature);
+        if (sig && !sig.ok) throw new LedgerTxFailedError(`transaction ${txId}: its signature was refused: ${sig.error.message}`, sig.error.code, txId);
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');

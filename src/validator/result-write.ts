@@ -8,7 +8,7 @@ import { blsAggregatePublicKeys, blsVerify } from '../chain/bls.js';
 import { fetchVerifiedBlock } from '../chain/effects/evm-proofs.js';
 import { anchorMessage, meetsThreshold } from '../chain/formulas.js';
 import type { ChainEntry } from '../chain/registry.js';
-import { dataEntryHash, tx as ledgerTx } from '../ledger/index.js';
+import { dataEntryHash, signatureMessageId, tx as ledgerTx } from '../ledger/index.js';
 import type { IntentAnchorPlan } from '../protocol/intent/index.js';
 import {
   PROOF_RESULT_ENTRY_TYPE,
@@ -187,7 +187,9 @@ export function createResultWriter(
     }
     const parts = encodeProofResult(record);
     const sub = await ledger.signAndSubmit(opts.protocol.resultsAccount, ledgerTx.writeData(parts), held, { memo: PROOF_RESULT_MEMO });
-    const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 60_000 });
+    // a refused signature (another writer of this key got a later timestamp in first) ends the wait at once: the
+    // gateway then asks the next signer instead of waiting out the timeout
+    const st = await ledger.waitForTransaction(sub.txId, { timeoutMs: 60_000, signature: signatureMessageId(sub, sub.txHash) });
     if (!st.delivered) throw new Error(`proof_result write ${sub.txId} ended ${st.status}: ${st.error?.message ?? ''}`);
     const entryHash = bytesToHex(dataEntryHash(parts)).slice(2);
     await store.recordResult(resultId, { txId: sub.txId, entryHash });

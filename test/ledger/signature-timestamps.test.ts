@@ -6,9 +6,9 @@
  */
 import { Signer, core, messaging } from 'accumulate.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLedgerClient, tx } from '../../src/ledger/index.js';
+import { LedgerTxFailedError, createLedgerClient, signatureMessageId, tx } from '../../src/ledger/index.js';
 import { createAdi, executed, fundedLite, held, openTarget, type Sponsor, type Target } from '../ledger-conformance/harness.js';
-import { signHash, keyFromSeed } from '../../src/ledger/signing.js';
+import { attachSignature, signHash, keyFromSeed } from '../../src/ledger/signing.js';
 
 let T: Target;
 let sponsor: Sponsor;
@@ -125,5 +125,41 @@ describe('one held key signing twice at once', () => {
     expect(done.map((st) => st.status)).toEqual(['delivered', 'delivered']);
     const [a, b] = done.map((st) => st.signatures.find((s) => s.signer === adi.page)!.timestamp!);
     expect(a).toBeLessThan(b!);
+  });
+});
+
+describe('a signature refused when its block executes it', () => {
+  it('ends the wait for its transaction at once when the wait names the signature', async () => {
+    const sim = T.sim;
+    if (!sim) return; // needs the simulator's own submit, to put both signatures into one block in a chosen order
+    const adi = await createAdi(T.client, sponsor, 500);
+    const c = T.client;
+    const prep = (n: string) =>
+      c.prepareExternalSignature({
+        principal: adi.url,
+        body: tx.createDataAccount({ url: `${adi.url}/${n}` }),
+        signerUrl: adi.page,
+        publicKey: adi.key.publicKey,
+      });
+    const first = await prep('first');
+    const second = await prep('second');
+    const envelope = (p: typeof first) =>
+      new messaging.Envelope({
+        transaction: [new core.Transaction(p.transaction!.asObject())],
+        signatures: [attachSignature(p.metadata, sign(adi.key.seed, p.hashToSign), Buffer.from(p.txHash, 'hex'))],
+      }).asObject();
+    // both pass the check on submission (nothing of the key delivered yet); in the block the later timestamp goes
+    // first, so the earlier one is refused there and its transaction stays pending without a signature
+    sim.ledger.submit(envelope(second));
+    const submissions = sim.ledger.submit(envelope(first));
+    const sigId = signatureMessageId({ submissions }, first.txHash);
+    expect(sigId).toBeDefined();
+    const t0 = Date.now();
+    const err = await c.waitForTransaction(first.txId, { timeoutMs: 20_000, signature: sigId }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LedgerTxFailedError);
+    expect((err as LedgerTxFailedError).code).toBe('badTimestamp');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect((await c.getTransaction(first.txId)).delivered).toBe(false);
+    expect((await c.waitForTransaction(second.txId, { timeoutMs: 10_000 })).status).toBe('delivered');
   });
 });
