@@ -356,23 +356,38 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
     if (Date.now() > deadline)
-      throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; pending: ${await pendingActivities(dn, intentId)}`);
+      throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}`);
     await sleep(pollMs);
   }
 }
 
-/** What the intent's workflows are waiting on: each pending activity with its attempt and last failure. */
-async function pendingActivities(dn: BenchDevnet, intentId: string): Promise<string> {
+/**
+ * Where an intent's workflows stand, for a bench that gave up on it: per workflow (the intent's and each chain's),
+ * its status, a pending workflow task, the pending activities with their last failure, and its last history events.
+ */
+async function workflowState(dn: BenchDevnet, intentId: string): Promise<string> {
   const out: string[] = [];
   for (const c of [null, ...CHAINS.map((x) => x.name)]) {
     const id = c ? `intent-${intentId}-${c}` : `intent-${intentId}`;
-    const d = await dn.client.workflow
-      .getHandle(id)
-      .describe()
-      .catch(() => undefined);
-    for (const a of d?.raw.pendingActivities ?? []) {
+    const handle = dn.client.workflow.getHandle(id);
+    const d = await handle.describe().catch(() => undefined);
+    if (!d) continue;
+    const task = d.raw.pendingWorkflowTask;
+    out.push(`${id} ${d.status.name}${task ? ` workflow task ${task.state} attempt ${task.attempt}` : ''}`);
+    for (const a of d.raw.pendingActivities ?? []) {
       out.push(`${id} ${a.activityType?.name} attempt ${a.attempt} state ${a.state} last failure: ${a.lastFailure?.message ?? 'none'}`);
     }
+    const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
+    const last = events.slice(-8).map((e) => {
+      const failure = e.workflowTaskFailedEventAttributes?.failure?.message ?? e.activityTaskFailedEventAttributes?.failure?.message;
+      const marker = e.markerRecordedEventAttributes?.failure?.message;
+      // the event's kind is the one *EventAttributes field it carries
+      const kind = Object.keys(e)
+        .find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])
+        ?.replace(/EventAttributes$/, '');
+      return `${e.eventId} ${kind ?? 'event'}${failure || marker ? ` (${failure ?? marker})` : ''}`;
+    });
+    out.push(`${id} last events: ${last.join(', ')}`);
   }
   return out.join(' | ') || 'none';
 }
