@@ -4,7 +4,8 @@
  * POST /v1/transaction/{id}/signature until GET /v1/transaction/{id} shows `completed`:
  *   - standard sequential: `count` cycles one after another (one identity);
  *   - standard, `wide` at once; batched, `count` at once; batched, `wide` at once (one identity and one TestTarget
- *     each, as independent clients). Each concurrent run's cycles per second = intents / wall time of the run.
+ *     each, as independent clients). Each concurrent run's cycles per second = intents / wall time of the run, and
+ *     the CPU per cycle of the devnet's processes during it, by process.
  * The batch window is BATCH_WINDOW_MS (default 2,000 ms), read by the worker at start.
  *
  * Targets: batched p50 of `count` concurrent ≤ the window + the standard sequential p50; cycles per second of
@@ -20,6 +21,7 @@ import {
   arg,
   benchWallets,
   CHAINS,
+  cpuDuring,
   createBenchIdentity,
   deployTestTargets,
   fundAccount,
@@ -43,6 +45,8 @@ interface Run {
   wallMs: number;
   perSecond: number;
   anchors: number;
+  /** CPU ms per cycle of the devnet's processes during the run, by process (cpuDuring) */
+  cpuPerCycle: Record<string, number>;
 }
 
 async function prepare(dn: BenchDevnet, who: BenchIdentity, target: Address, proofClass: string, n: number): Promise<Json> {
@@ -82,10 +86,16 @@ export async function runBatchedBench(
       await new Promise((r) => setTimeout(r, 2000)); // every prepare done
       const t0 = performance.now();
       go();
-      const out = await Promise.all(pending);
+      const cpu = await cpuDuring(() => Promise.all(pending), { database: dn.databaseName });
+      const out = cpu.result;
       const wallMs = performance.now() - t0;
       const anchors = new Set(out.map((c) => c.intent.legs[0].anchor_id)).size;
-      return { ms: out.map((c) => c.ms), intents: out.map((c) => c.intent), wallMs, perSecond: k / (wallMs / 1000), anchors };
+      const cpuPerCycle = Object.fromEntries(
+        [['all of the devnet', cpu.devnetMs] as const, ...Object.entries(cpu.byProcess).sort((a, b) => b[1] - a[1])]
+          .filter(([, ms]) => ms / k >= 1)
+          .map(([name, ms]) => [name, Math.round(ms / k)]),
+      );
+      return { ms: out.map((c) => c.ms), intents: out.map((c) => c.intent), wallMs, perSecond: k / (wallMs / 1000), anchors, cpuPerCycle };
     };
 
     await cycle(clients[0]!, targets[0]!, 'standard'); // warm-up
@@ -121,6 +131,16 @@ export async function runBatchedBench(
       console.log(`Where the time goes (${name}; median and max ms per stage, from intents.submitted_at and intent_chains.step_times):`);
       console.table(await stageSplit(dn, r.intents));
     }
+    console.log('CPU ms per cycle during each concurrent run, by process (from /proc; PostgreSQL: the backends of this database):');
+    const names = [...new Set([standardWide, batchedCount, batchedWide].flatMap((r) => Object.keys(r.cpuPerCycle)))];
+    console.table(
+      names.map((process) => ({
+        process,
+        [`standard ${wide}`]: standardWide.cpuPerCycle[process] ?? 0,
+        [`batched ${count}`]: batchedCount.cpuPerCycle[process] ?? 0,
+        [`batched ${wide}`]: batchedWide.cpuPerCycle[process] ?? 0,
+      })),
+    );
     const latency = pct(batchedCount.ms, 0.5) <= windowMs + seqP50;
     const throughput = batchedWide.perSecond >= 2 * standardWide.perSecond;
     console.log(
@@ -137,6 +157,7 @@ export async function runBatchedBench(
         standard_wide_cycles_per_s: Number(standardWide.perSecond.toFixed(2)),
         batched_wide_cycles_per_s: Number(batchedWide.perSecond.toFixed(2)),
         anchors: { standard_wide: standardWide.anchors, batched_count: batchedCount.anchors, batched_wide: batchedWide.anchors },
+        cpu_ms_per_cycle: { standard_wide: standardWide.cpuPerCycle, batched_count: batchedCount.cpuPerCycle, batched_wide: batchedWide.cpuPerCycle },
         pass: latency && throughput,
       }),
     );
