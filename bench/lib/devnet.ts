@@ -355,8 +355,7 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
     const r = await dn.call('GET', `/v1/transaction/${intentId}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
-    if (Date.now() > deadline)
-      throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}`);
+    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}`);
     await sleep(pollMs);
   }
 }
