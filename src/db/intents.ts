@@ -248,7 +248,8 @@ export async function markIntentFailed(db: Db, id: string, p: { status: 'failed'
       )
       .returning();
     if (!row) return;
-    if (p.status === 'expired') await releaseSpend(tx as unknown as Db, row.id);
+    // an intent the ledger never took spent nothing (expired unsigned, or its provider signature could not be made)
+    if (!row.submittedAt) await releaseSpend(tx as unknown as Db, row.id);
     await recordEvent(tx as unknown as Db, {
       orgId: row.orgId,
       type: 'transaction.failed',

@@ -114,7 +114,7 @@ const ROWS: Row[] = [
   [
     'PROVIDER_SIGNING_FAILED',
     503,
-    'The gateway could not sign with the key it holds for the identity (its worker lacks the key-encryption key, or is unreachable); retry',
+    'The gateway could not sign with the key it holds for the identity (its worker lacks the key-encryption key, or is unreachable); retry. A prepare that fails so is closed as failed (details.intent_id) and gives its policy spend back: prepare again',
     PLATFORM,
   ],
   [

@@ -19,6 +19,7 @@ import {
   getOrgIntent,
   getOrgIntentWithChains,
   insertIntent,
+  markIntentFailed,
   storedSigning,
   type IntentChainRow,
   type IntentRow,
@@ -275,7 +276,23 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
       { kind: 'intent', id: intentId },
       (sig) => submitSignature(deps, caller, intentId, { signature: sig.signature, public_key: sig.publicKey }),
       () => refreshIntentSigning(deps, caller, intentId),
-    );
+    ).catch(async (e: unknown) => {
+      // no signature was made, so none can reach the ledger: the intent ends here and gives its 24-hour spend back,
+      // and the client prepares again (nothing waits on this intent id)
+      if (!(e instanceof ApiError) || e.code !== 'PROVIDER_SIGNING_FAILED') throw e;
+      await markIntentFailed(db, intentId, {
+        status: 'failed',
+        stage: 'signing_required',
+        error: 'the gateway could not sign the intent with the key it holds',
+      });
+      throw new ApiError(
+        e.status,
+        e.code,
+        `${e.message}; this intent is closed (its policy spend given back): prepare it again`,
+        { intent_id: intentId },
+        e.headers,
+      );
+    });
     return { row, signingData, operationId: built.operationId, submitted };
   }
   return { row, signingData, operationId: built.operationId };

@@ -83,7 +83,8 @@ export function checkLegs(identity: Pick<IdentityRow, 'providerPolicy'>, legs: r
 
 /**
  * The rolling 24-hour rule: the intent's native value per chain is recorded against it, or a 403 naming the rule
- * and the chain when it would go over. An intent that expires unsigned gives its reservation back (markIntentFailed).
+ * and the chain when it would go over. An intent the ledger never took (expired unsigned, or the gateway could not
+ * sign it) gives its reservation back (markIntentFailed).
  */
 export async function reserveIntentSpend(
   deps: ServiceDeps,

@@ -247,6 +247,25 @@ describe.each(dbKinds())('provider signing (devnet, %s)', (kind) => {
     await expect(createProviderActivities({ db: app.db, keks: parseKekList(KEK1) }).providerSign({ kind: 'intent', id: intentId.id })).rejects.toThrow(/kek-2/);
   });
 
+  it('a prepare the gateway cannot sign (503) closes its intent and gives its 24-hour spend back', async () => {
+    // the previous test rewrapped the key under kek-2; the worker has kek-1 only, so it cannot sign
+    const spent = async () =>
+      (
+        rowsOf(await app.db.execute(sql`select coalesce(sum(value), 0)::text as total from provider_spends where identity_id = ${id.id}`))[0] as {
+          total: string;
+        }
+      ).total;
+    const before = await spent();
+    const r = await prepare([transfer('400')]);
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
+    expect(r.body.code).toBe('PROVIDER_SIGNING_FAILED');
+    const intentId = r.body.details.intent_id;
+    const closed = await call('GET', `/v1/transaction/${intentId}`);
+    expect(closed.body.status).toBe('failed');
+    expect(closed.body.error_message).toMatch(/could not sign/);
+    expect(await spent()).toBe(before);
+  }, 120_000);
+
   it('a governance operation signed by the held key executes with no client signature (provider:manage)', async () => {
     // the previous test rewrapped the key under kek-2: the running worker gets both KEKs
     await worker.stop();
