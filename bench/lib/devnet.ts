@@ -7,7 +7,7 @@
  * through the API.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -355,7 +355,19 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
     const r = await dn.call('GET', `/v1/transaction/${intentId}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
-    if (Date.now() > deadline) throw new Error(`intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}`);
+    if (Date.now() > deadline) {
+      // a worker of its own logs to a file in the data directory: its warnings and errors go with the report
+      const workerLog = join(dn.config.dataDir, 'worker.log');
+      const warnings = existsSync(workerLog)
+        ? readFileSync(workerLog, 'utf8')
+            .split('\n')
+            .filter((l) => /"level":"(warn|error)"/.test(l))
+            .slice(-20)
+        : [];
+      throw new Error(
+        `intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}; worker warnings: ${warnings.join('\n') || 'none'}`,
+      );
+    }
     await sleep(pollMs);
   }
 }
@@ -377,16 +389,25 @@ async function workflowState(dn: BenchDevnet, intentId: string): Promise<string>
       out.push(`${id} ${a.activityType?.name} attempt ${a.attempt} state ${a.state} last failure: ${a.lastFailure?.message ?? 'none'}`);
     }
     const events = (await handle.fetchHistory().catch(() => undefined))?.events ?? [];
-    const last = events.slice(-8).map((e) => {
-      const failure = e.workflowTaskFailedEventAttributes?.failure?.message ?? e.activityTaskFailedEventAttributes?.failure?.message;
-      const marker = e.markerRecordedEventAttributes?.failure?.message;
-      // the event's kind is the one *EventAttributes field it carries
-      const kind = Object.keys(e)
-        .find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])
-        ?.replace(/EventAttributes$/, '');
-      return `${e.eventId} ${kind ?? 'event'}${failure || marker ? ` (${failure ?? marker})` : ''}`;
-    });
-    out.push(`${id} last events: ${last.join(', ')}`);
+    // a long local activity shows as a run of workflow tasks (the SDK extends the task while it runs): count those
+    // and show the events before them
+    const isTask = (e: (typeof events)[number]) =>
+      !!(e.workflowTaskScheduledEventAttributes || e.workflowTaskStartedEventAttributes || e.workflowTaskCompletedEventAttributes);
+    let trailing = 0;
+    while (trailing < events.length && isTask(events[events.length - 1 - trailing]!)) trailing++;
+    const last = events
+      .slice(0, events.length - trailing)
+      .slice(-8)
+      .map((e) => {
+        const failure = e.workflowTaskFailedEventAttributes?.failure?.message ?? e.activityTaskFailedEventAttributes?.failure?.message;
+        const marker = e.markerRecordedEventAttributes?.failure?.message;
+        // the event's kind is the one *EventAttributes field it carries
+        const kind = Object.keys(e)
+          .find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])
+          ?.replace(/EventAttributes$/, '');
+        return `${e.eventId} ${kind ?? 'event'}${failure || marker ? ` (${failure ?? marker})` : ''}`;
+      });
+    out.push(`${id} last events: ${last.join(', ')}${trailing ? `, then ${trailing} workflow task events` : ''}`);
   }
   return out.join(' | ') || 'none';
 }
