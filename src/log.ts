@@ -56,16 +56,32 @@ function writeStdout(line: string): void {
   pendingLines.push(line);
 }
 
+/** A field's value as it may be written: under a secret-looking key, `[redacted]`. */
+function redactField(key: string, value: unknown): unknown {
+  return SECRET_KEY.test(key) ? '[redacted]' : redact(value, 1);
+}
+
 export function createLogger(level: LogLevel = 'info', bound: Record<string, unknown> = {}, write: (line: string) => void = writeStdout): Logger {
+  return boundLogger(ORDER[level], addFields({}, bound), write);
+}
+
+/** `fields`, redacted, added to `out` (a key already there keeps its place, as in a spread); returns `out`. */
+function addFields(out: Record<string, unknown>, fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (fields) for (const k of Object.keys(fields)) out[k] = redactField(k, fields[k]);
+  return out;
+}
+
+/** A logger whose bound fields are redacted once, when it is made, not again on every line. */
+function boundLogger(min: number, bound: Record<string, unknown>, write: (line: string) => void): Logger {
   const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[l] < ORDER[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: l, msg: redactUrls(redactQueryText(msg)), ...(redact({ ...bound, ...fields }) as object) }));
+    if (ORDER[l] < min) return;
+    write(JSON.stringify(addFields({ time: new Date().toISOString(), level: l, msg: redactUrls(redactQueryText(msg)), ...bound }, fields)));
   };
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger(level, { ...bound, ...fields }, write),
+    child: (fields) => boundLogger(min, addFields({ ...bound }, fields), write),
   };
 }

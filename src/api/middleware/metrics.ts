@@ -22,17 +22,15 @@ export class HttpMetrics {
   private series = new Map<string, Series>();
 
   observe(method: string, route: string, status: number, seconds: number): void {
-    const labels = `method="${esc(method)}",route="${esc(route)}",status="${status}"`;
-    let s = this.series.get(labels);
+    const key = `${method} ${route} ${status}`;
+    let s = this.series.get(key);
     if (!s) {
-      s = { labels, count: 0, sum: 0, buckets: BUCKETS.map(() => 0) };
-      this.series.set(labels, s);
+      s = { labels: `method="${esc(method)}",route="${esc(route)}",status="${status}"`, count: 0, sum: 0, buckets: BUCKETS.map(() => 0) };
+      this.series.set(key, s);
     }
     s.count++;
     s.sum += seconds;
-    BUCKETS.forEach((b, i) => {
-      if (seconds <= b) s!.buckets[i]++;
-    });
+    for (let i = BUCKETS.length - 1; i >= 0 && seconds <= BUCKETS[i]!; i--) s.buckets[i]!++;
   }
 
   /** Prometheus text exposition format 0.0.4 */
@@ -69,10 +67,14 @@ export function httpMetrics(metrics: HttpMetrics): MiddlewareHandler<AppEnv> {
     } finally {
       // the route pattern of the endpoint (not of a middleware), also when a middleware answered (401, 429);
       // requests that matched no endpoint share one label
-      const endpoint = matchedRoutes(c)
-        .filter((r) => r.method !== 'ALL')
-        .pop();
-      const label = endpoint?.path ?? 'unmatched';
+      const routes = matchedRoutes(c);
+      let label = 'unmatched';
+      for (let i = routes.length - 1; i >= 0; i--) {
+        if (routes[i]!.method !== 'ALL') {
+          label = routes[i]!.path;
+          break;
+        }
+      }
       metrics.observe(c.req.method, label, c.res.status, (performance.now() - started) / 1000);
     }
   };
