@@ -116,7 +116,7 @@ async function cannon(name: string, opts: Parameters<typeof autocannon>[0], cpuO
   const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pid]) => [k, cpuMs(pid)]));
   const r = (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult;
   const cpu = Object.fromEntries(
-    Object.entries(cpuOf).map(([k, pid]) => [`${k}_cpu_ms_per_req`, +((cpuMs(pid) - before[k]!) / Math.max(1, r.requests.total)).toFixed(2)]),
+    Object.entries(cpuOf).map(([k, pid]) => [`${k}_cpu_ms_per_req`, +((cpuMs(pid) - before[k]!) / Math.max(1, r.requests.total)).toFixed(3)]),
   );
   return {
     name,

@@ -113,30 +113,100 @@ export async function getIntentChains(db: Db, intentId: string): Promise<IntentC
   return db.select().from(intentChains).where(eq(intentChains.intentId, intentId)).orderBy(intentChains.chain);
 }
 
+/**
+ * What an intent's API view reads (GET /v1/transaction/{id} on every poll, and the list): its columns but for the
+ * prepared transaction (only its id) and the canonical parts (only the first, where the proof class is), which are
+ * most of the row's bytes and which the view does not show.
+ */
+export type IntentViewRow = Pick<
+  IntentRow,
+  | 'id'
+  | 'identityId'
+  | 'status'
+  | 'stage'
+  | 'intentType'
+  | 'operationId'
+  | 'signingMode'
+  | 'signingData'
+  | 'signerPublicKey'
+  | 'signerKeyPage'
+  | 'ledgerTxId'
+  | 'txHash'
+  | 'proofId'
+  | 'errorMessage'
+  | 'expiresAt'
+  | 'submittedAt'
+  | 'completedAt'
+  | 'createdAt'
+  | 'updatedAt'
+> & {
+  /** the prepared ledger transaction's id */
+  preparedTxId: string;
+  /** the first canonical part (intentData); null for a ledger token transfer */
+  intentData: string | null;
+  /** the stored document without its canonical parts: { legs } of a multi-leg intent, a transfer's document */
+  document: Record<string, unknown>;
+};
+
+/** A chain's cycle as the intent's view shows it. */
+export type IntentChainView = Pick<IntentChainRow, 'chain' | 'record'>;
+
+export const intentViewColumns = {
+  id: intents.id,
+  identityId: intents.identityId,
+  status: intents.status,
+  stage: intents.stage,
+  intentType: intents.intentType,
+  operationId: intents.operationId,
+  signingMode: intents.signingMode,
+  signingData: intents.signingData,
+  signerPublicKey: intents.signerPublicKey,
+  signerKeyPage: intents.signerKeyPage,
+  ledgerTxId: intents.ledgerTxId,
+  txHash: intents.txHash,
+  proofId: intents.proofId,
+  errorMessage: intents.errorMessage,
+  expiresAt: intents.expiresAt,
+  submittedAt: intents.submittedAt,
+  completedAt: intents.completedAt,
+  createdAt: intents.createdAt,
+  updatedAt: intents.updatedAt,
+  preparedTxId: sql<string>`${intents.prepared}->>'txId'`,
+  intentData: sql<string | null>`${intents.intent}->'parts'->>0`,
+  document: sql<Record<string, unknown>>`${intents.intent} - 'parts'`,
+};
+
 const orgIntentWithChains = preparedPerDb((db) =>
   db
-    .select({ intent: intents, chain: intentChains })
+    .select({ ...intentViewColumns, chain: intentChains.chain, record: intentChains.record })
     .from(intents)
     .leftJoin(intentChains, eq(intentChains.intentId, intents.id))
     .where(and(eq(intents.id, sql.placeholder('id')), eq(intents.orgId, sql.placeholder('orgId'))))
     .orderBy(asc(intentChains.chain))
-    .prepare('org_intent_with_chains'),
+    .prepare('org_intent_view'),
 );
 
-/** getOrgIntent and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
-export async function getOrgIntentWithChains(db: Db, orgId: string, id: string): Promise<{ row: IntentRow; chains: IntentChainRow[] } | undefined> {
+/** The view of an intent of `orgId` and its chains in one round trip (what GET /v1/transaction/{id} reads on every poll). */
+export async function getOrgIntentView(db: Db, orgId: string, id: string): Promise<{ row: IntentViewRow; chains: IntentChainView[] } | undefined> {
   if (!UUID.test(id)) return undefined;
   const rows = await orgIntentWithChains(db).execute({ id, orgId });
   if (!rows.length) return undefined;
-  return { row: rows[0]!.intent, chains: rows.flatMap((r) => (r.chain ? [r.chain] : [])) };
+  const { chain: _c, record: _r, ...row } = rows[0]!;
+  const chains: IntentChainView[] = [];
+  for (const r of rows) if (r.chain !== null && r.record !== null) chains.push({ chain: r.chain, record: r.record });
+  return { row, chains };
 }
 
 /** The chains of several intents in one query, by intent id (a listing page). */
-export async function getChainsOfIntents(db: Db, intentIds: string[]): Promise<Map<string, IntentChainRow[]>> {
-  const out = new Map<string, IntentChainRow[]>(intentIds.map((id) => [id, []]));
+export async function getChainsOfIntents(db: Db, intentIds: string[]): Promise<Map<string, IntentChainView[]>> {
+  const out = new Map<string, IntentChainView[]>(intentIds.map((id) => [id, []]));
   if (!intentIds.length) return out;
-  const rows = await db.select().from(intentChains).where(inArray(intentChains.intentId, intentIds)).orderBy(intentChains.intentId, intentChains.chain);
-  for (const r of rows) out.get(r.intentId)!.push(r);
+  const rows = await db
+    .select({ intentId: intentChains.intentId, chain: intentChains.chain, record: intentChains.record })
+    .from(intentChains)
+    .where(inArray(intentChains.intentId, intentIds))
+    .orderBy(intentChains.intentId, intentChains.chain);
+  for (const r of rows) out.get(r.intentId)!.push({ chain: r.chain, record: r.record });
   return out;
 }
 

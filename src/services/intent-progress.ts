@@ -5,7 +5,7 @@
  * pending inbox and governance use); a ledger that does not answer in time leaves it unknown (null), never fails
  * the read.
  */
-import type { IntentRow } from '../db/intents.js';
+import type { IntentViewRow } from '../db/intents.js';
 import { isNotFound, signingProgress, waitForSignature } from '../ledger/index.js';
 import { publicKeyHashHex } from '../identity/keys.js';
 import { redactUrls } from '../net/redact.js';
@@ -35,7 +35,7 @@ export interface IntentSigningProgress {
   ledger_status: string;
 }
 
-export type SigningProgressReader = (caller: Caller, row: IntentRow) => Promise<IntentSigningProgress | null>;
+export type SigningProgressReader = (caller: Caller, row: IntentViewRow) => Promise<IntentSigningProgress | null>;
 
 /**
  * The live signing progress of an intent's ledger transaction: null before it was submitted (there is no ledger
@@ -67,7 +67,7 @@ export function createSigningProgressReader(deps: ServiceDeps, keep = 10_000): S
   };
 }
 
-async function readProgress(deps: ServiceDeps, row: IntentRow, txId: string): Promise<IntentSigningProgress> {
+async function readProgress(deps: ServiceDeps, row: IntentViewRow, txId: string): Promise<IntentSigningProgress> {
   // returns at once when the transaction holds the intent's signature (always, but in the block after the submission)
   const st = await waitForSignature(deps.ledger, txId, row.signerPublicKey, NEW_TX_WAIT_MS);
   const p = await signingProgress(deps.ledger, st, row.signerKeyPage);

@@ -17,12 +17,13 @@ import {
   getChainsOfIntents,
   getIntent,
   getOrgIntent,
-  getOrgIntentWithChains,
+  getOrgIntentView,
   insertIntent,
   markIntentFailed,
   storedSigning,
-  type IntentChainRow,
+  type IntentChainView,
   type IntentRow,
+  type IntentViewRow,
 } from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
@@ -357,8 +358,8 @@ export async function submitSignature(
 }
 
 /** One intent of the caller's organization with its per-chain cycles; 404 otherwise. */
-export async function readIntent(deps: ServiceDeps, orgId: string, intentId: string): Promise<{ row: IntentRow; chains: IntentChainRow[] }> {
-  const found = await getOrgIntentWithChains(deps.database.db, orgId, intentId);
+export async function readIntent(deps: ServiceDeps, orgId: string, intentId: string): Promise<{ row: IntentViewRow; chains: IntentChainView[] }> {
+  const found = await getOrgIntentView(deps.database.db, orgId, intentId);
   if (!found) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   return found;
 }
@@ -372,7 +373,7 @@ export async function listIntents(
   orgId: string,
   filter: IntentListFilter,
   page: RowPage,
-): Promise<{ rows: { row: IntentRow; chains: IntentChainRow[] }[]; total: number }> {
+): Promise<{ rows: { row: IntentViewRow; chains: IntentChainView[] }[]; total: number }> {
   const db = deps.database.db;
   const { rows, total } = await listOrgIntentPage(db, orgId, filter, page);
   const chains = await getChainsOfIntents(

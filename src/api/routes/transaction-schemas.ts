@@ -1,6 +1,6 @@
 /** Schemas of the transaction routes and the API view of an intent row. */
 import { z } from '@hono/zod-openapi';
-import { INTENT_STATUSES, type IntentChainRow, type IntentRow } from '../../db/intents.js';
+import { INTENT_STATUSES, type IntentChainView, type IntentViewRow } from '../../db/intents.js';
 import { PROOF_CLASS_VALUES, PROOF_CLASSES, storedProofClass } from '../../services/intents.js';
 import { resourceIdParam } from '../schemas/common.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
@@ -159,8 +159,8 @@ export const IntentIdParam = z.object({
 /** A ledger hash as the API shows it: 64 lowercase hex without 0x (docs/api-conventions.md). */
 const ledgerHash = (h: string) => h.replace(/^0x/i, '').toLowerCase();
 
-function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegViewSchema>[] {
-  const legs = (row.intent as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
+function legViews(row: IntentViewRow, chains: IntentChainView[]): z.infer<typeof LegViewSchema>[] {
+  const legs = (row.document as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
   return legs.map((l) => {
     const c = chains.find((x) => x.chain === l.chain);
     const r = c?.record.legs.find((x) => x.legId === l.leg_id);
@@ -186,14 +186,13 @@ function legViews(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof LegV
 }
 
 /** What a ledger token transfer sends (its stored document), null for other intents. */
-function transferView(row: IntentRow, txHash: string | null): z.infer<typeof IntentSchema>['transfer'] {
+function transferView(row: IntentViewRow, txHash: string | null): z.infer<typeof IntentSchema>['transfer'] {
   if (row.intentType !== SEND_TOKENS) return null;
-  const d = row.intent as TransferDocument;
+  const d = row.document as unknown as TransferDocument;
   return { from: d.from, to: d.to, amount: d.amount, amount_acme: d.amount_acme, receipt_url: txHash ? `/v1/proof/tx/${txHash}/receipt` : null };
 }
 
-export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<typeof IntentSchema> {
-  const p = row.prepared;
+export function intentView(row: IntentViewRow, chains: IntentChainView[]): z.infer<typeof IntentSchema> {
   const sd = row.signingData as z.infer<typeof SigningDataSchema>;
   const txHash = row.txHash === null ? null : ledgerHash(row.txHash);
   return {
@@ -202,14 +201,14 @@ export function intentView(row: IntentRow, chains: IntentChainRow[]): z.infer<ty
     status: row.status as (typeof INTENT_STATUSES)[number],
     stage: row.stage,
     intent_type: row.intentType,
-    proof_class: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),
+    proof_class: storedProofClass(row.intentData ?? undefined),
     operation_id: row.operationId,
     signing_mode: row.signingMode === 'provider' ? 'provider' : 'external',
     signing_data: { ...sd, transaction_hash: ledgerHash(sd.transaction_hash), hash_to_sign: ledgerHash(sd.hash_to_sign) },
     submit_url: row.status === 'signing_required' ? `/v1/transaction/${row.id}/signature` : null,
     tx_hash: txHash,
     accum_tx_hash: txHash,
-    ledger_tx_id: row.ledgerTxId ?? (row.status === 'signing_required' ? null : p.txId),
+    ledger_tx_id: row.ledgerTxId ?? (row.status === 'signing_required' ? null : row.preparedTxId),
     proof_id: row.proofId,
     proof_bundle_url: row.proofId ? `/v1/proof/${row.proofId}/bundle` : null,
     proof: row.proofId
