@@ -365,7 +365,7 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
             .slice(-20)
         : [];
       throw new Error(
-        `intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}; worker warnings: ${warnings.join('\n') || 'none'}`,
+        `intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}; chains: ${await chainState(dn)}; worker warnings: ${warnings.join('\n') || 'none'}`,
       );
     }
     await sleep(pollMs);
@@ -410,6 +410,41 @@ async function workflowState(dn: BenchDevnet, intentId: string): Promise<string>
     out.push(`${id} last events: ${last.join(', ')}${trailing ? `, then ${trailing} workflow task events` : ''}`);
   }
   return out.join(' | ') || 'none';
+}
+
+/**
+ * What each chain's node holds, for a bench that gave up on an intent: the latest block and its base fee, and every
+ * transaction in the mempool (pending: minable now; queued: behind a nonce gap) with its sender, nonce and fee cap,
+ * beside each sender's mined and pending nonce counts.
+ */
+async function chainState(dn: BenchDevnet): Promise<string> {
+  const out: string[] = [];
+  for (const [i, anvil] of dn.anvils.entries()) {
+    const rpc = async (method: string, params: unknown[] = []) => {
+      const res = await fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return ((await res.json()) as { result?: unknown }).result;
+    };
+    try {
+      const block = (await rpc('eth_getBlockByNumber', ['latest', false])) as { number: string; baseFeePerGas?: string };
+      type PoolTx = { hash: string; nonce: string; maxFeePerGas?: string; gasPrice?: string };
+      const pool = (await rpc('txpool_content')) as Record<'pending' | 'queued', Record<string, Record<string, PoolTx>>>;
+      const senders = new Set([...Object.keys(pool?.pending ?? {}), ...Object.keys(pool?.queued ?? {})]);
+      const txs: string[] = [];
+      for (const kind of ['pending', 'queued'] as const) {
+        for (const [from, byNonce] of Object.entries(pool?.[kind] ?? {})) {
+          for (const tx of Object.values(byNonce)) txs.push(`${kind} ${from.slice(0, 10)} nonce ${Number(tx.nonce)} ${tx.hash.slice(0, 12)} fee cap ${Number(tx.maxFeePerGas ?? tx.gasPrice)}`);
+        }
+      }
+      const nonces: string[] = [];
+      for (const from of senders) {
+        nonces.push(`${from.slice(0, 10)} mined ${Number(await rpc('eth_getTransactionCount', [from, 'latest']))} pending ${Number(await rpc('eth_getTransactionCount', [from, 'pending']))}`);
+      }
+      out.push(`${CHAINS[i]?.name ?? i}: block ${Number(block.number)} base fee ${Number(block.baseFeePerGas ?? 0)}; mempool: ${txs.join(', ') || 'empty'}${nonces.length ? `; ${nonces.join(', ')}` : ''}`);
+    } catch (e) {
+      out.push(`${CHAINS[i]?.name ?? i}: unreadable (${(e as Error).message})`);
+    }
+  }
+  return out.join(' | ');
 }
 
 /**

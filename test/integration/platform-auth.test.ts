@@ -195,6 +195,30 @@ describe.each(dbKinds())('API keys and authentication (%s)', (kind) => {
     }
   });
 
+  it('over real HTTP every answer carries X-Request-Id and the X-RateLimit headers: JSON, an error, a Response object, a 404', async () => {
+    const server = await listen(t.app, '127.0.0.1', 0);
+    try {
+      const answers = [
+        await fetch(`${server.url}/v1/admin/api-keys`, { headers: { 'X-API-Key': adminA.key, 'X-Request-Id': 'req-1' } }),
+        await fetch(`${server.url}/v1/admin/api-keys`, { headers: { 'X-API-Key': 'ck_live_nope' } }),
+        await fetch(`${server.url}/docs/json`),
+        await fetch(`${server.url}/v1/no-such-route`, { headers: { 'X-API-Key': adminA.key } }),
+      ];
+      expect(answers.map((r) => r.status)).toEqual([200, 401, 200, 404]);
+      expect(answers[0]!.headers.get('x-request-id')).toBe('req-1');
+      for (const r of answers) {
+        expect(r.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._:-]+$/);
+        expect(Number(r.headers.get('x-ratelimit-limit'))).toBeGreaterThan(0);
+        expect(r.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+        expect(r.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+        expect(r.headers.get('content-type')).toContain('application/json');
+        await r.text();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('revocation is immediate and final', async () => {
     const k = await createTestOrgAndKey(t.db, { orgId: adminA.orgId, isAdmin: true });
     expect((await t.call('/v1/admin/api-keys', { key: k.key })).status).toBe(200);

@@ -21,6 +21,7 @@ import { KEY_FORMAT, touchApiKey, TOUCH_INTERVAL_MS, type ApiKeyRow } from '../.
 import type { Caller } from '../../services/deps.js';
 import type { AppDeps, AppEnv, AuthContext } from '../deps.js';
 import { ApiError } from '../errors.js';
+import { nodeResponse } from '../response-headers.js';
 import { createRateLimiter, enforceRateLimit } from './rate-limit.js';
 
 /**
@@ -160,8 +161,9 @@ export function apiKeyAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
       }
     }
     await next();
-    // Responses built outside c (e.g. returned Response objects) still carry the headers.
-    if (!c.res.headers.has('X-RateLimit-Limit')) {
+    // Responses built outside c (e.g. returned Response objects) still carry the headers (served by Node they have
+    // them already: ../response-headers.ts).
+    if (!nodeResponse(c) && !c.res.headers.has('X-RateLimit-Limit')) {
       try {
         c.res.headers.set('X-RateLimit-Limit', String(state.limit));
         c.res.headers.set('X-RateLimit-Remaining', String(state.remaining));

@@ -23,6 +23,7 @@ import type { Db } from '../../db/client.js';
 import { leaseRequests } from '../../db/rate-limits.js';
 import type { AppEnv } from '../deps.js';
 import { ApiError } from '../errors.js';
+import { setResponseHeader } from '../response-headers.js';
 
 export const WINDOW_MS = 60_000;
 /** the largest block is 1/BLOCK_FRACTION of the limit… */
@@ -139,7 +140,7 @@ export function createRateLimiter(db: Db, now: () => number = Date.now, onError:
 /** Apply a counted request to the response: headers always, and throw the 429 when over the limit. */
 export function enforceRateLimit(c: Context<AppEnv>, s: RateLimitState): void {
   const headers = rateLimitHeaders(s);
-  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  for (const [k, v] of Object.entries(headers)) setResponseHeader(c, k, v);
   if (s.exceeded) {
     throw new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'Rate limit exceeded', undefined, {
       ...headers,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../log.js';
 import type { AppEnv } from '../deps.js';
+import { setResponseHeader } from '../response-headers.js';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** path segments that are bearer secrets in their own right (a mnemonic's one-shot retrieval token) */
@@ -18,7 +19,7 @@ export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
     const log = logger.child({ request_id: id });
     c.set('requestId', id);
     c.set('logger', log);
-    c.header('X-Request-Id', id);
+    setResponseHeader(c, 'X-Request-Id', id);
     const started = performance.now();
     await next();
     // the auth middleware may have bound org_id/key_id to the context logger (never the key itself)

@@ -12,6 +12,7 @@
  * not-found handler) gives the answer.
  */
 import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { RouterRoute } from 'hono/types';
 import type { AppEnv } from '../deps.js';
 import { errorBody, notFound } from '../errors.js';
@@ -38,8 +39,8 @@ export function methodsOf(app: AnyApp, path: string): string[] {
 /** Marks a request that no route serves, before authentication. */
 export function routeCheck(app: AnyApp): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-    const served = app.router.match(method, c.req.path)[0].some(([[, r]]) => !isMiddleware(r));
+    // the routes Hono matched for this request (a HEAD is dispatched as a GET)
+    const served = matchedRoutes(c).some((r) => !isMiddleware(r));
     if (!served) {
       const allow = methodsOf(app, c.req.path);
       c.set('routeMiss', allow.length > 0 ? { allow } : {});
