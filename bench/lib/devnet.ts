@@ -421,7 +421,11 @@ async function chainState(dn: BenchDevnet): Promise<string> {
   const out: string[] = [];
   for (const [i, anvil] of dn.anvils.entries()) {
     const rpc = async (method: string, params: unknown[] = []) => {
-      const res = await fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      const res = await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
       return ((await res.json()) as { result?: unknown }).result;
     };
     try {
@@ -432,14 +436,19 @@ async function chainState(dn: BenchDevnet): Promise<string> {
       const txs: string[] = [];
       for (const kind of ['pending', 'queued'] as const) {
         for (const [from, byNonce] of Object.entries(pool?.[kind] ?? {})) {
-          for (const tx of Object.values(byNonce)) txs.push(`${kind} ${from.slice(0, 10)} nonce ${Number(tx.nonce)} ${tx.hash.slice(0, 12)} fee cap ${Number(tx.maxFeePerGas ?? tx.gasPrice)}`);
+          for (const tx of Object.values(byNonce))
+            txs.push(`${kind} ${from.slice(0, 10)} nonce ${Number(tx.nonce)} ${tx.hash.slice(0, 12)} fee cap ${Number(tx.maxFeePerGas ?? tx.gasPrice)}`);
         }
       }
       const nonces: string[] = [];
       for (const from of senders) {
-        nonces.push(`${from.slice(0, 10)} mined ${Number(await rpc('eth_getTransactionCount', [from, 'latest']))} pending ${Number(await rpc('eth_getTransactionCount', [from, 'pending']))}`);
+        nonces.push(
+          `${from.slice(0, 10)} mined ${Number(await rpc('eth_getTransactionCount', [from, 'latest']))} pending ${Number(await rpc('eth_getTransactionCount', [from, 'pending']))}`,
+        );
       }
-      out.push(`${CHAINS[i]?.name ?? i}: block ${Number(block.number)} base fee ${Number(block.baseFeePerGas ?? 0)}; mempool: ${txs.join(', ') || 'empty'}${nonces.length ? `; ${nonces.join(', ')}` : ''}`);
+      out.push(
+        `${CHAINS[i]?.name ?? i}: block ${Number(block.number)} base fee ${Number(block.baseFeePerGas ?? 0)}; mempool: ${txs.join(', ') || 'empty'}${nonces.length ? `; ${nonces.join(', ')}` : ''}`,
+      );
     } catch (e) {
       out.push(`${CHAINS[i]?.name ?? i}: unreadable (${(e as Error).message})`);
     }

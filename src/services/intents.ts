@@ -13,18 +13,7 @@ import { ApiError } from './errors.js';
 import type { IdentityRow } from '../db/identities.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
 import { getChainAccounts } from '../db/identities.js';
-import {
-  getChainsOfIntents,
-  getIntent,
-  getOrgIntent,
-  getOrgIntentView,
-  insertIntent,
-  markIntentFailed,
-  storedSigning,
-  type IntentChainView,
-  type IntentRow,
-  type IntentViewRow,
-} from '../db/intents.js';
+import { getIntent, getOrgIntent, getOrgIntentView, insertIntent, markIntentFailed, storedSigning, type IntentRow, type IntentViewRow } from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
 import type { SigningData } from '../db/schema.js';
@@ -358,7 +347,7 @@ export async function submitSignature(
 }
 
 /** One intent of the caller's organization with its per-chain cycles; 404 otherwise. */
-export async function readIntent(deps: ServiceDeps, orgId: string, intentId: string): Promise<{ row: IntentViewRow; chains: IntentChainView[] }> {
+export async function readIntent(deps: ServiceDeps, orgId: string, intentId: string): Promise<IntentViewRow> {
   const found = await getOrgIntentView(deps.database.db, orgId, intentId);
   if (!found) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
   return found;
@@ -373,12 +362,6 @@ export async function listIntents(
   orgId: string,
   filter: IntentListFilter,
   page: RowPage,
-): Promise<{ rows: { row: IntentViewRow; chains: IntentChainView[] }[]; total: number }> {
-  const db = deps.database.db;
-  const { rows, total } = await listOrgIntentPage(db, orgId, filter, page);
-  const chains = await getChainsOfIntents(
-    db,
-    rows.map((r) => r.id),
-  );
-  return { rows: rows.map((row) => ({ row, chains: chains.get(row.id)! })), total };
+): Promise<{ rows: { id: string; createdAt: Date; view: IntentViewRow }[]; total: number }> {
+  return listOrgIntentPage(deps.database.db, orgId, filter, page);
 }

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { sql } from 'drizzle-orm';
 import { getIntent } from '../../src/db/intents.js';
 import { proofs } from '../../src/db/schema/intents.js';
 import { createLedgerClient } from '../../src/ledger/index.js';
@@ -322,6 +323,29 @@ describe('signature lifecycle', () => {
 });
 
 describe('reading intents and proofs', () => {
+  it("GET shows the row's times as Date#toISOString writes them (microseconds truncated) and its documents' parts", async () => {
+    // created_at is stored to the millisecond (rounded), submitted_at to the microsecond
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('times'))]);
+    const db = b.app.deps.database.db;
+    await db.execute(
+      sql`update intents set created_at = '2026-01-02 03:04:05.678999+00', submitted_at = '0999-12-31 23:59:59.9999+00' where id = ${p.intent_id}`,
+    );
+    const row = (await getIntent(db, p.intent_id))!;
+    const got = (await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body;
+    expect(got).toMatchObject({
+      created_at: '2026-01-02T03:04:05.679Z',
+      submitted_at: '0999-12-31T23:59:59.999Z',
+      expires_at: row.expiresAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+      completed_at: null,
+      proof_class: 'standard',
+      ledger_tx_id: null,
+      legs: [{ chain: 'ethereum-sepolia', status: 'pending', anchor_id: null }],
+    });
+    expect(got.created_at).toBe(row.createdAt.toISOString());
+    expect(got.submitted_at).toBe(row.submittedAt!.toISOString());
+  });
+
   it('list with cursor; proof artifact, custody chain, lookup by ledger and chain tx hash, ledger receipt; other orgs get 404', async () => {
     const unsigned = await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before'))]);
     await prepare(b, [recordLeg(b, SEPOLIA, arg('read-before-2'))]);

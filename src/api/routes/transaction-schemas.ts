@@ -1,6 +1,6 @@
 /** Schemas of the transaction routes and the API view of an intent row. */
 import { z } from '@hono/zod-openapi';
-import { INTENT_STATUSES, type IntentChainView, type IntentViewRow } from '../../db/intents.js';
+import { INTENT_STATUSES, type IntentViewRow } from '../../db/intents.js';
 import { PROOF_CLASS_VALUES, PROOF_CLASSES, storedProofClass } from '../../services/intents.js';
 import { resourceIdParam } from '../schemas/common.js';
 import { SEND_TOKENS, type TransferDocument } from '../../protocol/intent/transfer.js';
@@ -159,7 +159,8 @@ export const IntentIdParam = z.object({
 /** A ledger hash as the API shows it: 64 lowercase hex without 0x (docs/api-conventions.md). */
 const ledgerHash = (h: string) => h.replace(/^0x/i, '').toLowerCase();
 
-function legViews(row: IntentViewRow, chains: IntentChainView[]): z.infer<typeof LegViewSchema>[] {
+function legViews(row: IntentViewRow): z.infer<typeof LegViewSchema>[] {
+  const chains = row.chains;
   const legs = (row.document as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
   return legs.map((l) => {
     const c = chains.find((x) => x.chain === l.chain);
@@ -192,7 +193,8 @@ function transferView(row: IntentViewRow, txHash: string | null): z.infer<typeof
   return { from: d.from, to: d.to, amount: d.amount, amount_acme: d.amount_acme, receipt_url: txHash ? `/v1/proof/tx/${txHash}/receipt` : null };
 }
 
-export function intentView(row: IntentViewRow, chains: IntentChainView[]): z.infer<typeof IntentSchema> {
+export function intentView(row: IntentViewRow): z.infer<typeof IntentSchema> {
+  const chains = row.chains;
   const sd = row.signingData as z.infer<typeof SigningDataSchema>;
   const txHash = row.txHash === null ? null : ledgerHash(row.txHash);
   return {
@@ -225,13 +227,13 @@ export function intentView(row: IntentViewRow, chains: IntentChainView[]): z.inf
           })),
         }
       : null,
-    legs: legViews(row, chains),
+    legs: legViews(row),
     transfer: transferView(row, txHash),
     error_message: row.errorMessage,
-    expires_at: row.expiresAt.toISOString(),
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-    submitted_at: row.submittedAt?.toISOString() ?? null,
-    completed_at: row.completedAt?.toISOString() ?? null,
+    expires_at: row.expiresAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    submitted_at: row.submittedAt,
+    completed_at: row.completedAt,
   };
 }

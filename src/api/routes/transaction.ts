@@ -131,8 +131,8 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
     }),
     async (c) => {
       const caller = callerOf(c);
-      const found = await readIntent(deps, caller.orgId, c.req.valid('param').intent_id);
-      return c.json({ ...intentView(found.row, found.chains), signing_progress: await signingProgress(caller, found.row) }, 200);
+      const row = await readIntent(deps, caller.orgId, c.req.valid('param').intent_id);
+      return c.json({ ...intentView(row), signing_progress: await signingProgress(caller, row) }, 200);
     },
   );
 }
@@ -164,8 +164,8 @@ function registerList(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       const q = c.req.valid('query');
       const req = pageRequest(q);
       const { rows, total } = await listIntents(deps, auth.orgId, { status: q.status, identityId: q.identity_id }, { ...req, limit: req.limit + 1 });
-      const { page, pagination } = pageOf(rows, req, total, (r) => encodeCursor(r.row));
-      return c.json({ transactions: page.map((r) => intentView(r.row, r.chains)), pagination }, 200);
+      const { page, pagination } = pageOf(rows, req, total, encodeCursor);
+      return c.json({ transactions: page.map((r) => intentView(r.view)), pagination }, 200);
     },
   );
 }
