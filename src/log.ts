@@ -71,11 +71,36 @@ function addFields(out: Record<string, unknown>, fields: Record<string, unknown>
   return out;
 }
 
-/** A logger whose bound fields are redacted once, when it is made, not again on every line. */
+/** `,"key":value` for each field that JSON writes (as JSON.stringify of the object would: undefined is left out). */
+function jsonMembers(fields: Record<string, unknown>): string {
+  let out = '';
+  for (const k of Object.keys(fields)) {
+    const v = JSON.stringify(fields[k]);
+    if (v !== undefined) out += `,${JSON.stringify(k)}:${v}`;
+  }
+  return out;
+}
+
+const HEAD_KEYS = new Set(['time', 'level', 'msg']);
+
+/**
+ * A logger whose bound fields are redacted and written as JSON once, when it is made, not again on every line. A
+ * line whose fields name a key already there (time, level, msg or a bound one) is built as an object instead, so that
+ * the field's value takes the key's place, as in a spread.
+ */
 function boundLogger(min: number, bound: Record<string, unknown>, write: (line: string) => void): Logger {
+  const boundJson = jsonMembers(bound);
+  const plain = !Object.keys(bound).some((k) => HEAD_KEYS.has(k));
+  const overlaps = (fields: Record<string, unknown>) => Object.keys(fields).some((k) => HEAD_KEYS.has(k) || Object.hasOwn(bound, k));
   const emit = (l: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[l] < min) return;
-    write(JSON.stringify(addFields({ time: new Date().toISOString(), level: l, msg: redactUrls(redactQueryText(msg)), ...bound }, fields)));
+    const time = new Date().toISOString();
+    const text = redactUrls(redactQueryText(msg));
+    if (plain && (!fields || !overlaps(fields))) {
+      write(`{"time":"${time}","level":"${l}","msg":${JSON.stringify(text)}${boundJson}${fields ? jsonMembers(addFields({}, fields)) : ''}}`);
+    } else {
+      write(JSON.stringify(addFields({ time, level: l, msg: text, ...bound }, fields)));
+    }
   };
   return {
     debug: (m, f) => emit('debug', m, f),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { createLogger } from '../../src/log.js';
 import { redactError } from '../../src/net/redact.js';
@@ -15,6 +15,28 @@ describe('logger', () => {
     expect(rec.apiKey).toBe('[redacted]');
     expect(rec.nested).toEqual({ sponsorKey: '[redacted]', relayerPrivateKey: '[redacted]', webhook_secret: '[redacted]' });
     expect(lines[0]).not.toContain('ck_live_x');
+  });
+});
+
+describe('logger lines', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('are exactly JSON.stringify of time, level, msg, the bound fields and the line\'s fields, a repeated key taking its place', () => {
+    vi.useFakeTimers({ now: new Date('2026-11-27T10:00:00.123Z') });
+    const time = '2026-11-27T10:00:00.123Z';
+    const lines: string[] = [];
+    const log = createLogger('debug', { request_id: 'r"1' }, (l) => lines.push(l)).child({ org_id: 'o1', gone: undefined });
+    const cases: [string, Record<string, unknown> | undefined, Record<string, unknown>][] = [
+      ['plain', undefined, { time, level: 'info', msg: 'plain', request_id: 'r"1', org_id: 'o1' }],
+      ['fields', { a: 1, b: undefined, c: { d: [1, 'x'] }, n: 5n }, { time, level: 'info', msg: 'fields', request_id: 'r"1', org_id: 'o1', a: 1, c: { d: [1, 'x'] }, n: '5' }],
+      ['over', { org_id: 'o2', z: true }, { time, level: 'info', msg: 'over', request_id: 'r"1', org_id: 'o2', z: true }],
+      ['head', { msg: 'replaced', level: 'x' }, { time, level: 'x', msg: 'replaced', request_id: 'r"1', org_id: 'o1' }],
+    ];
+    for (const [msg, fields] of cases) log.info(msg, fields);
+    expect(lines).toEqual(cases.map(([, , want]) => JSON.stringify(want)));
+    const timed: string[] = [];
+    createLogger('info', { time: 'bound' }, (l) => timed.push(l)).info('m', { k: 1 });
+    expect(timed).toEqual([JSON.stringify({ time: 'bound', level: 'info', msg: 'm', k: 1 })]);
   });
 });
 

@@ -22,9 +22,7 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${maxBytes >= 1 << 20 ? `${maxBytes / (1 << 20)} MiB` : `${maxBytes} bytes`}`, undefined, {
       Connection: 'close',
     });
-  return async (c, next) => {
-    // a GET or HEAD carries no body (fetch's Request has none), and asking would build the whole Request object
-    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+  const limited: MiddlewareHandler<AppEnv> = async (c, next) => {
     const raw = c.req.raw;
     if (!raw.body) return next();
     const declared = raw.headers.get('content-length');
@@ -35,4 +33,7 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     c.req.raw = new Request(raw, { body });
     await next();
   };
+  // a GET or HEAD carries no body (fetch's Request has none), and asking would build the whole Request object: it
+  // passes straight on, without a promise of its own
+  return (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limited(c, next));
 }

@@ -38,14 +38,14 @@ export function methodsOf(app: AnyApp, path: string): string[] {
 
 /** Marks a request that no route serves, before authentication. */
 export function routeCheck(app: AnyApp): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return (c, next) => {
     // the routes Hono matched for this request (a HEAD is dispatched as a GET)
     const served = matchedRoutes(c).some((r) => !isMiddleware(r));
     if (!served) {
       const allow = methodsOf(app, c.req.path);
       c.set('routeMiss', allow.length > 0 ? { allow } : {});
     }
-    await next();
+    return next();
   };
 }
 

@@ -46,9 +46,9 @@ export function checkScopes(auth: AuthContext, rule: ScopeRule): void {
 
 /** Route middleware: the caller (401 without one) must satisfy `rule`. It runs before request validation. */
 export function requireScopes(rule: ScopeRule): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return (c, next) => {
     checkScopes(requireAuth(c), rule);
-    await next();
+    return next();
   };
 }
 
