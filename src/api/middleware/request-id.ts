@@ -9,7 +9,7 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SECRET_SEGMENT = /(\/mnemonic\/)[^/]+/;
 
 /** The request's path as it may be logged: secret segments replaced. */
-export const loggablePath = (path: string): string => path.replace(SECRET_SEGMENT, '$1[redacted]');
+export const loggablePath = (path: string): string => (path.includes('/mnemonic/') ? path.replace(SECRET_SEGMENT, '$1[redacted]') : path);
 
 /** Every response carries X-Request-Id (the caller's, if well-formed, else a new UUID); one JSON log line per request. */
 export function requestId(logger: Logger): MiddlewareHandler<AppEnv> {
