@@ -165,14 +165,15 @@ export function createObservation(ctx: NodeContext, batches: BatchPlanning): Obs
     let confirmations = 0;
     await waitFor(`${c.entry.confirmations} confirmations`, deadline, async () => {
       // one eth_blockNumber per poll interval however many observations wait on this chain (viem shares the
-      // answer and the request in flight), not one per observation
+      // answer and the request in flight), not one per observation; that shared number may predate the receipt
+      // (then it counts as none yet)
       const latest = await pub.getBlockNumber({ cacheTime: poll });
       confirmations = Number(latest - blockNumber);
-      if (opts.finality === 'finalized') {
-        const fin = await pub.getBlock({ blockTag: 'finalized' }).catch(() => undefined);
-        return fin && fin.number !== null && fin.number >= blockNumber ? true : undefined;
-      }
-      return confirmations >= c.entry.confirmations ? true : undefined;
+      if (confirmations < c.entry.confirmations) return undefined;
+      if (opts.finality !== 'finalized') return true;
+      // and, in 'finalized' mode, the finalized tag past the block
+      const fin = await pub.getBlock({ blockTag: 'finalized' }).catch(() => undefined);
+      return fin && fin.number !== null && fin.number >= blockNumber ? true : undefined;
     });
     const block = await proofStep('block header', () => fetchVerifiedBlock(pub, { number: blockNumber }));
     if (block.hash.toLowerCase() !== receipt.blockHash.toLowerCase())

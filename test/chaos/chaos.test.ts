@@ -139,12 +139,14 @@ describe('chaos', () => {
     await vn.startValidator(1);
     await vn.startValidator(4);
 
-    // B: one stopped, one signing garbage
+    // B: one stopped, one signing garbage, one reporting a malformed confirmation count with a good signature (the
+    // count is not signed: the gateway keeps a well-formed one, or the proof bundle could not be built)
     await vn.stopValidator(2);
     validatorProxies[6]!.settings.rewrite = (path, body) =>
       (path.startsWith('/v1/attest') || path.startsWith('/v1/observe')) && typeof body?.message === 'string'
         ? { ...body, signature: blsSign(garbage.secretKey, body.message) }
         : undefined;
+    validatorProxies[5]!.settings.rewrite = (path, body) => (path.startsWith('/v1/observe') && body?.ok === true ? { ...body, confirmations: -1 } : undefined);
     for (let i = 0; i < 3; i++) started.push(await start('B', `${i}`));
     const bb = await settle(
       started.filter((s) => s.phase === 'B'),
@@ -153,6 +155,7 @@ describe('chaos', () => {
     console.log(`B settled after ${Date.now() - t0} ms`);
     await vn.startValidator(2);
     validatorProxies[6]!.settings.rewrite = undefined;
+    validatorProxies[5]!.settings.rewrite = undefined;
 
     // C: three stopped: no quorum, intents wait; one comes back
     for (const i of [0, 3, 5]) await vn.stopValidator(i);
@@ -211,6 +214,7 @@ describe('chaos', () => {
         ledger_failed: ledgerProxy.stats.failed,
         chain_dropped: chainProxies.reduce((n, p) => n + p.stats.dropped + p.stats.droppedAfter, 0),
         garbage_signatures: validatorProxies[6]!.stats.rewritten,
+        malformed_confirmations: validatorProxies[5]!.stats.rewritten,
       },
     };
     console.table([{ ...figures, faults: undefined, ...figures.faults }]);

@@ -21,14 +21,18 @@ describe('logger', () => {
 describe('logger lines', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('are exactly JSON.stringify of time, level, msg, the bound fields and the line\'s fields, a repeated key taking its place', () => {
+  it("are exactly JSON.stringify of time, level, msg, the bound fields and the line's fields, a repeated key taking its place", () => {
     vi.useFakeTimers({ now: new Date('2026-11-27T10:00:00.123Z') });
     const time = '2026-11-27T10:00:00.123Z';
     const lines: string[] = [];
     const log = createLogger('debug', { request_id: 'r"1' }, (l) => lines.push(l)).child({ org_id: 'o1', gone: undefined });
     const cases: [string, Record<string, unknown> | undefined, Record<string, unknown>][] = [
       ['plain', undefined, { time, level: 'info', msg: 'plain', request_id: 'r"1', org_id: 'o1' }],
-      ['fields', { a: 1, b: undefined, c: { d: [1, 'x'] }, n: 5n }, { time, level: 'info', msg: 'fields', request_id: 'r"1', org_id: 'o1', a: 1, c: { d: [1, 'x'] }, n: '5' }],
+      [
+        'fields',
+        { a: 1, b: undefined, c: { d: [1, 'x'] }, n: 5n },
+        { time, level: 'info', msg: 'fields', request_id: 'r"1', org_id: 'o1', a: 1, c: { d: [1, 'x'] }, n: '5' },
+      ],
       ['over', { org_id: 'o2', z: true }, { time, level: 'info', msg: 'over', request_id: 'r"1', org_id: 'o2', z: true }],
       ['head', { msg: 'replaced', level: 'x' }, { time, level: 'x', msg: 'replaced', request_id: 'r"1', org_id: 'o1' }],
     ];

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { keccak256, stringToHex, toHex, type Hex } from 'viem';
 import { readAnchorState } from '../../src/chain/anchor.js';
 import { blsAggregatePublicKeys, blsKeygen, blsSign, blsVerify } from '../../src/chain/bls.js';
@@ -672,6 +672,41 @@ describe('validator network', () => {
     const fin = await d.w.public.getBlock({ blockTag: 'finalized' });
     expect(fin.number).toBeGreaterThanOrEqual(BigInt(obs.result.blockNumber));
     expect(obs.result.txHash).toBe(exec.txHash);
+  });
+
+  it("a node in 'finalized' mode reports the confirmations it counted, never fewer than the chain's, also while its block number is older than the execution", async () => {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode } = await import('../../src/validator/node.js');
+    const { startFaultProxy } = await import('../support/fault-proxy.js');
+    // eth_blockNumber answers a number from before the execution block (a cached one) until `stale` is cleared
+    let stale: bigint | undefined;
+    const rpc = await startFaultProxy(d.anvil.rpcUrl, {
+      answer: (_path, body) => (stale !== undefined && body?.method === 'eth_blockNumber' ? { jsonrpc: '2.0', id: body.id, result: toHex(stale) } : undefined),
+    });
+    onTestFinished(() => rpc.close());
+    const node = createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-2.json')),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl: rpc.url, contracts: d.vn.contracts }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+      finality: 'finalized',
+      pollIntervalMs: 50,
+    });
+    const a = await freshAttestWith('finalized-stale-head', {});
+    const pre = await d.quorum.attest(a.req, { message: a.message });
+    const { exec } = await anchorAndExecute(d, id, a.plan, pre);
+    const { blockNumber } = await d.w.public.getTransactionReceipt({ hash: exec.txHash });
+    stale = blockNumber - 1n;
+    // the finalized tag has passed the block: only the stale head stands between the node and its answer
+    await vi.waitFor(async () => expect((await d.w.public.getBlock({ blockTag: 'finalized' })).number).toBeGreaterThanOrEqual(blockNumber), {
+      timeout: 10_000,
+    });
+    const observing = node.observe(observeRequest(a.st, a.plan, 0, exec.txHash));
+    setTimeout(() => (stale = undefined), 500);
+    const obs = await observing;
+    expect(obs.confirmations).toBeGreaterThanOrEqual(CHAIN.confirmations);
+    expect(BigInt(obs.result.blockNumber)).toBe(blockNumber);
   });
 
   it('observations waiting on one chain share one eth_blockNumber per poll interval, however many there are', async () => {

@@ -52,13 +52,17 @@ export function quorumSteps(ctx: CycleContext) {
         },
       );
       const first = q.responses.values().next().value!;
+      // what the signers counted before they signed (not part of what they signed): the first well-formed count,
+      // so that one signer's malformed number cannot make the proof bundle unbuildable
+      const confirmations = [...q.responses.values()].map((r) => r.confirmations).find((n) => Number.isSafeInteger(n) && n >= 0);
+      if (confirmations === undefined) throw new Error(`no signer of the observation of leg ${i.legId} reported a well-formed confirmation count`);
       await updateIntentChain(db, i.intentId, i.chain, {
         step: 'observed',
         record: (rec) => {
           rec.legs.find((x) => x.legId === i.legId)!.observation = {
             ...quorumRecord(q),
             resultHash: q.resultHash,
-            confirmations: first.confirmations,
+            confirmations,
             checks: first.checks,
           };
         },
