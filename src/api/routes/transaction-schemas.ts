@@ -160,10 +160,9 @@ export const IntentIdParam = z.object({
 const ledgerHash = (h: string) => h.replace(/^0x/i, '').toLowerCase();
 
 function legViews(row: IntentViewRow): z.infer<typeof LegViewSchema>[] {
-  const chains = row.chains;
   const legs = (row.document as { legs?: { leg_id: string; chain: string; chain_id: string }[] }).legs ?? [];
   return legs.map((l) => {
-    const c = chains.find((x) => x.chain === l.chain);
+    const c = row.chains.find((x) => x.chain === l.chain);
     const r = c?.record.legs.find((x) => x.legId === l.leg_id);
     const status = r?.result ? 'completed' : r?.error ? 'failed' : r?.executionTx || c ? 'executing' : 'pending';
     return {
@@ -194,7 +193,6 @@ function transferView(row: IntentViewRow, txHash: string | null): z.infer<typeof
 }
 
 export function intentView(row: IntentViewRow): z.infer<typeof IntentSchema> {
-  const chains = row.chains;
   const sd = row.signingData as z.infer<typeof SigningDataSchema>;
   const txHash = row.txHash === null ? null : ledgerHash(row.txHash);
   return {
@@ -219,7 +217,7 @@ export function intentView(row: IntentViewRow): z.infer<typeof IntentSchema> {
           status: row.status === 'completed' ? 'complete' : 'partial',
           bundle_url: `/v1/proof/${row.proofId}/bundle`,
           custody_url: `/v1/proof/${row.proofId}/custody`,
-          attestations: chains.map((c) => ({
+          attestations: row.chains.map((c) => ({
             chain: c.chain,
             anchor_id: c.record.anchorId ?? null,
             attested_by: c.record.attestation?.signers ?? [],
