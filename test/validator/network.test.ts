@@ -391,19 +391,12 @@ describe('validator network', () => {
   });
 
   it('two ledger txs of the same intent attested at the same moment: a validator signs one of them, never both', async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const { ValidatorRefusal } = await import('../../src/validator/node.js');
     const a = await freshAttest('conflict-race');
     const st2 = await writeIntent(d, id, a.intent.parts);
     const plan2 = planOf(d, a.intent, st2);
     // a node of its own (empty store): the network's nodes would already know the first anchor from other tests
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-4.json')),
-      ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-    });
+    const node = await ownNode(4, d.anvil.rpcUrl);
     // both requests pass the store check before either has finished its on-chain conflict search
     const [r1, r2] = await Promise.allSettled([node.attest(a.req), node.attest(attestRequest(st2, plan2))]);
     const signed = [r1, r2].filter((r) => r.status === 'fulfilled');
@@ -414,9 +407,7 @@ describe('validator network', () => {
   });
 
   it('an anchor for the same operation already proven on chain is a conflict even for a validator that never saw it', async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const { ValidatorRefusal } = await import('../../src/validator/node.js');
     const a = await freshAttest('onchain-conflict');
     const pre = await d.quorum.attest(a.req, { message: a.message });
     await anchorAndExecute(d, id, a.plan, pre);
@@ -428,12 +419,7 @@ describe('validator network', () => {
     const spans: { from: bigint; to: bigint }[] = [];
     const rpc = await startFaultProxy(d.anvil.rpcUrl, { answer: rpcLogRangeLimit(200, spans) });
     onTestFinished(() => rpc.close());
-    const amnesiac = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-3.json')),
-      ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: rpc.url, logRangeBlocks: 200, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-    });
+    const amnesiac = await ownNode(3, rpc.url, { chain: { logRangeBlocks: 200 } });
     const e = await amnesiac.attest(attestRequest(st2, plan2)).catch((x) => x);
     expect(e).toBeInstanceOf(ValidatorRefusal);
     expect(e.code).toBe('CONFLICTING_ANCHOR');
@@ -464,6 +450,25 @@ describe('validator network', () => {
       chainId: BigInt(CHAIN.chainId),
       proofAnchor: a.plan.anchor,
       validatorSetRoot: d.setRoot,
+    });
+  }
+
+  /** A validator node of this test's own, with validator `index`'s keys, on CHAIN (with `opts.chain`) at `rpcUrl`. */
+  async function ownNode(
+    index: number,
+    rpcUrl: string,
+    opts: { chain?: { confirmations?: number; logRangeBlocks?: number }; finality?: 'finalized' | 'confirmations'; pollIntervalMs?: number } = {},
+  ) {
+    const { join } = await import('node:path');
+    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
+    const { createValidatorNode } = await import('../../src/validator/node.js');
+    return createValidatorNode({
+      keys: loadValidatorKeys(join(d.dataDir, 'validators', `validator-${index}.json`)),
+      ledger: d.ledger,
+      chains: [{ ...CHAIN, rpcUrl, contracts: d.vn.contracts, ...opts.chain }],
+      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
+      finality: opts.finality,
+      pollIntervalMs: opts.pollIntervalMs,
     });
   }
 
@@ -655,16 +660,7 @@ describe('validator network', () => {
   });
 
   it("a node in 'finalized' mode waits for the finalized tag to pass the execution block", async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode } = await import('../../src/validator/node.js');
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-0.json')),
-      ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-      finality: 'finalized',
-    });
+    const node = await ownNode(0, d.anvil.rpcUrl, { finality: 'finalized' });
     const a = await freshAttestWith('finalized', {});
     const pre = await d.quorum.attest(a.req, { message: a.message });
     const { exec } = await anchorAndExecute(d, id, a.plan, pre);
@@ -675,9 +671,6 @@ describe('validator network', () => {
   });
 
   it("a node in 'finalized' mode reports the confirmations it counted, never fewer than the chain's, also while its block number is older than the execution", async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode } = await import('../../src/validator/node.js');
     const { startFaultProxy } = await import('../support/fault-proxy.js');
     // eth_blockNumber answers a number from before the execution block (a cached one) until `stale` is cleared
     let stale: bigint | undefined;
@@ -685,14 +678,7 @@ describe('validator network', () => {
       answer: (_path, body) => (stale !== undefined && body?.method === 'eth_blockNumber' ? { jsonrpc: '2.0', id: body.id, result: toHex(stale) } : undefined),
     });
     onTestFinished(() => rpc.close());
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-2.json')),
-      ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: rpc.url, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-      finality: 'finalized',
-      pollIntervalMs: 50,
-    });
+    const node = await ownNode(2, rpc.url, { finality: 'finalized', pollIntervalMs: 50 });
     const a = await freshAttestWith('finalized-stale-head', {});
     const pre = await d.quorum.attest(a.req, { message: a.message });
     const { exec } = await anchorAndExecute(d, id, a.plan, pre);
@@ -710,9 +696,6 @@ describe('validator network', () => {
   });
 
   it('observations waiting on one chain share one eth_blockNumber per poll interval, however many there are', async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode } = await import('../../src/validator/node.js');
     const { startFaultProxy } = await import('../support/fault-proxy.js');
     let blockNumbers = 0;
     const count = (_path: string, body: any) => {
@@ -722,14 +705,8 @@ describe('validator network', () => {
     const rpc = await startFaultProxy(d.anvil.rpcUrl, { answer: count });
     onTestFinished(() => rpc.close());
     const pollIntervalMs = 100;
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-1.json')),
-      ledger: d.ledger,
-      // 12 confirmations of 0.2 s blocks: every observation below waits at least a second
-      chains: [{ ...CHAIN, confirmations: 12, rpcUrl: rpc.url, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-      pollIntervalMs,
-    });
+    // 12 confirmations of 0.2 s blocks: every observation below waits at least a second
+    const node = await ownNode(1, rpc.url, { chain: { confirmations: 12 }, pollIntervalMs });
     // four executed legs (identical requests would share one answer anyway)
     const legs: { req: ReturnType<typeof observeRequest>; txHash: Hex }[] = [];
     for (let i = 0; i < 4; i++) {
@@ -755,19 +732,11 @@ describe('validator network', () => {
   });
 
   it('an observation still waiting for confirmations answers 202 PENDING within the poll bound; the gateway renews the poll until the answer', async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode } = await import('../../src/validator/node.js');
     const { serveValidator } = await import('../../src/validator/http.js');
     const { postToValidator } = await import('../../src/validator/quorum/post.js');
     const { gatewayKeyFromSeed, signValidatorRequest } = await import('../../src/protocol/validator-auth.js');
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-1.json')),
-      ledger: d.ledger,
-      // 12 confirmations of 0.2 s blocks: the observation waits for seconds
-      chains: [{ ...CHAIN, confirmations: 12, rpcUrl: d.anvil.rpcUrl, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-    });
+    // 12 confirmations of 0.2 s blocks: the observation waits for seconds
+    const node = await ownNode(1, d.anvil.rpcUrl, { chain: { confirmations: 12 } });
     const server = await serveValidator(node, { trustedGatewayKeys: d.vn.trustedGatewayKeys, pollWaitMs: 300 });
     onTestFinished(() => server.close({ graceMs: 0 }));
     const a = await freshAttestWith('long-poll', {});
@@ -796,9 +765,7 @@ describe('validator network', () => {
   });
 
   it('an RPC that answers null or an error is RPC_UNAVAILABLE (retried by the gateway), never a verdict on the execution', async () => {
-    const { join } = await import('node:path');
-    const { loadValidatorKeys } = await import('../../src/validator/keys.js');
-    const { createValidatorNode, ValidatorRefusal } = await import('../../src/validator/node.js');
+    const { ValidatorRefusal } = await import('../../src/validator/node.js');
     const { startFaultProxy } = await import('../support/fault-proxy.js');
     // a lagging backend behind a load balancer: the next eth_getBlockReceipts is null, the next eth_getProof an error
     const faults = new Set(['eth_getBlockReceipts', 'eth_getProof']);
@@ -811,12 +778,7 @@ describe('validator network', () => {
       },
     });
     onTestFinished(() => rpc.close());
-    const node = createValidatorNode({
-      keys: loadValidatorKeys(join(d.dataDir, 'validators', 'validator-2.json')),
-      ledger: d.ledger,
-      chains: [{ ...CHAIN, rpcUrl: rpc.url, contracts: d.vn.contracts }],
-      protocol: { keyPage: d.vn.protocol.validatorPage, resultsAccount: d.vn.protocol.resultsAccount },
-    });
+    const node = await ownNode(2, rpc.url);
     const calls = (await d.w.public.getStorageAt({ address: d.target, slot: '0x0' })) ?? '0x0';
     const a = await freshAttestWith('rpc-unavailable', {
       expectedState: [{ account: d.target, slot: `0x${'0'.repeat(64)}`, value: toHex(BigInt(calls) + 1n, { size: 32 }) }],
