@@ -310,6 +310,12 @@ function closed(r: IntentRow): ApiError {
     : new ApiError(409, 'INTENT_CLOSED', `Intent is ${r.status}; it takes no signature`, { status: r.status });
 }
 
+/** Throws the 409 of an intent that takes no signature any more, read afresh; returns while it still takes one. */
+async function answerFromRecord(db: ServiceDeps['database']['db'], intentId: string): Promise<void> {
+  const now = await getIntent(db, intentId);
+  if (now && now.status !== 'signing_required') throw closed(now);
+}
+
 /** Submit the signature of an intent of the caller's organization; its ledger transaction once submitted. */
 export async function submitSignature(
   deps: ServiceDeps,
@@ -320,8 +326,13 @@ export async function submitSignature(
   const db = deps.database.db;
   const row = await getOrgIntent(db, caller.orgId, intentId);
   if (!row) throw new ApiError(404, 'INTENT_NOT_FOUND', 'Intent not found');
-  if (row.status !== 'signing_required') throw closed(row);
-  refuseExpired(row);
+  // A submitted intent is asked of its workflow, not answered from the row: the row is marked by the workflow's
+  // submission step, and when the process that sent that Update was killed before the workflow recorded it, the
+  // Update is lost while the row says submitted. The workflow then still waits for the signature; the client sending
+  // it again (its documented answer to a lost response) hands it over, and the cycle goes on. A workflow that has it
+  // answers ALREADY_SIGNED.
+  if (row.status !== 'signing_required' && row.status !== 'submitted') throw closed(row);
+  if (row.status === 'signing_required') refuseExpired(row);
   try {
     const out = await submitIntentSignature(deps.temporal, deps.config.temporal.taskQueue, row, { signature: body.signature, publicKey: body.public_key });
     return { ...out, txHash: ledgerHashForm(out.txHash) };
@@ -334,14 +345,15 @@ export async function submitSignature(
       const stale = type === 'SigningDataStale' ? staleCauseOf((cause as { details?: unknown }).details) : undefined;
       if (stale) throw signingDataStale(stale, cause?.message ?? type, `/v1/transaction/${intentId}/signing-data`);
       if (status) {
+        // signed already, or closed: the record's answer names its state
+        if (type === 'AlreadySigned' || type === 'IntentClosed') await answerFromRecord(db, intentId);
         const field = /^(signature|public_key):/.exec(cause?.message ?? '')?.[1];
         const retry = status === 502 ? { 'Retry-After': '2' } : type === 'SignatureInFlight' ? { 'Retry-After': '1' } : undefined;
         throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, retry);
       }
     }
     // the workflow ended (expired, or finished) while we asked: answer from the record
-    const now = await getIntent(db, intentId);
-    if (now && now.status !== 'signing_required') throw closed(now);
+    await answerFromRecord(db, intentId);
     throw err;
   }
 }

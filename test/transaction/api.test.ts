@@ -11,10 +11,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { sql } from 'drizzle-orm';
+import { createActivities } from '../../src/activities/index.js';
+import { workerActivityDeps } from '../../src/activities/worker-deps.js';
 import { getIntent } from '../../src/db/intents.js';
 import { proofs } from '../../src/db/schema/intents.js';
 import { createLedgerClient } from '../../src/ledger/index.js';
+import { startIntentWorkflow } from '../../src/temporal/intents.js';
 import { createTestOrgAndKey } from '../support/platform.js';
 import { newClientKey, pollIdentity, uniqueName } from '../identity/devnet.js';
 import {
@@ -261,16 +265,17 @@ describe('signature lifecycle', () => {
     expect(done.error_message).not.toMatch(/no valid signature/);
   });
 
-  it('a submission attempt that outlives its timeout does not mark the intent; the same signature then goes through', async () => {
-    const { MockActivityEnvironment } = await import('@temporalio/testing');
-    const { createActivities } = await import('../../src/activities/index.js');
-    const { workerActivityDeps } = await import('../../src/activities/worker-deps.js');
+  /** The worker's submission step run outside any workflow, as an attempt of the signature Update runs it. */
+  function submissionStep(p: Json, signature: string, opts: { startToCloseTimeoutMs?: number } = {}) {
     const acts = createActivities({ db: b.app.db, ...workerActivityDeps(b.app.config) });
+    return new MockActivityEnvironment(opts).run(acts.submitIntentSignature, { intentId: p.intent_id, signature });
+  }
+
+  it('a submission attempt that outlives its timeout does not mark the intent; the same signature then goes through', async () => {
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('late-attempt'))]);
     const signature = sign(p.signing_data.hash_to_sign, b.identity.key.secretKey);
     // an attempt whose 1 ms start-to-close timeout ran out while it worked: its submission reaches the ledger
-    const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 1 });
-    await expect(env.run(acts.submitIntentSignature, { intentId: p.intent_id, signature })).rejects.toThrow(/outlived its timeout/);
+    await expect(submissionStep(p, signature, { startToCloseTimeoutMs: 1 })).rejects.toThrow(/outlived its timeout/);
     expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('signing_required');
     const r = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: b.identity.key.publicKey });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -284,6 +289,27 @@ describe('signature lifecycle', () => {
     expect(done.signing_data.hash_to_sign).toMatch(/^[0-9a-f]{64}$/);
     expect(done.legs[0]).toMatchObject({ chain: SEPOLIA.name, evm_chain_id: SEPOLIA.chainId });
     expect(done.legs[0]).not.toHaveProperty('chain_id');
+  });
+
+  it('a signature whose Update was lost (row marked submitted, workflow still waiting) goes through when sent again', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('lost-update'))]);
+    const signature = sign(p.signing_data.hash_to_sign, b.identity.key.secretKey);
+    // The Update's submission step ran to the end and marked the row; the API and worker processes were killed
+    // before the workflow recorded the Update, which Temporal then drops (it was admitted, never accepted): the
+    // workflow runs and still waits for its signature.
+    await submissionStep(p, signature);
+    await startIntentWorkflow(b.app.deps.temporal, b.app.config.temporal.taskQueue, (await getIntent(b.app.db, p.intent_id))!);
+    expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body).toMatchObject({ status: 'submitted', stage: 'submitted' });
+    // the client, its answer lost, sends the same signature again: it reaches the workflow (before: a 409
+    // ALREADY_SIGNED from the row, and the intent stood still until its expiry)
+    const r = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: b.identity.key.publicKey });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.tx_hash).toBe(p.signing_data.transaction_hash);
+    expect((await waitIntent(b, p.intent_id, undefined, 60_000)).status).toBe('completed');
+    // once the workflow has it, the same signature again is the record's answer
+    const again = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, { signature, public_key: b.identity.key.publicKey });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'ALREADY_SIGNED', details: { status: 'completed', tx_hash: r.body.tx_hash } });
   });
 
   it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {
