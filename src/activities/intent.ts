@@ -66,4 +66,5 @@ export const INTENT_ACTIVITY_NAMES: (keyof IntentActivities)[] = [
   'createBatchAnchor',
   'proveBatchAnchor',
   'expireDueIntents',
+  'recordedSubmission',
 ];

@@ -4,7 +4,9 @@
  *   signing_required   waits for the client's signature: the Update `submitSignature` (POST
  *                      /v1/transaction/{id}/signature). Its validator checks the Ed25519 signature over
  *                      hash_to_sign with the nominated key before anything is sent; the handler submits to the
- *                      ledger. Unsigned at expires_at → expired.
+ *                      ledger. Unsigned at expires_at → expired. A submission the row records without the
+ *                      workflow (its Update dropped with a killed sender) is found by a look at the row now and
+ *                      then (SIGNATURE_WATCH).
  *   submitted          follows the ledger transaction until the key page's threshold is met (co-signers sign
  *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed.
  *   ledger-only        a token transfer (no chains): the ledger's receipt of the executed transaction is its
@@ -61,6 +63,12 @@ export interface IntentWorkflowInput {
 
 /** Ledger-only intents end with finalizeLedgerIntent after the ledger executes them (new runs only take this path). */
 export const LEDGER_ONLY_INTENT = 'ledger-only-intent';
+
+/** An unsigned intent's workflow looks for a submission recorded without it (new runs only take this path). */
+export const SIGNATURE_WATCH = 'signature-watch';
+/** the first look 2 s after the workflow starts waiting, then twice as long between looks, at most 5 minutes */
+const WATCH_FIRST_MS = 2_000;
+const WATCH_MAX_MS = 300_000;
 
 export interface IntentWorkflowResult {
   intentId: string;
@@ -169,6 +177,29 @@ function handleSigningDataRefresh(input: IntentWorkflowInput, submit: typeof sub
   );
 }
 
+/**
+ * Waits until the intent is signed or expires; true when signed. Temporal drops an Update whose sender was killed
+ * before the workflow recorded it, while the Update's submission step may have marked the row submitted already: the
+ * row is looked at now and then (`look`), and a submission found there is this workflow's (`adopt`). A client sending
+ * the signature again hands it over sooner.
+ */
+async function waitForSignature(
+  input: IntentWorkflowInput,
+  look: () => Promise<{ txId: string; txHash: string } | undefined>,
+  s: { signed: () => boolean; submitting: () => boolean; adopt: (found: { txId: string; txHash: string }) => void },
+): Promise<boolean> {
+  const untilExpiry = () => Math.max(1, input.expiresAtMs - Date.now());
+  if (!patched(SIGNATURE_WATCH)) return condition(s.signed, untilExpiry());
+  for (let every = WATCH_FIRST_MS; Date.now() < input.expiresAtMs; every = Math.min(every * 2, WATCH_MAX_MS)) {
+    if (await condition(s.signed, Math.min(every, untilExpiry()))) return true;
+    if (s.submitting() || Date.now() >= input.expiresAtMs) continue;
+    const found = await look();
+    if (found && !s.signed()) s.adopt(found);
+    if (s.signed()) return true;
+  }
+  return s.signed();
+}
+
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
   const localSteps = patched(CYCLE_LOCAL_STEPS);
   const submit = localSteps ? submitLocal : submitActs;
@@ -245,7 +276,14 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   };
 
   // ------------------------------------------------------------------ signature
-  const signed = await condition(() => submitted !== undefined, Math.max(1, input.expiresAtMs - Date.now()));
+  const signed = await waitForSignature(input, () => short.recordedSubmission({ intentId: input.intentId }), {
+    signed: () => submitted !== undefined,
+    submitting: () => submitting,
+    adopt: (found) => {
+      submitted = { status: 'submitted', ...found };
+      progress.txHash = found.txHash;
+    },
+  });
   if (!signed) {
     // a submission in flight at the deadline decides
     await condition(() => !submitting);

@@ -312,6 +312,16 @@ describe('signature lifecycle', () => {
     expect(again.body).toMatchObject({ code: 'ALREADY_SIGNED', details: { status: 'completed', tx_hash: r.body.tx_hash } });
   });
 
+  it('a workflow whose signature Update was lost finds the submission on its own when the signature is not sent again', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('lost-update-watch'))]);
+    await submissionStep(p, sign(p.signing_data.hash_to_sign, b.identity.key.secretKey));
+    const started = Date.now();
+    await startIntentWorkflow(b.app.deps.temporal, b.app.config.temporal.taskQueue, (await getIntent(b.app.db, p.intent_id))!);
+    // the first look at the row is 2 s after the workflow starts waiting (before: nothing until the intent's expiry)
+    expect((await waitIntent(b, p.intent_id, undefined, 30_000)).status).toBe('completed');
+    expect(Date.now() - started).toBeGreaterThan(2_000);
+  });
+
   it('a transient ledger failure at submission is a 502; the intent stays signing_required; the same signature then succeeds', async () => {
     // the worker reaches the ledger through a proxy that can fail every request
     let failing = false;

@@ -38,6 +38,9 @@ const activities = {
     if (submits === 1 && (await submission.p) === 'fail') throw ApplicationFailure.nonRetryable('ledger unreachable', 'LedgerDown');
     return { txId: 'tx-1', txHash: 'ab'.repeat(32) };
   },
+  async recordedSubmission() {
+    return undefined;
+  },
   async followIntentTransaction() {
     await delivered.p;
     return { state: 'delivered' };

@@ -85,6 +85,12 @@ export function signatureSteps(ctx: CycleContext) {
       return { txId: submitted.txId, txHash: submitted.txHash };
     },
 
+    /** The ledger transaction the intent's row records as submitted, if any (a submission its workflow never heard of). */
+    async recordedSubmission(i: { intentId: string }): Promise<{ txId: string; txHash: string } | undefined> {
+      const row = await getIntent(db, i.intentId);
+      return row?.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
+    },
+
     /**
      * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
      * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...).
