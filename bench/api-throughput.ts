@@ -5,7 +5,7 @@
  * select) — the ratio is the figure. The API and the worker run as their own processes from the compiled build, as
  * deployed (`npm run api`, `npm run worker`; the build is made first when it is missing or older than the source), on
  * a Postgres cluster made here (or DATABASE_URL), so their memory (RSS, sampled every 200 ms) is measured under that
- * load.
+ * load. Each run prints the CPU per request of the server under load and of the PostgreSQL backends serving it.
  *
  *   npx tsx bench/api-throughput.ts [seconds=10] [connections=10]
  */
@@ -33,6 +33,7 @@ import { createLogger } from '../src/log.js';
 import { loadTemporalProfile } from '../src/temporal/profile.js';
 import { compiledEntry } from '../test/support/build.js';
 import { benchArgs } from './lib/args.js';
+import { cpuDuring } from './lib/devnet.js';
 
 const ARGS = benchArgs('npx tsx bench/api-throughput.ts [seconds=10] [connections=10]', {
   positional: [
@@ -102,6 +103,9 @@ interface CannonResult {
   timeouts: number;
 }
 
+/** the scratch database of this run: its PostgreSQL backends' CPU is counted per request */
+let benchDatabase: string | undefined;
+
 /** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms) */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -114,10 +118,14 @@ function cpuMs(pid: number): number {
  */
 async function cannon(name: string, opts: Parameters<typeof autocannon>[0], cpuOf: Record<string, number> = {}) {
   const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pid]) => [k, cpuMs(pid)]));
-  const r = (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult;
-  const cpu = Object.fromEntries(
-    Object.entries(cpuOf).map(([k, pid]) => [`${k}_cpu_ms_per_req`, +((cpuMs(pid) - before[k]!) / Math.max(1, r.requests.total)).toFixed(3)]),
+  const { result: r, byProcess } = await cpuDuring(
+    async () => (await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts })) as unknown as CannonResult,
+    { database: benchDatabase },
   );
+  const perReq = (ms: number) => +(ms / Math.max(1, r.requests.total)).toFixed(3);
+  const cpu = Object.fromEntries(Object.entries(cpuOf).map(([k, pid]) => [`${k}_cpu_ms_per_req`, perReq(cpuMs(pid) - before[k]!)]));
+  // what PostgreSQL's backends serving the bench's database spent (the gateway's queries, or the bare server's)
+  cpu.db_cpu_ms_per_req = perReq(byProcess.postgres ?? 0);
   return {
     name,
     rps: Math.round(r.requests.average),
@@ -144,6 +152,7 @@ async function main() {
     }
     const scratch = await createScratchDatabase(serverUrl);
     stops.push(scratch.drop);
+    benchDatabase = new URL(scratch.url).pathname.slice(1);
     const profile = { ...loadTemporalProfile(), port: await freePort(), dbFilename: null, logLevel: 'error' as const };
     const temporal = await startTemporalDevServer(profile, { cliPath: base.temporal.cliPath, headless: true, logger });
     stops.push(temporal.stop);
