@@ -345,8 +345,8 @@ export async function submitSignature(
       const stale = type === 'SigningDataStale' ? staleCauseOf((cause as { details?: unknown }).details) : undefined;
       if (stale) throw signingDataStale(stale, cause?.message ?? type, `/v1/transaction/${intentId}/signing-data`);
       if (status) {
-        // signed already, or closed: the record's answer names its state
-        if (type === 'AlreadySigned' || type === 'IntentClosed') await answerFromRecord(db, intentId);
+        // signed already, closed, or past its expiry: a record that took a signature names its state
+        if (type === 'AlreadySigned' || type === 'IntentClosed' || type === 'IntentExpired') await answerFromRecord(db, intentId);
         const field = /^(signature|public_key):/.exec(cause?.message ?? '')?.[1];
         const retry = status === 502 ? { 'Retry-After': '2' } : type === 'SignatureInFlight' ? { 'Retry-After': '1' } : undefined;
         throw new ApiError(status, CODES[type], cause?.message ?? type, field ? { field } : undefined, retry);
