@@ -81,6 +81,18 @@ export interface WaitReceiptOptions {
   pollMs?: number;
   /** after this long without a receipt, also ask whether the node still knows the transaction (default 2 s) */
   droppedCheckMs?: number;
+  /** a transaction of the writer's key that waits this long behind a gap in the key's nonces gets the gap filled (default 6 s) */
+  gapFillMs?: number;
+}
+
+/**
+ * Fills the writer's nonces `from` … `to − 1` with empty transfers to itself, so a transaction queued behind them can
+ * be mined. A nonce some other send takes meanwhile refuses its filler, which is then not needed.
+ */
+async function fillNonceGap(w: ChainWriter, from: number, to: number): Promise<void> {
+  for (let nonce = from; nonce < to; nonce++) {
+    await w.wallet.sendTransaction({ to: w.account.address, value: 0n, nonce, gas: 21_000n }).catch(() => undefined);
+  }
 }
 
 /**
@@ -88,14 +100,18 @@ export interface WaitReceiptOptions {
  * transaction is dropped before it is mined, every later one from that key would queue behind the gap forever.
  * So while no receipt has come, this asks (every `droppedCheckMs`) whether the node still knows the transaction;
  * if not, it resets the writer's nonce manager, so the next send takes the freed nonce from the node's count,
- * and throws DroppedTransactionError.
+ * and throws DroppedTransactionError. A transaction of the writer's key that the node knows but cannot mine because
+ * a nonce below it never arrived (a send whose waiter is gone, a nonce taken and never sent) waits behind that gap
+ * until some later send fills it; after `gapFillMs` without one, this fills it.
  */
 export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, opts: WaitReceiptOptions = {}): Promise<TransactionReceipt> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const pollMs = opts.pollMs ?? 25;
   const checkMs = opts.droppedCheckMs ?? 2_000;
+  const gapMs = opts.gapFillMs ?? 6_000;
   const t0 = Date.now();
   let checkedAt = t0;
+  let gapSince: number | undefined;
   let lastError: unknown;
   // a failed read (the RPC hiccuped) is retried at the next poll, like a missing receipt
   const receipt = () =>
@@ -109,15 +125,23 @@ export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, o
     const now = Date.now();
     if (now - checkedAt >= checkMs) {
       checkedAt = now;
-      const dropped = await c.public.getTransaction({ hash }).then(
-        () => false,
-        (e) => e instanceof TransactionNotFoundError,
-      );
-      if (dropped) {
+      // null: the node does not know it; undefined: the read failed (asked again at the next check)
+      const known = await c.public.getTransaction({ hash }).catch((e) => (e instanceof TransactionNotFoundError ? null : undefined));
+      if (known === null) {
         const late = await receipt(); // mined between the two reads?
         if (late) return late;
         if ('account' in c) c.account.nonceManager?.reset({ address: c.account.address, chainId: c.chain.id });
         throw new DroppedTransactionError(hash);
+      }
+      if (known && 'account' in c && known.from.toLowerCase() === c.account.address.toLowerCase()) {
+        // the node's next nonce for the key counts only what it can mine: below this transaction's, a gap
+        const next = await c.public.getTransactionCount({ address: known.from, blockTag: 'pending' }).catch(() => undefined);
+        if (next === undefined || known.nonce <= next) gapSince = undefined;
+        else if (gapSince === undefined) gapSince = now;
+        else if (now - gapSince >= gapMs) {
+          await fillNonceGap(c, next, known.nonce);
+          gapSince = undefined;
+        }
       }
     }
     if (now - t0 > timeoutMs)

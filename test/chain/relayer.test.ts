@@ -1,6 +1,7 @@
 /**
  * A relayer key's nonces on a real anvil: a sent transaction that the node drops before mining it (evicted from the
- * mempool, node restarted) must not leave a gap that every later transaction of the key queues behind. And a
+ * mempool, node restarted) must not leave a gap that every later transaction of the key queues behind, also when
+ * nobody waits for the dropped one any more (the waiter of a later one fills the gap). And a
  * provider's internal error is not taken for a revert (a revert fails a leg for good; an RPC fault is retried).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,19 @@ describe('waitForReceipt', () => {
     const receipt = await waitForReceipt(w, again, { timeoutMs: 10_000 });
     expect(receipt.status).toBe('success');
     expect((await w.public.getTransaction({ hash: again })).nonce).toBe(dropped.nonce);
+  });
+
+  it('a transaction queued behind a gap nobody fills: its waiter fills the gap with an empty transfer, and it is mined', async () => {
+    const w = writer(ANVIL_KEYS[0]);
+    const dropped = await sendAndDrop(w); // no waiter is left to notice the drop (its process died, say)
+    const next = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
+    expect((await w.public.getTransaction({ hash: next })).nonce).toBe(dropped.nonce + 1);
+    const receipt = await waitForReceipt(w, next, { timeoutMs: 10_000, droppedCheckMs: 50, gapFillMs: 200 });
+    expect(receipt.status).toBe('success');
+    // the gap's nonce went to an empty transfer of the key to itself
+    const blocks = await Promise.all([0n, 1n].map((back) => w.public.getBlock({ blockNumber: receipt.blockNumber - back, includeTransactions: true })));
+    const filler = blocks.flatMap((b) => b.transactions).find((t) => t.nonce === dropped.nonce && t.from.toLowerCase() === w.account.address.toLowerCase());
+    expect(filler).toMatchObject({ to: w.account.address.toLowerCase(), value: 0n });
   });
 });
 
