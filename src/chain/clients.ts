@@ -83,6 +83,8 @@ export interface WaitReceiptOptions {
   droppedCheckMs?: number;
   /** a transaction of the writer's key that waits this long behind a gap in the key's nonces gets the gap filled (default 6 s) */
   gapFillMs?: number;
+  /** told when a gap was filled: the nonces `from` … `to − 1` of `address` */
+  onGapFilled?: (gap: { address: Hex; from: number; to: number; hash: Hex }) => void;
 }
 
 /**
@@ -135,11 +137,12 @@ export async function waitForReceipt(c: ChainClients | ChainWriter, hash: Hex, o
       }
       if (known && 'account' in c && known.from.toLowerCase() === c.account.address.toLowerCase()) {
         // the node's next nonce for the key counts only what it can mine: below this transaction's, a gap
-        const next = await c.public.getTransactionCount({ address: known.from, blockTag: 'pending' }).catch(() => undefined);
+        const next = await c.public.getTransactionCount({ address: c.account.address, blockTag: 'pending' }).catch(() => undefined);
         if (next === undefined || known.nonce <= next) gapSince = undefined;
         else if (gapSince === undefined) gapSince = now;
         else if (now - gapSince >= gapMs) {
           await fillNonceGap(c, next, known.nonce);
+          opts.onGapFilled?.({ address: c.account.address, from: next, to: known.nonce, hash });
           gapSince = undefined;
         }
       }

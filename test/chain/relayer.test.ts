@@ -73,8 +73,10 @@ describe('waitForReceipt', () => {
     const dropped = await sendAndDrop(w); // no waiter is left to notice the drop (its process died, say)
     const next = await w.wallet.sendTransaction({ to: ANVIL_ADDRESSES[0], value: 1n });
     expect((await w.public.getTransaction({ hash: next })).nonce).toBe(dropped.nonce + 1);
-    const receipt = await waitForReceipt(w, next, { timeoutMs: 10_000, droppedCheckMs: 50, gapFillMs: 200 });
+    const filled: unknown[] = [];
+    const receipt = await waitForReceipt(w, next, { timeoutMs: 10_000, droppedCheckMs: 50, gapFillMs: 200, onGapFilled: (g) => filled.push(g) });
     expect(receipt.status).toBe('success');
+    expect(filled).toEqual([{ address: w.account.address, from: dropped.nonce, to: dropped.nonce + 1, hash: next }]);
     // the gap's nonce went to an empty transfer of the key to itself
     const blocks = await Promise.all([0n, 1n].map((back) => w.public.getBlock({ blockNumber: receipt.blockNumber - back, includeTransactions: true })));
     const filler = blocks.flatMap((b) => b.transactions).find((t) => t.nonce === dropped.nonce && t.from.toLowerCase() === w.account.address.toLowerCase());

@@ -77,6 +77,17 @@ function describeOutcomes(e: QuorumUnreachableError): string {
 
 export type CycleContext = ReturnType<typeof createCycleContext>;
 
+/** A warning for a relayer nonce gap that a receipt wait filled (the transactions behind it could not be mined). */
+function logGapFilled(logger: Logger | undefined, chainId: number) {
+  return (g: { address: Hex; from: number; to: number; hash: Hex }) =>
+    logger?.warn('relayer nonce gap filled with empty transfers', {
+      chain_id: chainId,
+      relayer: g.address,
+      nonces: `${g.from}-${g.to - 1}`,
+      waiting_tx: g.hash,
+    });
+}
+
 export function createCycleContext(deps: IntentActivityDeps) {
   const { db, ledger, access } = deps;
   const parsed = new Map<string, CanonicalIntent>();
@@ -190,7 +201,7 @@ export function createCycleContext(deps: IntentActivityDeps) {
   }
 
   function waitReceipt(r: ChainClients, hash: Hex) {
-    return heartbeating(waitForReceipt(r, hash));
+    return heartbeating(waitForReceipt(r, hash, { onGapFilled: logGapFilled(deps.logger, r.chain.id) }));
   }
 
   /**
