@@ -15,6 +15,11 @@ import { UUID } from './ids.js';
 
 export type IntentRow = typeof intents.$inferSelect;
 export type NewIntentRow = typeof intents.$inferInsert;
+
+/** The ledger transaction a row records as submitted, if it records one. */
+export function recordedSubmissionOf(row: IntentRow | undefined): { txId: string; txHash: string } | undefined {
+  return row?.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
+}
 export type IntentChainRow = typeof intentChains.$inferSelect;
 export type ProofRow = typeof proofs.$inferSelect;
 

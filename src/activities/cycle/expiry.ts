@@ -7,7 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { dueUnsignedIntents, markIntentFailed, markIntentSubmitted, nextUnsignedExpiry, type IntentRow } from '../../db/intents.js';
+import { dueUnsignedIntents, markIntentFailed, markIntentSubmitted, nextUnsignedExpiry, recordedSubmissionOf, type IntentRow } from '../../db/intents.js';
 import { isNotFound, LedgerTransportError } from '../../ledger/index.js';
 import { EXPIRED_UNSIGNED } from '../../protocol/failures.js';
 import { ledgerUnavailable, type CycleContext } from './context.js';
@@ -33,7 +33,8 @@ export interface ExpirySweep {
 
 /** The ledger's transaction of an unsigned intent that holds its signature after all (submitted directly, or by an attempt whose answer was lost). */
 async function heldByLedger(ctx: CycleContext, row: IntentRow): Promise<{ txId: string; txHash: string } | undefined> {
-  if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
+  const recorded = recordedSubmissionOf(row);
+  if (recorded) return recorded;
   try {
     return await ctx.heldByLedger(row.prepared);
   } catch (e) {

@@ -3,7 +3,7 @@
  * the ledger transaction followed until it executes (co-signers may be outstanding), and the intent's terminal
  * failure before the cycle (expired unsigned, refused on the ledger).
  */
-import { getIntent, markIntentFailed, markIntentSubmitted } from '../../db/intents.js';
+import { getIntent, markIntentFailed, markIntentSubmitted, recordedSubmissionOf } from '../../db/intents.js';
 import { LedgerInputError, LedgerSubmitError, LedgerTransportError, signatureMessageId, staleSigningCause, waitSignatureExecuted } from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
@@ -27,7 +27,8 @@ export function signatureSteps(ctx: CycleContext) {
     async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
       const deadline = attemptDeadline();
       const { row, body } = await ctx.preparedBody(i.intentId);
-      if (row.ledgerTxId && row.txHash) return { txId: row.ledgerTxId, txHash: row.txHash };
+      const recorded = recordedSubmissionOf(row);
+      if (recorded) return recorded;
       const p = row.prepared;
       const prepared = await ledger
         .prepareExternalSignature({
@@ -87,8 +88,7 @@ export function signatureSteps(ctx: CycleContext) {
 
     /** The ledger transaction the intent's row records as submitted, if any (a submission its workflow never heard of). */
     async recordedSubmission(i: { intentId: string }): Promise<{ txId: string; txHash: string } | undefined> {
-      const row = await getIntent(db, i.intentId);
-      return row?.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
+      return recordedSubmissionOf(await getIntent(db, i.intentId));
     },
 
     /**
