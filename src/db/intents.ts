@@ -15,13 +15,13 @@ import { UUID } from './ids.js';
 
 export type IntentRow = typeof intents.$inferSelect;
 export type NewIntentRow = typeof intents.$inferInsert;
+export type IntentChainRow = typeof intentChains.$inferSelect;
+export type ProofRow = typeof proofs.$inferSelect;
 
 /** The ledger transaction a row records as submitted, if it records one. */
 export function recordedSubmissionOf(row: IntentRow | undefined): { txId: string; txHash: string } | undefined {
   return row?.ledgerTxId && row.txHash ? { txId: row.ledgerTxId, txHash: row.txHash } : undefined;
 }
-export type IntentChainRow = typeof intentChains.$inferSelect;
-export type ProofRow = typeof proofs.$inferSelect;
 
 export const INTENT_STATUSES = ['signing_required', 'submitted', 'completed', 'failed', 'expired'] as const;
 export const INTENT_TERMINAL = ['completed', 'failed', 'expired'] as const;
