@@ -3,8 +3,9 @@
  * (version from package.json), for test/replay/replay.test.ts. Runs the devnet in-process (bench/lib/devnet.ts,
  * with the 7 validators) and drives, through the API and the Temporal client:
  *   identityWorkflow (POST /v1/identity), linkChainWorkflow (an identity made on the first chain, then linked to
- *   the second with PATCH /v1/identity/{id} link_chains), intentWorkflow + intentChainWorkflow (a record(bytes32) call with
- *   expectedEvents + expectedState, signed and submitted), batcherWorkflow + batchWorkflow (the same call of the
+ *   the second with PATCH /v1/identity/{id} link_chains), intentWorkflow (a record(bytes32) call with
+ *   expectedEvents + expectedState, signed and submitted), intentChainWorkflow (a record call on each chain: a
+ *   child per chain), batcherWorkflow + batchWorkflow (the same call of the
  *   batched class; the batcher recorded while it gathers), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
@@ -120,14 +121,22 @@ async function main() {
     await save(dn, 'linkChainWorkflow', linkChainWorkflowId(single.body.identity.id, CHAINS[1].name));
 
     const wallets = benchWallets(dn);
-    const [target] = await deployTestTargets(wallets);
+    const [target, otherTarget] = await deployTestTargets(wallets);
     await fundAccount(wallets, who.account);
     const p = await prepareIntent(dn, who, [recordLeg(CHAINS[0], who.account, target!, arg(`record-${randomBytes(4).toString('hex')}`))]);
     await submitIntent(dn, who, p);
     await waitCompleted(dn, p.intent_id, 50);
     await dn.client.workflow.getHandle(`intent-${p.intent_id}`).result();
     await save(dn, 'intentWorkflow', `intent-${p.intent_id}`);
-    await save(dn, 'intentChainWorkflow', `intent-${p.intent_id}-${CHAINS[0].name}`);
+    // an intent over both chains runs its chain cycles in a child per chain
+    const both = await prepareIntent(dn, who, [
+      recordLeg(CHAINS[0], who.account, target!, arg(`record-a-${randomBytes(4).toString('hex')}`)),
+      recordLeg(CHAINS[1], who.account, otherTarget!, arg(`record-b-${randomBytes(4).toString('hex')}`)),
+    ]);
+    await submitIntent(dn, who, both);
+    await waitCompleted(dn, both.intent_id, 50);
+    await dn.client.workflow.getHandle(`intent-${both.intent_id}`).result();
+    await save(dn, 'intentChainWorkflow', `intent-${both.intent_id}-${CHAINS[0].name}`);
 
     // an intent never signed: it has no workflow, the expiry sweep expires it
     const ttl = dn.config.intentTtlSeconds;

@@ -1,9 +1,11 @@
 /**
- * intentChainWorkflow (`intent-<id>-<chain>`): the proof cycle of one intent on one chain, a child of
- * intentWorkflow. attesting (5 of 7 validators BLS-sign the anchor) → anchoring (createAnchor,
- * executeComprehensiveProof; a batched intent's legs join their chain's batch instead, src/workflows/batch.ts) → executing (executeGovernanceProofDirect per leg) → observing (validators verify the
- * effects after finality) → recording (proof_result v2 on the ledger). A leg that fails (revert, missing funds,
- * refused observation) fails alone; the others go on. Orchestration only.
+ * The chain cycle (runChainCycle): the proof cycle of one intent on one chain. attesting (5 of 7 validators BLS-sign
+ * the anchor) → anchoring (createAnchor, executeComprehensiveProof; a batched intent's legs join their chain's batch
+ * instead, src/workflows/batch.ts) → executing (executeGovernanceProofDirect per leg) → observing (validators verify
+ * the effects after finality) → recording (proof_result v2 on the ledger). A leg that fails (revert, missing funds,
+ * refused observation) fails alone; the others go on. Orchestration only. An intent over one chain runs it in its own
+ * workflow (intentWorkflow); one over several chains runs it per chain in a child, intentChainWorkflow
+ * (`intent-<id>-<chain>`).
  *
  * The short steps (a chain transaction with its receipt, the result write, a leg's failure) run as local activities
  * since CYCLE_LOCAL_STEPS: in the worker that runs the workflow task, recorded as markers, without a round trip
@@ -48,11 +50,25 @@ export const CYCLE_LOCAL_STEPS = 'cycle-local-steps';
  */
 export const BATCHED_ANCHORING = 'batched-anchoring';
 
-export async function intentChainWorkflow(input: IntentChainInput): Promise<{ completed: string[]; failed: string[] }> {
+export interface ChainCycleResult {
+  completed: string[];
+  failed: string[];
+}
+
+export async function intentChainWorkflow(input: IntentChainInput): Promise<ChainCycleResult> {
+  return runChainCycle(input);
+}
+
+/**
+ * The proof cycle of one intent's legs on one chain, in the workflow that calls it: its own (intentChainWorkflow),
+ * or an intent's over a single chain (intentWorkflow since INLINE_CHAIN_CYCLE). `onStage` hears each stage as it
+ * begins (the workflow's StageKey by default; the stored stage is moved by the step activities themselves);
+ * `inline` leaves the last stage (completed or failed) to the calling workflow, which still assembles the proof.
+ */
+export async function runChainCycle(input: IntentChainInput, opts: { onStage?: (s: CycleStage) => void; inline?: boolean } = {}): Promise<ChainCycleResult> {
   const short = patched(CYCLE_LOCAL_STEPS) ? local : acts;
   const base = { intentId: input.intentId, chain: input.chain };
-  // each step activity moves the stored stage itself (GET /v1/transaction/{id}); this is the Temporal UI's view
-  const stage = (s: CycleStage) => upsertSearchAttributes([{ key: StageKey, value: s }]);
+  const stage = opts.onStage ?? ((s: CycleStage) => upsertSearchAttributes([{ key: StageKey, value: s }]));
   const failed = new Map<string, string>();
   const fail = async (legIds: string[], err: unknown) => {
     const message = innermostFailure(err).message;
@@ -81,7 +97,7 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
     }
   } catch (err) {
     await fail(input.legIds, err);
-    stage('failed');
+    if (!opts.inline) stage('failed');
     return { completed: [], failed: input.legIds };
   }
 
@@ -102,6 +118,6 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<{ co
     stage('recording');
     await Promise.all(live().map((legId) => short.recordChainLegResult({ ...base, legId }).catch((err) => fail([legId], err))));
   }
-  stage(live().length === input.legIds.length ? 'completed' : 'failed');
+  if (!opts.inline) stage(live().length === input.legIds.length ? 'completed' : 'failed');
   return { completed: live(), failed: [...failed.keys()] };
 }

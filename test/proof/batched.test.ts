@@ -124,8 +124,12 @@ describe('batched anchoring', () => {
     // the Temporal UI: the intents of a batch, the batch of an intent
     const temporal = b.app.deps.temporal;
     const batchId = s[0]!.batch!.id;
-    const desc = await temporal.workflow.getHandle(`intent-${ids.a1}-${SEPOLIA.name}`).describe();
+    // a1 (one chain) runs its chain cycle in its own workflow, b1 (two chains) in a child per chain
+    const desc = await temporal.workflow.getHandle(`intent-${ids.a1}`).describe();
     expect(desc.typedSearchAttributes.get(BatchIdKey)).toBe(batchId);
+    const child = await temporal.workflow.getHandle(`intent-${ids.b1}-${SEPOLIA.name}`).describe();
+    expect(child.typedSearchAttributes.get(BatchIdKey)).toBe(batchId);
+    await expect(temporal.workflow.getHandle(`intent-${ids.a1}-${SEPOLIA.name}`).describe()).rejects.toThrow();
     const batch = await temporal.workflow.getHandle(batchId).describe();
     expect(batch.type).toBe('batchWorkflow');
     expect(batch.searchAttributes.BatchIntents).toEqual([ids.a1, ids.b1]);

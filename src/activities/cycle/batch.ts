@@ -57,7 +57,7 @@ export const batcherWorkflowId = (taskQueue: string, chain: string) => `batcher-
 export interface BatchJoin {
   intentId: string;
   legIds: string[];
-  /** the intent's chain cycle (intentChainWorkflow), signalled with the batch's outcome */
+  /** the workflow running the intent's chain cycle (intent-<id>, or its child per chain), told the batch's outcome */
   workflowId: string;
 }
 
