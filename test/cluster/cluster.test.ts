@@ -163,7 +163,12 @@ async function startIntent(n: number, identity: Identity, chain: Run['chain'], t
       throw new Error(`signature ${n}: ${submitted.status} ${JSON.stringify(submitted.body)}`);
     }
     resigned++;
-    const fresh = await client.call('POST', `/v1/transaction/${p.intent_id}/signing-data`);
+    let fresh = await client.call('POST', `/v1/transaction/${p.intent_id}/signing-data`);
+    // 409 SIGNATURE_IN_FLIGHT: an earlier refresh cut off by a kill is still being prepared: ask again
+    for (let waited = 0; fresh.status === 409 && fresh.body?.code === 'SIGNATURE_IN_FLIGHT' && waited < 60; waited++) {
+      await sleep(1000);
+      fresh = await client.call('POST', `/v1/transaction/${p.intent_id}/signing-data`);
+    }
     if (fresh.status !== 200) throw new Error(`signing-data ${n}: ${fresh.status} ${JSON.stringify(fresh.body)}`);
     hash = fresh.body.signing_data.hash_to_sign;
   }
