@@ -68,8 +68,8 @@ export const LEDGER_ONLY_INTENT = 'ledger-only-intent';
 
 /**
  * An intent over a single chain runs its chain cycle in its own workflow instead of a child (new runs only take this
- * path): no child to start and hear back from, so about three workflow tasks fewer per intent and one workflow
- * execution less for Temporal to keep. An intent over several chains keeps one child per chain, each with its own
+ * path): no child to start and hear back from, so half the workflow tasks of a cycle (4 instead of 8) and one
+ * workflow execution less for Temporal to keep. An intent over several chains keeps one child per chain, each with its own
  * history and stage in the Temporal UI.
  */
 export const INLINE_CHAIN_CYCLE = 'inline-chain-cycle';
