@@ -343,9 +343,9 @@ async function gasOf(dn: BenchDevnet, cycles: Cycle[]) {
 }
 
 /**
- * From the workflow histories of a cycle (intent-<id>, and intent-<id>-<chain> where it has a child): per activity the time it waited in
- * the task queue (scheduled → started, last attempt), ran (started → completed) and its attempts; and the time
- * spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
+ * From the workflow histories of a cycle (intent-<id>, and intent-<id>-<chain> where it has a child): per activity
+ * the time it waited in the task queue (scheduled → started, last attempt), ran (started → completed) and its
+ * attempts; and the time spent in workflow tasks (scheduled → completed). queued_ms of a retried activity includes its failed attempts and
  * backoff (the history records only the last attempt's start), and last_failure says why the previous attempt failed.
  * done_ms: when each step finished, ms after the signature's Update arrived (its workflow task was scheduled). A
  * local activity (its marker) runs inside a workflow task, so it has no queue and its own run time is not recorded:
