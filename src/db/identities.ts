@@ -180,6 +180,38 @@ export async function getOrgIdentity(db: Db, orgId: string, idOrAdiUrl: string):
 
 const ORDER_ACCOUNTS = [asc(chainAccounts.createdAt), asc(chainAccounts.chain)];
 
+/** Where an identity's contract account is on one chain: what building an intent's legs needs of it. */
+export interface ChainAccountRef {
+  chain: string;
+  address: string;
+}
+
+// by id with its chain accounts (as [chain, address] pairs in ORDER_ACCOUNTS' order), in one round trip: what every
+// intent's prepare asks
+const orgIdentityWithAccountsById = preparedPerDb((db) =>
+  db
+    .select({
+      identity: identities,
+      // qualified by hand: in a one-table select drizzle writes its columns unqualified, and a bare "id" in the
+      // subquery would be the account's own
+      accounts: sql<[string, string][]>`(select coalesce(json_agg(json_build_array(a.chain, a.address) order by a.created_at, a.chain), '[]'::json)
+        from ${chainAccounts} a where a.identity_id = ${identities}.id)`,
+    })
+    .from(identities)
+    .where(and(eq(identities.orgId, sql.placeholder('orgId')), eq(identities.id, sql.placeholder('id'))))
+    .prepare('org_identity_with_accounts_by_id'),
+);
+
+/** An identity of `orgId` by id (a UUID) with its chain accounts; another organization's is invisible (undefined). */
+export async function getOrgIdentityWithAccounts(
+  db: Db,
+  orgId: string,
+  id: string,
+): Promise<{ identity: IdentityRow; accounts: ChainAccountRef[] } | undefined> {
+  const [row] = await orgIdentityWithAccountsById(db).execute({ orgId, id });
+  return row && { identity: row.identity, accounts: row.accounts.map(([chain, address]) => ({ chain, address })) };
+}
+
 // one identity's accounts: what every prepare asks
 const accountsOfIdentity = preparedPerDb((db) =>
   db

@@ -1,16 +1,15 @@
 /**
  * Transaction building, signature metadata, hash_to_sign and Ed25519 verification.
- * Every protocol hash comes from accumulate.js (Transaction.hash, encode, sha256); nothing is re-implemented.
+ * Every protocol hash comes from accumulate.js (Transaction.hash, encode); SHA-256 is Node's (./accumulate-compat.ts).
  *
  *   mdHash      = SHA-256(binary(signature with `signature` and `transactionHash` omitted))
  *   initiator   = mdHash of the initiating signature, written into header.initiator BEFORE the tx hash is taken
  *   txHash      = accumulate.js Transaction.hash()
  *   hashToSign  = SHA-256(mdHash || txHash)   (32 bytes; the Ed25519 message)
  */
-import './accumulate-compat.js';
+import { sha256 } from './accumulate-compat.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
-import { sha256 } from 'accumulate.js/common';
 import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from '../protocol/ed25519.js';
 import { LedgerInputError } from './errors.js';
 import { normUrl, parseAccUrl } from './urls.js';

@@ -6,7 +6,7 @@
  *   requireActive(identity);        // 409 while creating / after failure or retirement
  */
 import type { Db } from '../db/client.js';
-import { getOrgIdentity, type IdentityRow } from '../db/identities.js';
+import { getOrgIdentity, getOrgIdentityWithAccounts, type ChainAccountRef, type IdentityRow } from '../db/identities.js';
 import { ApiError } from './errors.js';
 import { UUID } from '../db/ids.js';
 
@@ -33,6 +33,20 @@ export async function findOrgIdentity(db: Db, orgId: string, value: string, ref:
   const row = await getOrgIdentity(db, orgId, value);
   if (!row) throw new ApiError(404, 'IDENTITY_NOT_FOUND', 'Identity not found', { field });
   return row;
+}
+
+/** findOrgIdentity by id (a UUID) alone, with the identity's chain accounts read in the same query. */
+export async function findOrgIdentityWithAccounts(
+  db: Db,
+  orgId: string,
+  value: string,
+  ref: Pick<IdentityRef, 'field'>,
+): Promise<{ identity: IdentityRow; accounts: ChainAccountRef[] }> {
+  const { field } = ref;
+  if (!UUID.test(value)) throw new ApiError(400, 'VALIDATION_ERROR', `${field}: must be an identity id (UUID)`, { field });
+  const found = await getOrgIdentityWithAccounts(db, orgId, value);
+  if (!found) throw new ApiError(404, 'IDENTITY_NOT_FOUND', 'Identity not found', { field });
+  return found;
 }
 
 /** An identity created with only public_key_hash cannot sign. Returns the hex public key. */

@@ -10,9 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Address } from 'viem';
 import { ApiError } from './errors.js';
-import type { IdentityRow } from '../db/identities.js';
+import type { ChainAccountRef, IdentityRow } from '../db/identities.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
-import { getChainAccounts } from '../db/identities.js';
 import { getIntent, getOrgIntent, getOrgIntentView, insertIntent, markIntentFailed, storedSigning, type IntentRow, type IntentViewRow } from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
@@ -25,7 +24,7 @@ import { SIGNATURE_REJECTIONS, type SignatureRejection } from '../protocol/failu
 import { submitIntentSignature } from '../temporal/intents.js';
 import { nativeSymbols } from './chains.js';
 import type { Caller, ServiceDeps } from './deps.js';
-import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
+import { findOrgIdentityWithAccounts, requireActive, requireSigningKey } from './identity-access.js';
 import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
 import { refreshIntentSigning, refuseExpired, signingDataStale, staleCauseOf } from './signing-data.js';
@@ -111,13 +110,12 @@ function nominatedSeat(identity: IdentityRow, identityKey: string, body: Prepare
 }
 
 /** The canonical intent of the request's legs (each leg checked against the identity's accounts and the chains). */
-async function canonicalIntent(
+function canonicalIntent(
   deps: ServiceDeps,
-  identity: IdentityRow,
+  { identity, accounts }: { identity: IdentityRow; accounts: readonly ChainAccountRef[] },
   body: PrepareIntentRequest,
   times: { intentId: string; createdAt: number; expiresAt: number },
-): Promise<{ built: CanonicalIntent; intentType: string }> {
-  const accounts = (await getChainAccounts(deps.database.db, [identity.id])).get(identity.id) ?? [];
+): { built: CanonicalIntent; intentType: string } {
   const contractAddresses = (body.contract_addresses ?? []).map((a, i) => {
     if (!/^0x[0-9a-fA-F]{40}$/.test(a))
       throw new ApiError(400, 'VALIDATION_ERROR', `contract_addresses[${i}]: must be a 20-byte 0x address`, { field: `contract_addresses[${i}]` });
@@ -217,7 +215,8 @@ async function prepareWriteData(
 export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: PrepareIntentRequest): Promise<PreparedIntent> {
   const db = deps.database.db;
   if (typeof body.identity_id !== 'string' || !body.identity_id) throw new ApiError(400, 'VALIDATION_ERROR', 'identity_id: required', { field: 'identity_id' });
-  const identity = await findOrgIdentity(db, caller.orgId, body.identity_id, { field: 'identity_id' });
+  const found = await findOrgIdentityWithAccounts(db, caller.orgId, body.identity_id, { field: 'identity_id' });
+  const { identity } = found;
   const identityKey = requireSigningKey(identity);
   requireActive(identity);
   const provider = identity.signingMode === 'provider';
@@ -232,7 +231,7 @@ export async function prepareIntent(deps: ServiceDeps, caller: Caller, body: Pre
     if (provider) throw providerTransferRefused();
     return prepareTransferIntent(deps, caller, body, identity, seat, { intentId, createdAt, expiresAt });
   }
-  const { built, intentType } = await canonicalIntent(deps, identity, body, { intentId, createdAt, expiresAt });
+  const { built, intentType } = canonicalIntent(deps, found, body, { intentId, createdAt, expiresAt });
   const legs = policyLegs(built);
   const policy = provider ? checkLegs(identity, legs) : undefined;
   const prepared = await prepareWriteData(deps, identity, built, seat, expiresAt);

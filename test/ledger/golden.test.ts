@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
+import { sha256 as accumulateSha256 } from 'accumulate.js/common';
+import { sha256 } from '../../src/ledger/accumulate-compat.js';
 import {
   attachSignature,
   buildTransaction,
@@ -154,5 +156,22 @@ describe('golden vectors', () => {
     const h = new core.TransactionHeader({ principal: 'acc://a.acme', expire: { atTime: at } });
     const expire = f(1, zigzag(1_800_000_000));
     expect(toHex(encode(h))).toBe(toHex(cat(f(1, str('acc://a.acme')), f(5, bytes(expire)))));
+  });
+
+  it("accumulate.js hashes with Node's SHA-256: the same digests, plain Uint8Arrays, and its streaming form", () => {
+    const abc = new TextEncoder().encode('abc');
+    expect(toHex(sha256(abc))).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    for (const n of [0, 1, 55, 56, 64, 1000, 70_000]) {
+      const data = Uint8Array.from({ length: n }, (_, i) => (i * 31) & 255);
+      const d = sha256(data);
+      expect(Object.getPrototypeOf(d)).toBe(Uint8Array.prototype);
+      expect(toHex(d)).toBe(toHex(sha(data)));
+      const stream = sha256();
+      stream.add(data.subarray(0, n >> 1));
+      stream.add(data.subarray(n >> 1));
+      expect(toHex(stream.digest())).toBe(toHex(d));
+    }
+    // the library's own callers (Transaction.hash, hashTree) read this function through its module
+    expect(toHex((accumulateSha256 as (d: Uint8Array) => Uint8Array)(abc))).toBe(toHex(sha256(abc)));
   });
 });
