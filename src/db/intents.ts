@@ -206,44 +206,77 @@ export async function ensureIntentChain(db: Db, intentId: string, chain: string,
   return r!;
 }
 
+/** An intent's chain cycles with each row's version (its xmin, which every update of the row changes). */
+export type VersionedChainRow = IntentChainRow & { version: string };
+
+// every chain of an intent with its row version: the read of updateIntentChain and of each cycle step
+const chainsOfIntent = preparedPerDb((db) =>
+  db
+    .select({
+      intentId: intentChains.intentId,
+      chain: intentChains.chain,
+      stage: intentChains.stage,
+      record: intentChains.record,
+      stepTimes: intentChains.stepTimes,
+      updatedAt: intentChains.updatedAt,
+      version: sql<string>`xmin::text`,
+    })
+    .from(intentChains)
+    .where(eq(intentChains.intentId, sql.placeholder('intentId')))
+    .orderBy(intentChains.chain)
+    .prepare('chains_of_intent'),
+);
+
+/** The intent's chain cycles as stored, each with its row version (updateIntentChain's `known`). */
+export async function getVersionedIntentChains(db: Db, intentId: string): Promise<VersionedChainRow[]> {
+  return chainsOfIntent(db).execute({ intentId });
+}
+
+/** The intent's stage for its chains' stages: the least advanced of those that have not failed (undefined: leave it). */
+function intentStageOf(stages: readonly string[]): CycleStage | undefined {
+  const live = stages.map((s) => s as CycleStage).filter((s) => s !== 'failed');
+  const least = live.length ? live.reduce((a, b) => (CYCLE_STAGES.indexOf(a) <= CYCLE_STAGES.indexOf(b) ? a : b)) : 'failed';
+  // 'pending' chains have not started: the intent is still where its parent is (submitted)
+  return least === 'pending' || least === 'completed' ? undefined : least;
+}
+
 /**
- * Read-modify-write of one chain's cycle record under a row lock, with an optional stage and step time; the
- * intent's own stage follows (the least advanced of its chains that have not failed).
+ * Read-modify-write of one chain's cycle record, with an optional stage and step time; the intent's own stage
+ * follows (the least advanced of its chains that have not failed). Two round trips: the intent's chains with their
+ * row versions (none when the caller passes them as `known`, just read, with this chain's), then one statement that writes the row
+ * only if its version is still the one read, and the intent's stage with it. Another writer in between makes the
+ * version differ: the change is applied again to the row as it is now (`change.record` must only change its argument).
  */
 export async function updateIntentChain(
   db: Db,
   intentId: string,
   chain: string,
   change: { record?: (r: ChainCycleRecord) => void; stage?: CycleStage; step?: string },
+  known?: readonly VersionedChainRow[],
 ): Promise<ChainCycleRecord> {
-  return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select()
-      .from(intentChains)
-      .where(and(eq(intentChains.intentId, intentId), eq(intentChains.chain, chain)))
-      .for('update');
+  for (let attempt = 1; ; attempt++) {
+    const given = attempt === 1 && known?.some((r) => r.chain === chain) ? known : undefined;
+    const rows = given ?? (await getVersionedIntentChains(db, intentId));
+    const row = rows.find((r) => r.chain === chain);
     if (!row) throw new Error(`no cycle of intent ${intentId} on ${chain}`);
     const record = structuredClone(row.record);
     change.record?.(record);
+    const stage = change.stage ?? row.stage;
     const stepTimes = change.step ? { ...row.stepTimes, [change.step]: new Date().toISOString() } : row.stepTimes;
-    await tx
-      .update(intentChains)
-      .set({ record, stage: change.stage ?? row.stage, stepTimes, updatedAt: new Date() })
-      .where(and(eq(intentChains.intentId, intentId), eq(intentChains.chain, chain)));
-    if (change.stage) {
-      const stages = await tx.select({ stage: intentChains.stage }).from(intentChains).where(eq(intentChains.intentId, intentId));
-      const live = stages.map((s) => s.stage as CycleStage).filter((s) => s !== 'failed');
-      const least = live.length ? live.reduce((a, b) => (CYCLE_STAGES.indexOf(a) <= CYCLE_STAGES.indexOf(b) ? a : b)) : 'failed';
-      // 'pending' chains have not started: the intent is still where its parent is (submitted)
-      if (least !== 'pending' && least !== 'completed') {
-        await tx
-          .update(intents)
-          .set({ stage: least, updatedAt: new Date() })
-          .where(and(eq(intents.id, intentId), eq(intents.status, 'submitted')));
-      }
-    }
-    return record;
-  });
+    const intentStage = change.stage ? (intentStageOf(rows.map((r) => (r.chain === chain ? stage : r.stage))) ?? null) : null;
+    const now = new Date().toISOString();
+    const res = await db.execute(sql`with moved as (
+        update ${intentChains} set stage = ${stage}, record = ${JSON.stringify(record)}::jsonb, step_times = ${JSON.stringify(stepTimes)}::jsonb,
+          updated_at = ${now}::timestamptz
+        where intent_id = ${intentId} and chain = ${chain} and xmin = ${row.version}::xid returning 1),
+      lifted as (
+        update ${intents} set stage = ${intentStage}::text, updated_at = ${now}::timestamptz
+        where id = ${intentId} and status = 'submitted' and ${intentStage}::text is not null and exists (select 1 from moved) returning 1)
+      select (select count(*) from moved)::int as moved`);
+    const [out] = (res as unknown as { rows?: { moved: number }[] }).rows ?? (res as unknown as { moved: number }[]);
+    if (out?.moved === 1) return record;
+    if (attempt >= 100) throw new Error(`the cycle of intent ${intentId} on ${chain} kept changing under ${attempt} attempts to update it`);
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   CYCLE_STAGES,
   ensureIntentChain,
   getIntent,
-  getIntentChains,
+  getVersionedIntentChains,
   updateIntentChain,
   type CycleStage,
   type IntentDocument,
@@ -128,9 +128,10 @@ export function createCycleContext(deps: IntentActivityDeps) {
     if (!row.txHash || !row.ledgerTxId) throw cycleFailure('IntentNotSubmitted', `intent ${intentId} was never submitted`);
     const e = access.entry(chain);
     let plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
-    let c = (await getIntentChains(db, intentId)).find((r) => r.chain === chain);
-    if (!c) {
-      c = await ensureIntentChain(db, intentId, chain, {
+    const chains = await getVersionedIntentChains(db, intentId);
+    const c =
+      chains.find((r) => r.chain === chain) ??
+      (await ensureIntentChain(db, intentId, chain, {
         chain,
         chainId: String(e.chainId),
         proofAnchor: e.contracts.proofAnchor,
@@ -138,13 +139,12 @@ export function createCycleContext(deps: IntentActivityDeps) {
         commitmentRoot: plan.commitmentRoot,
         leafCount: plan.leafCount.toString(),
         legs: plan.legs.map((l, k) => ({ legId: l.legId, leafIndex: k })),
-      });
-    }
+      }));
     // a batched intent's legs, once its batch is attested, are leaves of the batch's anchor
     const batch = c.record.batch;
     if (batch?.anchorId && batch.members) plan = (await batchPlanOf(chain, batch)).members[batch.members.findIndex((m) => m.intentId === intentId)]!;
     if (stage && CYCLE_STAGES.indexOf(c.stage as CycleStage) < CYCLE_STAGES.indexOf(stage)) {
-      await updateIntentChain(db, intentId, chain, { stage });
+      await updateIntentChain(db, intentId, chain, { stage }, chains);
     }
     return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
   }

@@ -3,7 +3,7 @@
  * the proof (bundle + custody chain) is stored and the intent completes; otherwise it fails naming each failed leg,
  * keeping a partial proof of the legs that completed.
  */
-import { completeIntent, getIntentChains, markIntentFailed, storePartialProof, updateIntentChain, type CycleStage } from '../../db/intents.js';
+import { completeIntent, getVersionedIntentChains, markIntentFailed, storePartialProof, updateIntentChain, type CycleStage } from '../../db/intents.js';
 import { assembleBundle } from '../../proof/assemble.js';
 import { serializeBundle } from '../../proof/bundle.js';
 import { custodyTrail } from '../../proof/custody-trail.js';
@@ -18,12 +18,19 @@ export function finalizeSteps(ctx: CycleContext) {
     async failChainLegs(i: IntentStepInput & { legIds: string[]; error: string }): Promise<void> {
       // a chain whose cycle never started (its first step failed before the cycle was created) has nothing to
       // record: finalizeIntent counts its legs as failed
-      if (!(await getIntentChains(db, i.intentId)).some((c) => c.chain === i.chain)) return;
-      await updateIntentChain(db, i.intentId, i.chain, {
-        record: (rec) => {
-          for (const l of rec.legs) if (i.legIds.includes(l.legId) && !l.result) l.error = i.error;
+      const chains = await getVersionedIntentChains(db, i.intentId);
+      if (!chains.some((c) => c.chain === i.chain)) return;
+      await updateIntentChain(
+        db,
+        i.intentId,
+        i.chain,
+        {
+          record: (rec) => {
+            for (const l of rec.legs) if (i.legIds.includes(l.legId) && !l.result) l.error = i.error;
+          },
         },
-      });
+        chains,
+      );
     },
 
     /**
@@ -32,10 +39,10 @@ export function finalizeSteps(ctx: CycleContext) {
      */
     async finalizeIntent(i: { intentId: string }): Promise<{ status: 'completed' | 'failed'; proofId?: string; error?: string }> {
       const { row, intent } = await ctx.loadIntent(i.intentId);
-      const chains = await getIntentChains(db, i.intentId);
+      const chains = await getVersionedIntentChains(db, i.intentId);
       for (const c of chains) {
         const stage: CycleStage = c.record.legs.every((l) => l.result) ? 'completed' : 'failed';
-        if (c.stage !== stage) await updateIntentChain(db, i.intentId, c.chain, { stage });
+        if (c.stage !== stage) await updateIntentChain(db, i.intentId, c.chain, { stage }, chains);
         c.stage = stage;
       }
       // every leg of the intent, so a chain whose cycle never started fails its legs instead of being left out

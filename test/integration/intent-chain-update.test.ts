@@ -1,0 +1,104 @@
+/**
+ * updateIntentChain writes a chain's cycle row only if it is still the version it read (two round trips, no
+ * transaction): concurrent changes of one row are all kept (none lost, each applied to the row as another left it),
+ * a stage change moves the intent's stage to the least advanced of its live chains, and a `known` read that has gone
+ * stale is read again instead of overwriting what changed since.
+ */
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureIntentChain, getIntentChains, getVersionedIntentChains, updateIntentChain } from '../../src/db/intents.js';
+import { identities, intents } from '../../src/db/schema.js';
+import type { ChainCycleRecord } from '../../src/protocol/cycle-record.js';
+import { dbKinds, openTestDatabase } from '../support/env.js';
+import { createTestOrgAndKey } from '../support/platform.js';
+
+const record = (chain: string): ChainCycleRecord =>
+  ({
+    chain,
+    chainId: '1',
+    proofAnchor: `0x${'aa'.repeat(20)}`,
+    anchorId: '0x01',
+    commitmentRoot: '0x02',
+    leafCount: '1',
+    legs: [],
+  }) as unknown as ChainCycleRecord;
+
+describe.each(dbKinds())('updateIntentChain (%s)', (kind) => {
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  let intentId: string;
+  beforeAll(async () => {
+    database = await openTestDatabase(kind);
+    const db = database.db;
+    const org = await createTestOrgAndKey(db, {});
+    const [identity] = await db
+      .insert(identities)
+      .values({
+        orgId: org.orgId,
+        name: 'a',
+        adiUrl: `acc://a-${randomUUID().slice(0, 8)}.acme`,
+        bookUrl: 'acc://a.acme/book',
+        keyPageUrl: 'acc://a.acme/book/1',
+        dataAccountUrl: 'acc://a.acme/data',
+        publicKeyHash: 'ab'.repeat(32),
+        status: 'active',
+        stage: 'completed',
+        requestedChains: ['ethereum-sepolia', 'arbitrum-sepolia'],
+      })
+      .returning();
+    const [intent] = await db
+      .insert(intents)
+      .values({
+        orgId: org.orgId,
+        identityId: identity!.id,
+        status: 'submitted',
+        intent: { parts: [] },
+        operationId: 'op',
+        signingData: { request_id: 'r', transaction_hash: 'cd'.repeat(32), hash_to_sign: 'ef'.repeat(32) },
+        prepared: {} as never,
+        signerPublicKey: '12'.repeat(32),
+        signerKeyPage: 'acc://a.acme/book/1',
+        expiresAt: new Date(Date.now() + 3_600_000),
+      })
+      .returning();
+    intentId = intent!.id;
+    for (const chain of ['ethereum-sepolia', 'arbitrum-sepolia']) await ensureIntentChain(db, intentId, chain, record(chain));
+  }, 60_000);
+  afterAll(async () => database?.cleanup());
+
+  it('keeps every one of 20 concurrent changes of one row', async () => {
+    const db = database.db;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        updateIntentChain(db, intentId, 'ethereum-sepolia', {
+          step: `s${n}`,
+          record: (r) => void r.legs.push({ legId: `leg-${n}`, leafIndex: n }),
+        }),
+      ),
+    );
+    const [row] = (await getIntentChains(db, intentId)).filter((c) => c.chain === 'ethereum-sepolia');
+    expect(row!.record.legs.map((l) => l.legId).sort()).toEqual(Array.from({ length: 20 }, (_, n) => `leg-${n}`).sort());
+    expect(Object.keys(row!.stepTimes).sort()).toEqual(Array.from({ length: 20 }, (_, n) => `s${n}`).sort());
+  });
+
+  it("moves the intent's stage to the least advanced live chain, and reads again when `known` is stale", async () => {
+    const db = database.db;
+    const stageOfIntent = async () => (await db.select({ stage: intents.stage }).from(intents).where(eq(intents.id, intentId)))[0]!.stage;
+    const known = await getVersionedIntentChains(db, intentId);
+    await updateIntentChain(db, intentId, 'ethereum-sepolia', { stage: 'anchoring' }, known);
+    // the other chain is still pending: the intent stays where it was
+    expect(await stageOfIntent()).not.toBe('anchoring');
+    await updateIntentChain(db, intentId, 'arbitrum-sepolia', { stage: 'observing' });
+    expect(await stageOfIntent()).toBe('anchoring');
+    // `known` predates both changes: its version of ethereum-sepolia is stale, so the row is read again and the
+    // change lands on the row as it is now (the legs written above stay, the stage is the new one)
+    const rec = await updateIntentChain(db, intentId, 'ethereum-sepolia', { stage: 'recording', record: (r) => void (r.proveTx = '0xab') }, known);
+    expect(rec.legs).toHaveLength(20);
+    const rows = await getIntentChains(db, intentId);
+    expect(rows.find((c) => c.chain === 'ethereum-sepolia')).toMatchObject({ stage: 'recording', record: { proveTx: '0xab' } });
+    expect(await stageOfIntent()).toBe('observing');
+    // a failed chain does not hold the intent back
+    await updateIntentChain(db, intentId, 'arbitrum-sepolia', { stage: 'failed' });
+    expect(await stageOfIntent()).toBe('recording');
+  });
+});
