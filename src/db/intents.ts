@@ -227,25 +227,43 @@ const chainsOfIntent = preparedPerDb((db) =>
     .prepare('chains_of_intent'),
 );
 
+// the intent with every chain of it (row versions included), in one round trip: what each cycle step reads first
+const intentWithChains = preparedPerDb((db) =>
+  db
+    .select({
+      intent: intents,
+      chains: sql<(Omit<VersionedChainRow, 'updatedAt'> & { updatedAt: string })[]>`(select coalesce(json_agg(json_build_object('intentId', c.intent_id,
+        'chain', c.chain, 'stage', c.stage, 'record', c.record, 'stepTimes', c.step_times, 'updatedAt', c.updated_at, 'version', c.xmin::text)
+        order by c.chain), '[]'::json) from ${intentChains} c where c.intent_id = ${intents}.id)`,
+    })
+    .from(intents)
+    .where(eq(intents.id, sql.placeholder('id')))
+    .prepare('intent_with_chains'),
+);
+
+/** The intent and its chain cycles with their row versions (updateIntentChain's `known`); undefined for an unknown id. */
+export async function getIntentWithChains(db: Db, id: string): Promise<{ row: IntentRow; chains: VersionedChainRow[] } | undefined> {
+  const [r] = await intentWithChains(db).execute({ id });
+  return r && { row: r.intent, chains: r.chains.map((c) => ({ ...c, updatedAt: new Date(c.updatedAt) })) };
+}
+
 /** The intent's chain cycles as stored, each with its row version (updateIntentChain's `known`). */
 export async function getVersionedIntentChains(db: Db, intentId: string): Promise<VersionedChainRow[]> {
   return chainsOfIntent(db).execute({ intentId });
 }
 
-/** The intent's stage for its chains' stages: the least advanced of those that have not failed (undefined: leave it). */
-function intentStageOf(stages: readonly string[]): CycleStage | undefined {
-  const live = stages.map((s) => s as CycleStage).filter((s) => s !== 'failed');
-  const least = live.length ? live.reduce((a, b) => (CYCLE_STAGES.indexOf(a) <= CYCLE_STAGES.indexOf(b) ? a : b)) : 'failed';
-  // 'pending' chains have not started: the intent is still where its parent is (submitted)
-  return least === 'pending' || least === 'completed' ? undefined : least;
-}
+// the stages in their order, as one parameter (the intent's stage is the first of them that one of its live chains is at)
+const STAGE_ORDER = CYCLE_STAGES.join(',');
 
 /**
- * Read-modify-write of one chain's cycle record, with an optional stage and step time; the intent's own stage
- * follows (the least advanced of its chains that have not failed). Two round trips: the intent's chains with their
- * row versions (none when the caller passes them as `known`, just read, with this chain's), then one statement that writes the row
- * only if its version is still the one read, and the intent's stage with it. Another writer in between makes the
+ * Read-modify-write of one chain's cycle record, with an optional stage and step time; with a stage, the intent's
+ * own stage follows (the least advanced of its chains that have not failed, as they stand when it is written; a
+ * chain not yet started leaves it). Two round trips: the intent's chains with their row versions (none when the
+ * caller passes them as `known` with this chain's), then one statement that writes the row only if its version is
+ * still the one read, and the intent's stage with it. Another writer in between makes the
  * version differ: the change is applied again to the row as it is now (`change.record` must only change its argument).
+ * `known` is kept current: its entry for the chain takes the row as written and its new version, so a caller can
+ * pass it to the next update of the same cycle.
  */
 export async function updateIntentChain(
   db: Db,
@@ -263,18 +281,26 @@ export async function updateIntentChain(
     change.record?.(record);
     const stage = change.stage ?? row.stage;
     const stepTimes = change.step ? { ...row.stepTimes, [change.step]: new Date().toISOString() } : row.stepTimes;
-    const intentStage = change.stage ? (intentStageOf(rows.map((r) => (r.chain === chain ? stage : r.stage))) ?? null) : null;
     const now = new Date().toISOString();
     const res = await db.execute(sql`with moved as (
         update ${intentChains} set stage = ${stage}, record = ${JSON.stringify(record)}::jsonb, step_times = ${JSON.stringify(stepTimes)}::jsonb,
           updated_at = ${now}::timestamptz
-        where intent_id = ${intentId} and chain = ${chain} and xmin = ${row.version}::xid returning 1),
+        where intent_id = ${intentId} and chain = ${chain} and xmin = ${row.version}::xid returning xmin::text as version),
+      least as (
+        select coalesce((select s.stage from unnest(string_to_array(${STAGE_ORDER}, ',')) with ordinality as s(stage, ord)
+          where s.stage <> 'failed' and s.stage in (select case when c.chain = ${chain} then ${stage} else c.stage end from ${intentChains} c where c.intent_id = ${intentId})
+          order by s.ord limit 1), 'failed') as stage),
       lifted as (
-        update ${intents} set stage = ${intentStage}::text, updated_at = ${now}::timestamptz
-        where id = ${intentId} and status = 'submitted' and ${intentStage}::text is not null and exists (select 1 from moved) returning 1)
-      select (select count(*) from moved)::int as moved`);
-    const [out] = (res as unknown as { rows?: { moved: number }[] }).rows ?? (res as unknown as { moved: number }[]);
-    if (out?.moved === 1) return record;
+        update ${intents} set stage = least.stage, updated_at = ${now}::timestamptz from least
+        where id = ${intentId} and status = 'submitted' and ${change.stage !== undefined}::boolean and least.stage not in ('pending', 'completed')
+          and exists (select 1 from moved) returning 1)
+      select (select version from moved) as version`);
+    const [out] = (res as unknown as { rows?: { version: string | null }[] }).rows ?? (res as unknown as { version: string | null }[]);
+    if (out?.version) {
+      const entry = known?.find((r) => r.chain === chain);
+      if (entry) Object.assign(entry, { record: structuredClone(record), stage, stepTimes, updatedAt: new Date(now), version: out.version });
+      return record;
+    }
     if (attempt >= 100) throw new Error(`the cycle of intent ${intentId} on ${chain} kept changing under ${attempt} attempts to update it`);
   }
 }

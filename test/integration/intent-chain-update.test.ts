@@ -1,13 +1,13 @@
 /**
  * updateIntentChain writes a chain's cycle row only if it is still the version it read (two round trips, no
  * transaction): concurrent changes of one row are all kept (none lost, each applied to the row as another left it),
- * a stage change moves the intent's stage to the least advanced of its live chains, and a `known` read that has gone
- * stale is read again instead of overwriting what changed since.
+ * a stage change moves the intent's stage to the least advanced of its live chains, a `known` read that has gone
+ * stale is read again instead of overwriting what changed since, and a `known` read is kept current by each update.
  */
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureIntentChain, getIntentChains, getVersionedIntentChains, updateIntentChain } from '../../src/db/intents.js';
+import { ensureIntentChain, getIntentChains, getIntentWithChains, getVersionedIntentChains, updateIntentChain } from '../../src/db/intents.js';
 import { identities, intents } from '../../src/db/schema.js';
 import type { ChainCycleRecord } from '../../src/protocol/cycle-record.js';
 import { dbKinds, openTestDatabase } from '../support/env.js';
@@ -100,5 +100,22 @@ describe.each(dbKinds())('updateIntentChain (%s)', (kind) => {
     // a failed chain does not hold the intent back
     await updateIntentChain(db, intentId, 'arbitrum-sepolia', { stage: 'failed' });
     expect(await stageOfIntent()).toBe('recording');
+  });
+
+  it('keeps `known` current, as getIntentWithChains and getVersionedIntentChains read it', async () => {
+    const db = database.db;
+    const found = await getIntentWithChains(db, intentId);
+    expect(found!.row.id).toBe(intentId);
+    const fresh = await getVersionedIntentChains(db, intentId);
+    expect(found!.chains).toEqual(fresh);
+    const known = found!.chains;
+    await updateIntentChain(db, intentId, 'ethereum-sepolia', { step: 'first', record: (r) => void (r.createAnchorTx = '0x01') }, known);
+    // the entry took the row as written and its new version: the next update with it needs no read
+    expect(known).toEqual(await getVersionedIntentChains(db, intentId));
+    await updateIntentChain(db, intentId, 'ethereum-sepolia', { step: 'second', record: (r) => void (r.proveTx = '0x02') }, known);
+    const [row] = (await getVersionedIntentChains(db, intentId)).filter((c) => c.chain === 'ethereum-sepolia');
+    expect(row).toMatchObject({ record: { createAnchorTx: '0x01', proveTx: '0x02' } });
+    expect(Object.keys(row!.stepTimes)).toEqual(expect.arrayContaining(['first', 'second']));
+    expect(await getIntentWithChains(db, randomUUID())).toBeUndefined();
   });
 });

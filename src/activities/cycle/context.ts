@@ -14,7 +14,7 @@ import {
   CYCLE_STAGES,
   ensureIntentChain,
   getIntent,
-  getVersionedIntentChains,
+  getIntentWithChains,
   updateIntentChain,
   type CycleStage,
   type IntentDocument,
@@ -88,21 +88,29 @@ function logGapFilled(logger: Logger | undefined, chainId: number) {
     });
 }
 
+/** The canonical intent of a row, parsed once per intent (the last thousand kept). */
+function intentParser(): (row: IntentRow) => CanonicalIntent {
+  const parsed = new Map<string, CanonicalIntent>();
+  return (row) => {
+    let intent = parsed.get(row.id);
+    if (!intent) {
+      intent = parseIntentEntries((row.intent as IntentDocument).parts);
+      if (parsed.size > 1000) parsed.delete(parsed.keys().next().value as string);
+      parsed.set(row.id, intent);
+    }
+    return intent;
+  };
+}
+
 export function createCycleContext(deps: IntentActivityDeps) {
   const { db, ledger, access } = deps;
-  const parsed = new Map<string, CanonicalIntent>();
+  const parsedIntent = intentParser();
   const quorums = new Map<string, { root: Hex; client: QuorumClient; checkedAt: number }>();
 
   async function loadIntent(intentId: string): Promise<{ row: IntentRow; intent: CanonicalIntent }> {
     const row = await getIntent(db, intentId);
     if (!row) throw cycleFailure('IntentNotFound', `intent ${intentId} not found`);
-    let intent = parsed.get(intentId);
-    if (!intent) {
-      intent = parseIntentEntries((row.intent as IntentDocument).parts);
-      if (parsed.size > 1000) parsed.delete(parsed.keys().next().value as string);
-      parsed.set(intentId, intent);
-    }
-    return { row, intent };
+    return { row, intent: parsedIntent(row) };
   }
 
   /**
@@ -124,11 +132,13 @@ export function createCycleContext(deps: IntentActivityDeps) {
    * moves the cycle forward to that stage (never back) before the caller's step runs, so GET shows it at once.
    */
   async function loadChain(intentId: string, chain: string, stage?: CycleStage) {
-    const { row, intent } = await loadIntent(intentId);
+    const found = await getIntentWithChains(db, intentId);
+    if (!found) throw cycleFailure('IntentNotFound', `intent ${intentId} not found`);
+    const { row, chains } = found;
+    const intent = parsedIntent(row);
     if (!row.txHash || !row.ledgerTxId) throw cycleFailure('IntentNotSubmitted', `intent ${intentId} was never submitted`);
     const e = access.entry(chain);
     let plan = planIntentAnchor(intent, { chainId: BigInt(e.chainId), proofAnchor: e.contracts.proofAnchor, ledgerTxHash: row.txHash });
-    const chains = await getVersionedIntentChains(db, intentId);
     const c =
       chains.find((r) => r.chain === chain) ??
       (await ensureIntentChain(db, intentId, chain, {
@@ -146,7 +156,8 @@ export function createCycleContext(deps: IntentActivityDeps) {
     if (stage && CYCLE_STAGES.indexOf(c.stage as CycleStage) < CYCLE_STAGES.indexOf(stage)) {
       await updateIntentChain(db, intentId, chain, { stage }, chains);
     }
-    return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId };
+    // `chains` as they stand after the stage move: the starting point of the step's own update (updateIntentChain's `known`)
+    return { row, intent, record: c.record, plan, entry: e, ledgerTxId: row.ledgerTxId, chains };
   }
 
   const { batchPlanOf, batchRef } = batchPlanning(access, loadIntent);

@@ -26,13 +26,19 @@ export function quorumSteps(ctx: CycleContext) {
         throw ctx.quorumFailure(e, client, 'AttestationRefused');
       });
       const authority = q.responses.values().next().value!.authority;
-      await updateIntentChain(db, i.intentId, i.chain, {
-        step: 'attested',
-        record: (rec) => {
-          rec.validatorSetRoot = root;
-          rec.attestation = { ...quorumRecord(q), authority };
+      await updateIntentChain(
+        db,
+        i.intentId,
+        i.chain,
+        {
+          step: 'attested',
+          record: (rec) => {
+            rec.validatorSetRoot = root;
+            rec.attestation = { ...quorumRecord(q), authority };
+          },
         },
-      });
+        c.chains,
+      );
       return { signers: q.signers };
     },
 
@@ -56,17 +62,23 @@ export function quorumSteps(ctx: CycleContext) {
       // so that one signer's malformed number cannot make the proof bundle unbuildable
       const confirmations = [...q.responses.values()].map((r) => r.confirmations).find((n) => Number.isSafeInteger(n) && n >= 0);
       if (confirmations === undefined) throw new Error(`no signer of the observation of leg ${i.legId} reported a well-formed confirmation count`);
-      await updateIntentChain(db, i.intentId, i.chain, {
-        step: 'observed',
-        record: (rec) => {
-          rec.legs.find((x) => x.legId === i.legId)!.observation = {
-            ...quorumRecord(q),
-            resultHash: q.resultHash,
-            confirmations,
-            checks: first.checks,
-          };
+      await updateIntentChain(
+        db,
+        i.intentId,
+        i.chain,
+        {
+          step: 'observed',
+          record: (rec) => {
+            rec.legs.find((x) => x.legId === i.legId)!.observation = {
+              ...quorumRecord(q),
+              resultHash: q.resultHash,
+              confirmations,
+              checks: first.checks,
+            };
+          },
         },
-      });
+        c.chains,
+      );
       return { resultHash: q.resultHash };
     },
 
@@ -84,12 +96,23 @@ export function quorumSteps(ctx: CycleContext) {
       const w = await heartbeating(
         client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) }),
       );
-      await updateIntentChain(db, i.intentId, i.chain, {
-        step: 'recorded',
-        record: (rec) => {
-          rec.legs.find((x) => x.legId === i.legId)!.result = { resultId: w.resultId, resultsAccount: w.resultsAccount, txId: w.txId, writtenBy: w.writtenBy };
+      await updateIntentChain(
+        db,
+        i.intentId,
+        i.chain,
+        {
+          step: 'recorded',
+          record: (rec) => {
+            rec.legs.find((x) => x.legId === i.legId)!.result = {
+              resultId: w.resultId,
+              resultsAccount: w.resultsAccount,
+              txId: w.txId,
+              writtenBy: w.writtenBy,
+            };
+          },
         },
-      });
+        c.chains,
+      );
       return { resultId: w.resultId };
     },
   };
