@@ -100,8 +100,17 @@ export async function insertIntent(db: Db, row: IntentInsert): Promise<IntentRow
   return r!;
 }
 
+// by id: what the workflows' activities read at most of their steps
+const intentById = preparedPerDb((db) =>
+  db
+    .select()
+    .from(intents)
+    .where(eq(intents.id, sql.placeholder('id')))
+    .prepare('intent_by_id'),
+);
+
 export async function getIntent(db: Db, id: string): Promise<IntentRow | undefined> {
-  const [r] = await db.select().from(intents).where(eq(intents.id, id));
+  const [r] = await intentById(db).execute({ id });
   return r;
 }
 
