@@ -67,6 +67,7 @@ export async function buildConsoleBundle(root = packageRoot()): Promise<ConsoleB
     [join(src, 'protocol', 'ed25519.ts'), shim('ed25519')],
     [join(src, 'proof', 'verify', 'online.ts'), shim('offline')],
     [join(src, 'net', 'fetch.ts'), shim('offline')],
+    [join(src, 'ledger', 'sha256.ts'), shim('sha256')],
   ]);
   const { build } = await import('esbuild');
   const result = await build({

@@ -8,7 +8,7 @@
  */
 import { TxID, core, messaging } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
-import { sha256 } from '../ledger/accumulate-compat.js';
+import { sha256 } from '../ledger/sha256.js';
 import { isLiteAuthority, isValidAdiRoot, liteAuthorityValid, liteIdentityUrl, normUrl, parentUrl, parseAccUrl } from '../ledger/urls.js';
 import { metadataHash, toHex, unwrapSignature, verifySignature } from '../ledger/signing.js';
 import { LedgerInputError, STATUS, type StatusLabel } from '../ledger/errors.js';

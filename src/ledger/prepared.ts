@@ -5,7 +5,7 @@
  * which a flow persists between prepare and submit and revives with both hashes checked.
  */
 import { core } from 'accumulate.js';
-import { sha256 } from './accumulate-compat.js';
+import { sha256 } from './sha256.js';
 import { LedgerError, LedgerInputError, LedgerTransportError } from './errors.js';
 import { splitTxId, txIdOf } from './records.js';
 import { buildTransaction, bytesArg, hashToSign, metadataHash, prepareSigning, signatureMetadata, toHex, transactionHash, type Vote } from './signing.js';

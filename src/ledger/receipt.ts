@@ -1,5 +1,5 @@
 /** Merkle receipt verification: fold entries from `start` and compare with `anchor`. */
-import { sha256 } from './accumulate-compat.js';
+import { sha256 } from 'accumulate.js/common';
 import { fromHex, toHex } from './signing.js';
 
 export interface ReceiptEntry {

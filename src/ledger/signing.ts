@@ -1,13 +1,14 @@
 /**
  * Transaction building, signature metadata, hash_to_sign and Ed25519 verification.
- * Every protocol hash comes from accumulate.js (Transaction.hash, encode); SHA-256 is Node's (./accumulate-compat.ts).
+ * Every protocol hash comes from accumulate.js (Transaction.hash, encode); SHA-256 is Node's (./sha256.ts).
  *
  *   mdHash      = SHA-256(binary(signature with `signature` and `transactionHash` omitted))
  *   initiator   = mdHash of the initiating signature, written into header.initiator BEFORE the tx hash is taken
  *   txHash      = accumulate.js Transaction.hash()
  *   hashToSign  = SHA-256(mdHash || txHash)   (32 bytes; the Ed25519 message)
  */
-import { sha256 } from './accumulate-compat.js';
+import './accumulate-compat.js';
+import { sha256 } from './sha256.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { ed25519PublicKey, ed25519Sign, ed25519VerifyRaw } from '../protocol/ed25519.js';

@@ -1,6 +1,6 @@
 /** Accumulate URL helpers. Parsing is done by accumulate.js; this adds validation and typed errors. */
 import { URL as AccURL, Signer, type ED25519Key } from 'accumulate.js';
-import { sha256 as accSha256 } from './accumulate-compat.js';
+import { sha256 as accSha256 } from 'accumulate.js/common';
 import { LedgerInputError } from './errors.js';
 
 const MAX_URL_LENGTH = 500;

@@ -9,7 +9,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { ED25519Key, core } from 'accumulate.js';
 import { encode } from 'accumulate.js/encoding';
 import { sha256 as accumulateSha256 } from 'accumulate.js/common';
-import { sha256 } from '../../src/ledger/accumulate-compat.js';
+import { sha256 } from '../../src/ledger/sha256.js';
 import {
   attachSignature,
   buildTransaction,
