@@ -261,6 +261,13 @@ export async function getVersionedIntentChains(db: Db, intentId: string): Promis
   return chainsOfIntent(db).execute({ intentId });
 }
 
+/** A change of a chain cycle: its record (a function changing only its argument), its stage, a step time. */
+export interface ChainChange {
+  record?: (r: ChainCycleRecord) => void;
+  stage?: CycleStage;
+  step?: string;
+}
+
 // the stages in their order, as one parameter (the intent's stage is the first of them that one of its live chains is at)
 const STAGE_ORDER = CYCLE_STAGES.join(',');
 
@@ -278,7 +285,7 @@ export async function updateIntentChain(
   db: Db,
   intentId: string,
   chain: string,
-  change: { record?: (r: ChainCycleRecord) => void; stage?: CycleStage; step?: string },
+  change: ChainChange,
   known?: readonly VersionedChainRow[],
 ): Promise<ChainCycleRecord> {
   for (let attempt = 1; ; attempt++) {

@@ -7,9 +7,8 @@
 import { BaseError, decodeErrorResult, type Hex } from 'viem';
 import { accountAbiWithAnchorErrors, findExecutionTx, isLegExecuted, proofForLeg, sendGovernanceProofDirect } from '../../chain/account.js';
 import { createAnchor, executeComprehensiveProof, findAnchorTx, revertErrorName } from '../../chain/anchor.js';
-import { updateIntentChain } from '../../db/intents.js';
 import { beat, heartbeating } from '../heartbeat.js';
-import { cycleFailure, type CycleContext, type IntentStepInput, type LegStepInput } from './context.js';
+import { cycleFailure, updateLoadedChain, type CycleContext, type IntentStepInput, type LegStepInput } from './context.js';
 
 /** What the account's and the anchor's errors mean for a leg. */
 const REVERT_MEANING: Record<string, string> = {
@@ -75,7 +74,7 @@ export function chainSteps(ctx: CycleContext) {
       if (res.tx && res.tx.status !== 'success') throw new Error(`createAnchor reverted (tx ${res.tx.txHash})`);
       const txHash =
         res.tx?.txHash ?? (await ctx.foundTx(`AnchorCreated log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'created')));
-      await updateIntentChain(db, i.intentId, i.chain, { record: (rec) => void (rec.createAnchorTx = txHash) }, c.chains);
+      await updateLoadedChain(db, i, c, { record: (rec) => void (rec.createAnchorTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
 
@@ -92,7 +91,7 @@ export function chainSteps(ctx: CycleContext) {
       if (res.tx && res.tx.status !== 'success') throw new Error(`executeComprehensiveProof reverted (tx ${res.tx.txHash})`);
       const txHash =
         res.tx?.txHash ?? (await ctx.foundTx(`AnchorProven log of anchor ${c.plan.anchorId}`, findAnchorTx(w, c.plan.anchor, c.plan.anchorId, 'proven')));
-      await updateIntentChain(db, i.intentId, i.chain, { step: 'anchored', record: (rec) => void (rec.proveTx = txHash) }, c.chains);
+      await updateLoadedChain(db, i, c, { step: 'anchored', record: (rec) => void (rec.proveTx = txHash) });
       return { txHash, sent: !!res.tx };
     },
 
@@ -110,19 +109,13 @@ export function chainSteps(ctx: CycleContext) {
       // a proven leaf is executable by anyone until its deadline: a failed leg must say so, not just "not executed"
       const stillValid = `; its proof stays valid until ${new Date(Number(proof.deadline) * 1000).toISOString()} (the intent's expires_at): anyone may still run the leg before then if the call would succeed`;
       const record = async (txHash: Hex, sent: boolean) => {
-        await updateIntentChain(
-          db,
-          i.intentId,
-          i.chain,
-          {
-            step: 'executed',
-            record: (rec) => {
-              const l = rec.legs.find((x) => x.legId === i.legId)!;
-              l.executionTx = txHash;
-            },
+        await updateLoadedChain(db, i, c, {
+          step: 'executed',
+          record: (rec) => {
+            const l = rec.legs.find((x) => x.legId === i.legId)!;
+            l.executionTx = txHash;
           },
-          c.chains,
-        );
+        });
         return { txHash, sent };
       };
       const found = async () =>

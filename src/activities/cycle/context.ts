@@ -16,9 +16,11 @@ import {
   getIntent,
   getIntentWithChains,
   updateIntentChain,
+  type ChainChange,
   type CycleStage,
   type IntentDocument,
   type IntentRow,
+  type VersionedChainRow,
 } from '../../db/intents.js';
 import type { PreparedIntentTx } from '../../db/schema.js';
 import { signatureOnLedger, tx, type LedgerClient, type LedgerTransportError } from '../../ledger/index.js';
@@ -86,6 +88,11 @@ function logGapFilled(logger: Logger | undefined, chainId: number) {
       nonces: `${g.from}-${g.to - 1}`,
       waiting_tx: g.hash,
     });
+}
+
+/** A step's change of the chain cycle it loaded: updateIntentChain going on from the chains loadChain read. */
+export function updateLoadedChain(db: Db, i: IntentStepInput, loaded: { chains: readonly VersionedChainRow[] }, change: ChainChange) {
+  return updateIntentChain(db, i.intentId, i.chain, change, loaded.chains);
 }
 
 /** The canonical intent of a row, parsed once per intent (the last thousand kept). */

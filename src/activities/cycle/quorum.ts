@@ -6,11 +6,10 @@
  */
 import type { Hex } from 'viem';
 import { anchorMessage } from '../../chain/formulas.js';
-import { updateIntentChain } from '../../db/intents.js';
 import { quorumRecord } from '../../protocol/cycle-record.js';
 import { attestRequestFor, observeRequestFor } from '../../protocol/validator-wire.js';
 import { heartbeating } from '../heartbeat.js';
-import { cycleFailure, type CycleContext, type IntentStepInput, type LegStepInput } from './context.js';
+import { cycleFailure, updateLoadedChain, type CycleContext, type IntentStepInput, type LegStepInput } from './context.js';
 
 export function quorumSteps(ctx: CycleContext) {
   const { db, access } = ctx;
@@ -26,19 +25,13 @@ export function quorumSteps(ctx: CycleContext) {
         throw ctx.quorumFailure(e, client, 'AttestationRefused');
       });
       const authority = q.responses.values().next().value!.authority;
-      await updateIntentChain(
-        db,
-        i.intentId,
-        i.chain,
-        {
-          step: 'attested',
-          record: (rec) => {
-            rec.validatorSetRoot = root;
-            rec.attestation = { ...quorumRecord(q), authority };
-          },
+      await updateLoadedChain(db, i, c, {
+        step: 'attested',
+        record: (rec) => {
+          rec.validatorSetRoot = root;
+          rec.attestation = { ...quorumRecord(q), authority };
         },
-        c.chains,
-      );
+      });
       return { signers: q.signers };
     },
 
@@ -62,23 +55,17 @@ export function quorumSteps(ctx: CycleContext) {
       // so that one signer's malformed number cannot make the proof bundle unbuildable
       const confirmations = [...q.responses.values()].map((r) => r.confirmations).find((n) => Number.isSafeInteger(n) && n >= 0);
       if (confirmations === undefined) throw new Error(`no signer of the observation of leg ${i.legId} reported a well-formed confirmation count`);
-      await updateIntentChain(
-        db,
-        i.intentId,
-        i.chain,
-        {
-          step: 'observed',
-          record: (rec) => {
-            rec.legs.find((x) => x.legId === i.legId)!.observation = {
-              ...quorumRecord(q),
-              resultHash: q.resultHash,
-              confirmations,
-              checks: first.checks,
-            };
-          },
+      await updateLoadedChain(db, i, c, {
+        step: 'observed',
+        record: (rec) => {
+          rec.legs.find((x) => x.legId === i.legId)!.observation = {
+            ...quorumRecord(q),
+            resultHash: q.resultHash,
+            confirmations,
+            checks: first.checks,
+          };
         },
-        c.chains,
-      );
+      });
       return { resultHash: q.resultHash };
     },
 
@@ -96,23 +83,17 @@ export function quorumSteps(ctx: CycleContext) {
       const w = await heartbeating(
         client.writeResult(req, { signers: o.signers, aggregateSignature: o.aggregateSignature, signerBitmap: BigInt(o.signerBitmap) }),
       );
-      await updateIntentChain(
-        db,
-        i.intentId,
-        i.chain,
-        {
-          step: 'recorded',
-          record: (rec) => {
-            rec.legs.find((x) => x.legId === i.legId)!.result = {
-              resultId: w.resultId,
-              resultsAccount: w.resultsAccount,
-              txId: w.txId,
-              writtenBy: w.writtenBy,
-            };
-          },
+      await updateLoadedChain(db, i, c, {
+        step: 'recorded',
+        record: (rec) => {
+          rec.legs.find((x) => x.legId === i.legId)!.result = {
+            resultId: w.resultId,
+            resultsAccount: w.resultsAccount,
+            txId: w.txId,
+            writtenBy: w.writtenBy,
+          };
         },
-        c.chains,
-      );
+      });
       return { resultId: w.resultId };
     },
   };
