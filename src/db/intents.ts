@@ -276,10 +276,10 @@ const STAGE_ORDER = CYCLE_STAGES.join(',');
  * own stage follows (the least advanced of its chains that have not failed, as they stand when it is written; a
  * chain not yet started leaves it). Two round trips: the intent's chains with their row versions (none when the
  * caller passes them as `known` with this chain's), then one statement that writes the row only if its version is
- * still the one read, and the intent's stage with it. Another writer in between makes the
- * version differ: the change is applied again to the row as it is now (`change.record` must only change its argument).
- * `known` is kept current: its entry for the chain takes the row as written and its new version, so a caller can
- * pass it to the next update of the same cycle.
+ * still the one read, and the intent's stage with it. Another writer in between makes the version differ: the
+ * change is applied again to the row as it is now (`change.record` must only change its argument). `known` is kept
+ * current: its entry for the chain takes the row as written and its new version, so a caller can pass it to the
+ * next update of the same cycle.
  */
 export async function updateIntentChain(
   db: Db,
