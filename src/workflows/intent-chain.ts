@@ -9,8 +9,11 @@
  *
  * The short steps (a chain transaction with its receipt, the result write, a leg's failure) run as local activities
  * since CYCLE_LOCAL_STEPS: in the worker that runs the workflow task, recorded as markers, without a round trip
- * through the task queue each (the cycle's largest cost in Temporal). The two quorum rounds stay activities: they can
- * wait long (a loaded validator, the chain's confirmations) and heartbeat meanwhile. Histories from before the patch
+ * through the task queue each (the cycle's largest cost in Temporal). The two quorum rounds followed since
+ * CYCLE_LOCAL_QUORUM: a round that waits long (a loaded validator, the chain's confirmations) keeps its workflow task
+ * open, which the worker extends before it times out (a few history events per workflow task timeout of waiting)
+ * where an activity heartbeated. A worker that dies in a round is noticed by that timeout, and the round runs again on
+ * another worker (it is idempotent: its outcome is stored on the chain's cycle). Histories from before each patch
  * replay on the activity path.
  */
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -43,6 +46,9 @@ const local = proxyLocalActivities<IntentActivities>({
 /** Patch id: short steps of the proof cycle as local activities (intentWorkflow uses it too). */
 export const CYCLE_LOCAL_STEPS = 'cycle-local-steps';
 
+/** Patch id: the attestation and observation rounds as local activities too (about 40 % of Temporal's work per cycle). */
+export const CYCLE_LOCAL_QUORUM = 'cycle-local-quorum';
+
 /**
  * Patch id: a batched intent's legs join its chain's batch (src/workflows/batch.ts) instead of an anchor of their
  * own; the batch's outcome comes as the signal `batchOutcome`. New runs ask joinBatch first (standard intents go on
@@ -67,6 +73,7 @@ export async function intentChainWorkflow(input: IntentChainInput): Promise<Chai
  */
 export async function runChainCycle(input: IntentChainInput, opts: { onStage?: (s: CycleStage) => void; inline?: boolean } = {}): Promise<ChainCycleResult> {
   const short = patched(CYCLE_LOCAL_STEPS) ? local : acts;
+  const rounds = short === local && patched(CYCLE_LOCAL_QUORUM) ? local : acts;
   const base = { intentId: input.intentId, chain: input.chain };
   const stage = opts.onStage ?? ((s: CycleStage) => upsertSearchAttributes([{ key: StageKey, value: s }]));
   const failed = new Map<string, string>();
@@ -90,7 +97,7 @@ export async function runChainCycle(input: IntentChainInput, opts: { onStage?: (
       upsertSearchAttributes([{ key: BatchIdKey, value: outcome!.batchId }]);
       if (outcome!.error !== undefined) throw new Error(outcome!.error);
     } else {
-      await acts.attestChain(base);
+      await rounds.attestChain(base);
       stage('anchoring');
       await short.createChainAnchor(base);
       await short.proveChainAnchor(base);
@@ -112,7 +119,7 @@ export async function runChainCycle(input: IntentChainInput, opts: { onStage?: (
   }
   if (live().length) {
     stage('observing');
-    await Promise.all(live().map((legId) => acts.observeChainLeg({ ...base, legId }).catch((err) => fail([legId], err))));
+    await Promise.all(live().map((legId) => rounds.observeChainLeg({ ...base, legId }).catch((err) => fail([legId], err))));
   }
   if (live().length) {
     stage('recording');

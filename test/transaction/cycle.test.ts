@@ -187,3 +187,48 @@ describe('proof cycle', () => {
     await waitIntent(b, p.intent_id);
   });
 });
+
+// Last in this file: it leaves the Sepolia anvil mining a block a second instead of on each transaction.
+describe('a quorum round longer than a workflow task', () => {
+  it('an observation that waits 25 s for confirmations completes as one local activity, its workflow task extended meanwhile', {
+    timeout: 180_000,
+  }, async () => {
+    const rpc = async (method: string, params: unknown[]) => {
+      const r = await fetch(b.dn.anvils[0]!.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      const body = (await r.json()) as { error?: unknown };
+      if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+    };
+    // a block per transaction only: the execution's confirmations never come until blocks are mined again
+    await rpc('evm_setAutomine', [true]);
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('long-observation'))]);
+    try {
+      await submit(b, p);
+      await waitIntent(b, p.intent_id, (x) => x.stage === 'observing', 60_000);
+      await new Promise((r) => setTimeout(r, 25_000)); // more than twice the workflow task timeout (10 s)
+      expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.stage).toBe('observing');
+    } finally {
+      await rpc('evm_setIntervalMining', [1]);
+    }
+    const done = await waitIntent(b, p.intent_id);
+    expect(done.error_message).toBeNull();
+    expect(done.status).toBe('completed');
+
+    const history = (await b.app.deps.temporal.workflow.getHandle(`intent-${p.intent_id}`).fetchHistory()).events ?? [];
+    const local = history.flatMap((e) => {
+      const m = e.markerRecordedEventAttributes;
+      const data = m?.markerName === 'core_local_activity' ? m.details?.data?.payloads?.[0]?.data : undefined;
+      return data ? [JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string; attempt: number }] : [];
+    });
+    expect(local.filter((a) => a.activity_type === 'observeChainLeg')).toEqual([expect.objectContaining({ attempt: 1 })]);
+    expect(local.map((a) => a.activity_type)).toContain('attestChain');
+    const scheduled = history.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled).toEqual(['followIntentTransaction']);
+    // the worker completed the open workflow task before its timeout and took the next, several times over the wait
+    expect(history.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBeGreaterThanOrEqual(4);
+    expect(history.some((e) => e.workflowTaskTimedOutEventAttributes)).toBe(false);
+  });
+});
