@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import {
   bundleWorkflowCode,
   DefaultLogger,
+  makeTelemetryFilterString,
   NativeConnection,
   Runtime,
   Worker,
@@ -41,21 +42,30 @@ export const PREBUILT_BUNDLE_FILE = 'workflow-bundle.js';
 const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL(`../../${PREBUILT_BUNDLE_FILE}`, import.meta.url));
 
 /**
- * Install the Temporal Runtime once per process, routing the SDK's own log lines through our JSON logger.
- * `shutdownSignals: []` when the caller orchestrates shutdown itself (the devnet, tests).
+ * Core's warning that a workflow task ran longer than 5 s. A proof cycle runs its steps as local activities, so a
+ * quorum round that waits for the chain's confirmations holds its workflow task open (extended every 8 s) by design:
+ * the warning would repeat every 8 s for every such round. Logged at debug.
+ */
+const LONG_WORKFLOW_TASK = /^\[TMPRL1104\]/;
+
+const LEVELS: Record<TemporalLogLevel, 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+
+/** The level of our logger an SDK log line is written at. */
+export function sdkLogLevel(level: TemporalLogLevel, message: string): 'debug' | 'info' | 'warn' | 'error' {
+  return level === 'WARN' && LONG_WORKFLOW_TASK.test(message) ? 'debug' : LEVELS[level];
+}
+
+/**
+ * Install the Temporal Runtime once per process, routing the SDK's own log lines, the native core's included,
+ * through our JSON logger. `shutdownSignals: []` when the caller orchestrates shutdown itself (the devnet, tests).
  */
 export function installTemporalRuntime(logger: Logger, opts: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
-  const levels: Record<TemporalLogLevel, 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'debug',
-    DEBUG: 'debug',
-    INFO: 'info',
-    WARN: 'warn',
-    ERROR: 'error',
-  };
   const sdkLog = logger.child({ component: 'temporal-sdk' });
   try {
     Runtime.install({
-      logger: new DefaultLogger('INFO', ({ level, message, meta }) => sdkLog[levels[level]](message, meta)),
+      logger: new DefaultLogger('INFO', ({ level, message, meta }) => sdkLog[sdkLogLevel(level, message)](message, meta)),
+      // core's default filter, its lines forwarded to the logger above instead of printed to stderr
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }), forward: {} } },
       shutdownSignals: opts.shutdownSignals,
     });
   } catch (err) {

@@ -76,6 +76,14 @@ export const INLINE_CHAIN_CYCLE = 'inline-chain-cycle';
 
 /** An unsigned intent's workflow looks for a submission recorded without it (new runs only take this path). */
 export const SIGNATURE_WATCH = 'signature-watch';
+
+/**
+ * The ledger transaction is followed first in a local activity for a few seconds (a single signer's transaction is
+ * executed by then, so the cycle goes on in the same workflow task), then as an activity that heartbeats while
+ * co-signatures are outstanding (new runs only take this path).
+ */
+export const FOLLOW_LOCAL_FIRST = 'follow-local-first';
+const FOLLOW_LOCAL_MS = 5_000;
 /** the first look 2 s after the workflow starts waiting, then twice as long between looks, at most 5 minutes */
 const WATCH_FIRST_MS = 2_000;
 const WATCH_MAX_MS = 300_000;
@@ -210,6 +218,18 @@ async function waitForSignature(
   return s.signed();
 }
 
+/** Until the ledger executed or refused the intent's transaction; pending while co-signatures are outstanding. */
+async function followLedgerTransaction(intentId: string, localFirst: boolean): Promise<{ state: 'delivered' | 'failed'; reason?: string }> {
+  for (let first = true; ; first = false) {
+    const r =
+      first && localFirst
+        ? await local.followIntentTransaction({ intentId, waitMs: FOLLOW_LOCAL_MS })
+        : await acts.followIntentTransaction({ intentId, waitMs: 30_000 });
+    // pending: the ledger itself expires the transaction at expires_at
+    if (r.state !== 'pending') return { state: r.state, reason: r.reason };
+  }
+}
+
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
   const localSteps = patched(CYCLE_LOCAL_STEPS);
   const submit = localSteps ? submitLocal : submitActs;
@@ -310,14 +330,10 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   step('submitted');
 
   // ------------------------------------------------------------------ the ledger executes it (threshold met)
-  for (;;) {
-    const r = await acts.followIntentTransaction({ intentId: input.intentId, waitMs: 30_000 });
-    if (r.state === 'delivered') break;
-    if (r.state === 'failed') {
-      await short.failIntent({ intentId: input.intentId, status: 'failed', error: r.reason ?? 'the ledger did not execute the intent' });
-      return finish({ intentId: input.intentId, status: 'failed', error: r.reason });
-    }
-    // pending: co-signatures outstanding; the ledger itself expires the transaction at expires_at
+  const followed = await followLedgerTransaction(input.intentId, localSteps && patched(FOLLOW_LOCAL_FIRST));
+  if (followed.state === 'failed') {
+    await short.failIntent({ intentId: input.intentId, status: 'failed', error: followed.reason ?? 'the ledger did not execute the intent' });
+    return finish({ intentId: input.intentId, status: 'failed', error: followed.reason });
   }
 
   // ------------------------------------------------------------------ a ledger-only intent: its receipt is its proof

@@ -190,7 +190,7 @@ describe('proof cycle', () => {
 
 // Last in this file: it leaves the Sepolia anvil mining a block a second instead of on each transaction.
 describe('a quorum round longer than a workflow task', () => {
-  it('an observation that waits 25 s for confirmations completes as one local activity, its workflow task extended meanwhile', {
+  it('an observation that waits 20 s for confirmations completes as one local activity, its workflow task extended meanwhile; no activity is scheduled', {
     timeout: 180_000,
   }, async () => {
     const rpc = async (method: string, params: unknown[]) => {
@@ -208,7 +208,8 @@ describe('a quorum round longer than a workflow task', () => {
     try {
       await submit(b, p);
       await waitIntent(b, p.intent_id, (x) => x.stage === 'observing', 60_000);
-      await new Promise((r) => setTimeout(r, 25_000)); // more than twice the workflow task timeout (10 s)
+      // twice the workflow task timeout (10 s); less than the validators' own bound on an observation's wait (30 s)
+      await new Promise((r) => setTimeout(r, 20_000));
       expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.stage).toBe('observing');
     } finally {
       await rpc('evm_setIntervalMining', [1]);
@@ -224,11 +225,10 @@ describe('a quorum round longer than a workflow task', () => {
       return data ? [JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string; attempt: number }] : [];
     });
     expect(local.filter((a) => a.activity_type === 'observeChainLeg')).toEqual([expect.objectContaining({ attempt: 1 })]);
-    expect(local.map((a) => a.activity_type)).toContain('attestChain');
-    const scheduled = history.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-    expect(scheduled).toEqual(['followIntentTransaction']);
-    // the worker completed the open workflow task before its timeout and took the next, several times over the wait
-    expect(history.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBeGreaterThanOrEqual(4);
+    expect(local.map((a) => a.activity_type)).toEqual(expect.arrayContaining(['followIntentTransaction', 'attestChain']));
+    expect(history.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    // the worker completed the open workflow task before its timeout and took the next, twice over the wait
+    expect(history.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBeGreaterThanOrEqual(3);
     expect(history.some((e) => e.workflowTaskTimedOutEventAttributes)).toBe(false);
   });
 });
