@@ -9,12 +9,12 @@
  *
  * The short steps (a chain transaction with its receipt, the result write, a leg's failure) run as local activities
  * since CYCLE_LOCAL_STEPS: in the worker that runs the workflow task, recorded as markers, without a round trip
- * through the task queue each (the cycle's largest cost in Temporal). The two quorum rounds followed since
- * CYCLE_LOCAL_QUORUM: a round that waits long (a loaded validator, the chain's confirmations) keeps its workflow task
- * open, which the worker extends before it times out (a few history events per workflow task timeout of waiting)
- * where an activity heartbeated. A worker that dies in a round is noticed by that timeout, and the round runs again on
- * another worker (it is idempotent: its outcome is stored on the chain's cycle). Histories from before each patch
- * replay on the activity path.
+ * through the task queue each (the cycle's largest cost in Temporal). Since CYCLE_LOCAL_QUORUM the two quorum rounds
+ * run so too: a round that waits long (a loaded validator, the chain's confirmations) keeps its workflow task open,
+ * and the worker extends it before it times out (a few history events per workflow task timeout of waiting) where an
+ * activity heartbeated. A worker that dies in a round is noticed by that timeout, and the round runs again on another
+ * worker (it is idempotent: its outcome is stored on the chain's cycle). Histories from before each patch replay on
+ * the activity path.
  */
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';

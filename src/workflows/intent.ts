@@ -77,6 +77,10 @@ export const INLINE_CHAIN_CYCLE = 'inline-chain-cycle';
 /** An unsigned intent's workflow looks for a submission recorded without it (new runs only take this path). */
 export const SIGNATURE_WATCH = 'signature-watch';
 
+/** the first look 2 s after the workflow starts waiting, then twice as long between looks, at most 5 minutes */
+const WATCH_FIRST_MS = 2_000;
+const WATCH_MAX_MS = 300_000;
+
 /**
  * The ledger transaction is followed first in a local activity for a few seconds (a single signer's transaction is
  * executed by then, so the cycle goes on in the same workflow task), then as an activity that heartbeats while
@@ -84,9 +88,6 @@ export const SIGNATURE_WATCH = 'signature-watch';
  */
 export const FOLLOW_LOCAL_FIRST = 'follow-local-first';
 const FOLLOW_LOCAL_MS = 5_000;
-/** the first look 2 s after the workflow starts waiting, then twice as long between looks, at most 5 minutes */
-const WATCH_FIRST_MS = 2_000;
-const WATCH_MAX_MS = 300_000;
 
 export interface IntentWorkflowResult {
   intentId: string;
