@@ -889,8 +889,16 @@ describe('validator network', () => {
     const post = await d.quorum.observe(oreq, { chainId: BigInt(CHAIN.chainId), proofAnchor: a.plan.anchor, validatorSetRoot: d.setRoot });
     const observed = post.responses.values().next().value!.result;
     const latest = await d.w.public.getBlockNumber();
-    await d.w.public.request({ method: 'anvil_reorg', params: [Number(latest - BigInt(observed.blockNumber)) + 1, []] } as never);
-    expect((await d.w.public.getBlock({ blockNumber: BigInt(observed.blockNumber) })).hash).not.toBe(observed.blockHash);
+    // two blocks deeper than needed: the interval miner may add one between reading the head and the reorg
+    await d.w.public.request({ method: 'anvil_reorg', params: [Number(latest - BigInt(observed.blockNumber)) + 3, []] } as never);
+    // the observed height holds a replacement block once anvil has mined it (it can be missing for a moment)
+    let replaced: string | undefined;
+    for (let i = 0; i < 50 && !replaced; i++) {
+      replaced = (await d.w.public.getBlock({ blockNumber: BigInt(observed.blockNumber) }).catch(() => undefined))?.hash;
+      if (!replaced) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(replaced).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(replaced).not.toBe(observed.blockHash);
     const e = await d.quorum.writeResult(oreq, post).catch((x) => x);
     expect(e).toBeInstanceOf(Error);
     // every signer refuses: its cached observation names a block that is no longer the chain's
