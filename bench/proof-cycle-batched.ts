@@ -76,7 +76,7 @@ export async function runBatchedBench(
       await ready;
       const t0 = performance.now();
       await submitIntent(dn, who, p);
-      const done = await waitCompleted(dn, p.intent_id, 50, 300_000);
+      const done = await waitCompleted(dn, p.intent_id, 300_000);
       return { ms: performance.now() - t0, intent: done as Json };
     };
     const concurrent = async (k: number, proofClass: string): Promise<Run> => {

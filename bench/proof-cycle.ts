@@ -114,21 +114,21 @@ async function main() {
     await fundAccount(wallets, one.account);
 
     let n = 0;
-    const cycle = async (who: BenchIdentity, pollMs: number, ready?: Promise<void>, to: Hex = target!): Promise<Cycle> => {
+    const cycle = async (who: BenchIdentity, ready?: Promise<void>, to: Hex = target!): Promise<Cycle> => {
       const p = await prepareIntent(dn, who, [recordLeg(CHAIN, who.account, to, arg(`bench-${++n}-${Date.now()}`))]);
       await ready;
       const t0 = performance.now();
       await submitIntent(dn, who, p);
-      const done = await waitCompleted(dn, p.intent_id, pollMs, 300_000);
+      const done = await waitCompleted(dn, p.intent_id, 300_000);
       const clientMs = performance.now() - t0;
       return { clientMs, serverMs: Date.parse(done.completed_at) - Date.parse(done.submitted_at), intent: done };
     };
 
-    await cycle(one, 25); // warm-up: workflow cache, connections, viem clients, validator hash memo
+    await cycle(one); // warm-up: workflow cache, connections, viem clients, validator hash memo
     const seqCpu = await cpuDuring(
       async () => {
         const out: Cycle[] = [];
-        for (let i = 0; i < COUNT; i++) out.push(await cycle(one, 25));
+        for (let i = 0; i < COUNT; i++) out.push(await cycle(one));
         return out;
       },
       { database: dn.databaseName },
@@ -143,7 +143,7 @@ async function main() {
     for (let i = 0; i < COUNT; i++) targets.push((await deployTestTargets(wallets.slice(0, 1)))[0]!);
     let go!: () => void;
     const ready = new Promise<void>((r) => (go = r));
-    const pending = clients.map((c, i) => cycle(c, 100, ready, targets[i]));
+    const pending = clients.map((c, i) => cycle(c, ready, targets[i]));
     await new Promise((r) => setTimeout(r, 2000)); // let every prepare finish
     const tc = performance.now();
     const concCpu = await cpuDuring(

@@ -61,8 +61,8 @@ export interface BenchDevnet {
   headers: Record<string, string>;
   /** the scratch PostgreSQL database of this run (undefined on PGlite) */
   databaseName?: string;
-  /** in-process API call; the body parsed as JSON (text when it is not JSON) */
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }>;
+  /** in-process API call with the organization's key (and `extra` headers); the body parsed as JSON (text when it is not JSON) */
+  call(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<{ status: number; body: Json; headers: Headers }>;
   stop(): Promise<void>;
 }
 
@@ -209,8 +209,12 @@ export async function startBenchDevnet(opts: {
     const org = await createOrganization(database.db, { name: opts.name, identityQuota: 10_000, creditGrant: 100_000_000n });
     const { rawKey } = await createApiKey(database.db, { orgId: org.id, name: opts.name, rateLimitRpm: 1_000_000 });
     const headers = { 'X-API-Key': rawKey, 'content-type': 'application/json' };
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await app.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const call = async (method: string, path: string, body?: unknown, extra?: Record<string, string>) => {
+      const res = await app.request(path, {
+        method,
+        headers: extra ? { ...headers, ...extra } : headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await res.text();
       let json: Json = text;
       try {
@@ -218,7 +222,7 @@ export async function startBenchDevnet(opts: {
       } catch {
         // not JSON
       }
-      return { status: res.status, body: json };
+      return { status: res.status, body: json, headers: res.headers };
     };
     return { config, database, client, app, sim, anvils, validators, headers, databaseName, call, stop };
   } catch (e) {
@@ -349,10 +353,16 @@ export async function stageSplit(dn: BenchDevnet, intents: Json[]) {
   return names.map((stage, i) => ({ stage, median_ms: Math.round(pct(deltas[i]!, 0.5)), max_ms: Math.round(Math.max(...deltas[i]!)) }));
 }
 
-export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: number, timeoutMs = 120_000): Promise<Json> {
+/**
+ * The intent once completed, followed as a client should: each GET sends the ETag of the last answer with
+ * `Prefer: wait`, so the API answers when the intent changes (or after the wait, 304) instead of being polled.
+ */
+export async function waitCompleted(dn: BenchDevnet, intentId: string, timeoutMs = 120_000): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
+  let r = await dn.call('GET', `/v1/transaction/${intentId}`);
+  let etag = r.headers.get('etag') ?? undefined;
   for (;;) {
-    const r = await dn.call('GET', `/v1/transaction/${intentId}`);
+    if (r.status !== 200 && r.status !== 304) throw new Error(`GET intent ${intentId}: ${r.status} ${JSON.stringify(r.body)}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
     if (Date.now() > deadline) {
@@ -368,7 +378,11 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, pollMs: n
         `intent ${intentId} not completed: ${JSON.stringify(r.body)}; workflows: ${await workflowState(dn, intentId)}; chains: ${await chainState(dn)}; worker warnings: ${warnings.join('\n') || 'none'}`,
       );
     }
-    await sleep(pollMs);
+    const wait = Math.max(1, Math.min(30, Math.ceil((deadline - Date.now()) / 1000)));
+    const next = await dn.call('GET', `/v1/transaction/${intentId}`, undefined, etag ? { 'If-None-Match': etag, Prefer: `wait=${wait}` } : undefined);
+    if (next.status === 304) continue;
+    r = next;
+    etag = r.headers.get('etag') ?? undefined;
   }
 }
 

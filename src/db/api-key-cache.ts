@@ -10,7 +10,7 @@
  * While the listening connection is down nothing is cached (every lookup reads the row, as without a cache), and
  * when it listens again the cache starts empty: notifications sent meanwhile were lost.
  * A lookup that overlapped an invalidation is not stored (its row may predate the change).
- * PGlite serves one process: there the process's own invalidation is all there is.
+ * PGlite serves one process, which hears its own notifications and invalidates its entries directly as well.
  */
 import type { Database, Db } from './client.js';
 import { API_KEY_CHANNEL, onApiKeyChangeHere } from './api-key-changes.js';

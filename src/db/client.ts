@@ -27,7 +27,7 @@ export interface Database {
   /**
    * Subscribe to `channel`'s notifications (pg_notify) from any process. On Postgres a dedicated connection listens
    * and `onState` tells when it listens and when it dropped (notifications sent meanwhile are lost); PGlite serves one
-   * process, so there is nothing to hear: `onState(true)` at once, and the process invalidates its own state.
+   * process, which hears its own notifications (`onState(true)` once it listens).
    */
   listen(channel: string, onMessage: (payload: string) => void, onState: (listening: boolean) => void): () => Promise<void>;
   close(): Promise<void>;
@@ -128,9 +128,20 @@ async function openPglite(dir: string): Promise<Database & { migrate(): Promise<
     ping: async (timeoutMs = 2000) => {
       await withTimeout(db.execute(sql`select 1`), timeoutMs, 'database');
     },
-    listen: (_channel, _onMessage, onState) => {
-      onState(true);
-      return async () => {};
+    listen: (channel, onMessage, onState) => {
+      const unlisten = client.listen(channel, onMessage).then(
+        (stop) => {
+          onState(true);
+          return stop;
+        },
+        () => {
+          onState(false);
+          return async () => {};
+        },
+      );
+      return async () => {
+        await (await unlisten)().catch(() => {});
+      };
     },
     close: async () => {
       try {

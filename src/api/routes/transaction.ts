@@ -5,10 +5,12 @@
  *                                             (the row only; no workflow yet). Idempotency-Key honoured.
  *   POST /v1/transaction/{intent_id}/signature  a Temporal Update on intent-<id>, which it starts (Update-with-Start):
  *                                             verified, then submitted
- *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id, live signing progress
+ *   GET  /v1/transaction/{intent_id}          status, stage, per-leg transactions, proof_id, live signing progress;
+ *                                             ETag, and If-None-Match with Prefer: wait to wait for the next change
  *   GET  /v1/transactions                     list, newest first, by cursor or offset
  */
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import { intentChangesFor } from '../../db/intent-changes.js';
 import { INTENT_STATUSES } from '../../db/intents.js';
 import { createSigningProgressReader } from '../../services/intent-progress.js';
 import { listIntents, prepareIntent, PROOF_CLASSES, readIntent, storedProofClass, submitSignature } from '../../services/intents.js';
@@ -17,7 +19,8 @@ import { encodeCursor, pageOf, pageRequest } from '../pagination.js';
 import { pageQuery, PaginationSchema } from '../schemas/pagination.js';
 import type { AppDeps, AppEnv } from '../deps.js';
 import { callerOf, requireAuth } from '../middleware/auth.js';
-import { errorResponses, jsonResponse, uuidField } from '../schemas/common.js';
+import { CONDITIONAL_READ_PARAMETERS, etagOf, noneMatchHits, preferredWait } from '../conditional-read.js';
+import { errorResponses, jsonResponse, RATE_LIMIT_HEADERS, uuidField } from '../schemas/common.js';
 import { secureRoute } from '../secure-route.js';
 import { CreateBody, IntentDetailSchema, IntentIdParam, IntentSchema, intentView, SigningDataSchema } from './transaction-schemas.js';
 
@@ -117,6 +120,7 @@ function registerSignature(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
 
 function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const signingProgress = createSigningProgressReader(deps);
+  const changes = intentChangesFor(deps.database);
   app.openapi(
     secureRoute(deps, {
       method: 'get',
@@ -124,15 +128,50 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Transactions'],
       summary: 'Read an intent',
       description:
-        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure. signing_progress: how far the co-signing of the ledger transaction is (collected and required signatures, the key books still awaited, who signed), read live from the ledger; null before submission or when the ledger does not answer in time.',
+        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure. signing_progress: how far the co-signing of the ledger transaction is (collected and required signatures, the key books still awaited, who signed), read live from the ledger; null before submission or when the ledger does not answer in time. To follow an intent without polling, send the ETag of the last answer in If-None-Match with `Prefer: wait=<seconds>`: the answer comes as soon as the intent changes (200), or 304 when the wait ends first. Co-signing progress on the ledger is read again when the wait ends.',
       scopes: ['read'],
       request: { params: IntentIdParam },
-      responses: { 200: jsonResponse(IntentDetailSchema, 'The intent'), ...errorResponses(404) },
+      parameters: CONDITIONAL_READ_PARAMETERS,
+      responses: {
+        200: jsonResponse(IntentDetailSchema, 'The intent'),
+        304: {
+          description: 'Not modified: the intent is as the ETag in If-None-Match names it (after the wait, when one was asked for)',
+          headers: RATE_LIMIT_HEADERS,
+        },
+        ...errorResponses(404),
+      },
     }),
     async (c) => {
       const caller = callerOf(c);
-      const row = await readIntent(deps, caller.orgId, c.req.valid('param').intent_id);
-      return c.json({ ...intentView(row), signing_progress: await signingProgress(caller, row) }, 200);
+      const intentId = c.req.valid('param').intent_id;
+      const ifNoneMatch = c.req.header('if-none-match');
+      const read = async () => {
+        const row = await readIntent(deps, caller.orgId, intentId);
+        const body = JSON.stringify({ ...intentView(row), signing_progress: await signingProgress(caller, row) });
+        return { body, etag: etagOf(body) };
+      };
+      const waitS = ifNoneMatch ? preferredWait(c.req.header('prefer')) : 0;
+      // subscribed before the first read: a change committed between the read and the wait still ends the wait
+      const sub = waitS > 0 ? changes.subscribe(intentId) : undefined;
+      try {
+        let cur = await read();
+        if (sub) {
+          const signal = c.req.raw.signal;
+          const deadline = performance.now() + waitS * 1000;
+          while (noneMatchHits(ifNoneMatch, cur.etag) && !signal.aborted) {
+            const left = deadline - performance.now();
+            const changed = left > 0 && (await sub.next(left, signal));
+            if (signal.aborted) break;
+            cur = await read(); // a change, or the wait's end (the ledger's co-signing progress is not announced)
+            if (!changed) break;
+          }
+        }
+        const applied = sub ? { 'Preference-Applied': `wait=${waitS}` } : undefined;
+        if (noneMatchHits(ifNoneMatch, cur.etag)) return c.body(null, 304, { ETag: cur.etag, ...applied });
+        return c.body(cur.body, 200, { 'content-type': 'application/json', ETag: cur.etag, ...applied }) as never;
+      } finally {
+        sub?.close();
+      }
     },
   );
 }
