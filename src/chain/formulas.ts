@@ -131,7 +131,10 @@ export function merkleRoot(leaves: readonly Hex[]): Hex {
 /** Sibling hashes from the leaf up; the leaf index gives the left/right order at each level. */
 export function merkleProof(leaves: readonly Hex[], index: number): Hex[] {
   if (index < 0 || index >= leaves.length) throw new Error('leaf index out of range');
-  const ls = levels(leaves);
+  return proofFromLevels(levels(leaves), index);
+}
+
+function proofFromLevels(ls: readonly Hex[][], index: number): Hex[] {
   const proof: Hex[] = [];
   let i = index;
   for (let l = 0; l < ls.length - 1; l++) {
@@ -318,10 +321,12 @@ export function planBatchAnchor(p: {
   const leaves = p.legs.map((l, i) =>
     legLeaf({ account: l.account, adiHash: adiHash(l.adiUrl), executionCommitment: commitments[i]!, deadline: l.deadline, gasLimit: l.gasLimit ?? 0n }),
   );
+  // the tree once: every leg's proof is read from it (a tree per proof made planning a batch quadratic)
+  const tree = levels(leaves);
   const content: AnchorContent = {
     chainId: p.chainId,
     anchor: p.anchor,
-    commitmentRoot: merkleRoot(leaves),
+    commitmentRoot: tree[tree.length - 1]![0]!,
     operationId: p.operationId,
     ledgerTxHash: p.ledgerTxHash,
     leafCount: BigInt(leaves.length),
@@ -335,7 +340,7 @@ export function planBatchAnchor(p: {
       leafIndex: BigInt(i),
       deadline: p.legs[i]!.deadline,
       gasLimit: p.legs[i]!.gasLimit ?? 0n,
-      merkleProof: merkleProof(leaves, i),
+      merkleProof: proofFromLevels(tree, i),
     })),
   };
 }
