@@ -99,6 +99,8 @@ const TARGET = { p50: 1000, p95: 1500, overBareConcurrent: 1.5, cpuOverBare: 2 }
 
 interface Cycle {
   clientMs: number;
+  /** POST .../signature until its answer (the intent submitted to the ledger) */
+  postMs: number;
   serverMs: number;
   intent: Json;
 }
@@ -119,9 +121,10 @@ async function main() {
       await ready;
       const t0 = performance.now();
       await submitIntent(dn, who, p);
+      const postMs = performance.now() - t0;
       const done = await waitCompleted(dn, p.intent_id, 300_000);
       const clientMs = performance.now() - t0;
-      return { clientMs, serverMs: Date.parse(done.completed_at) - Date.parse(done.submitted_at), intent: done };
+      return { clientMs, postMs, serverMs: Date.parse(done.completed_at) - Date.parse(done.submitted_at), intent: done };
     };
 
     await cycle(one); // warm-up: workflow cache, connections, viem clients, validator hash memo
@@ -215,6 +218,10 @@ async function main() {
       row('bare viem: createAnchor + executeComprehensiveProof + executeGovernanceProofDirect', bare.sequential.txMs),
       row('bare protocol cycle sequential (no Temporal, database or API: ledger submission → proof_result)', bare.sequential.ms),
       row(`bare protocol cycle ${COUNT} concurrent`, bare.concurrent.ms),
+      row(
+        'gateway sequential: POST signature until answered (submitted to the ledger)',
+        sequential.map((c) => c.postMs),
+      ),
     ];
     const seqP50 = rows[0]!.p50_ms;
     const concurrencyRatio = rows[2]!.p50_ms / seqP50;

@@ -125,7 +125,7 @@ async function main() {
     await fundAccount(wallets, who.account);
     const p = await prepareIntent(dn, who, [recordLeg(CHAINS[0], who.account, target!, arg(`record-${randomBytes(4).toString('hex')}`))]);
     await submitIntent(dn, who, p);
-    await waitCompleted(dn, p.intent_id, 50);
+    await waitCompleted(dn, p.intent_id);
     await dn.client.workflow.getHandle(`intent-${p.intent_id}`).result();
     await save(dn, 'intentWorkflow', `intent-${p.intent_id}`);
     // an intent over both chains runs its chain cycles in a child per chain
@@ -134,7 +134,7 @@ async function main() {
       recordLeg(CHAINS[1], who.account, otherTarget!, arg(`record-b-${randomBytes(4).toString('hex')}`)),
     ]);
     await submitIntent(dn, who, both);
-    await waitCompleted(dn, both.intent_id, 50);
+    await waitCompleted(dn, both.intent_id);
     await dn.client.workflow.getHandle(`intent-${both.intent_id}`).result();
     await save(dn, 'intentChainWorkflow', `intent-${both.intent_id}-${CHAINS[0].name}`);
 
@@ -157,7 +157,7 @@ async function main() {
     });
     if (bp.status !== 201) throw new Error(`prepare (batched): ${bp.status} ${JSON.stringify(bp.body)}`);
     await submitIntent(dn, who, bp.body);
-    await waitCompleted(dn, bp.body.intent_id, 50);
+    await waitCompleted(dn, bp.body.intent_id);
     await save(dn, 'batchWorkflow', await firstClosed(dn, 'batchWorkflow'));
     await save(dn, 'batcherWorkflow', `batcher-${taskQueue}-${CHAINS[0].name}`);
 
@@ -208,7 +208,7 @@ async function main() {
       },
     });
     if (pp.status !== 201) throw new Error(`provider prepare: ${pp.status} ${JSON.stringify(pp.body)}`);
-    await waitCompleted(dn, pp.body.intent_id, 50);
+    await waitCompleted(dn, pp.body.intent_id);
     await save(dn, 'providerSignWorkflow', `provider-sign-intent-${pp.body.intent_id}`);
     const external = Buffer.from(ed25519.getPublicKey(Uint8Array.from(randomBytes(32)))).toString('hex');
     const sw = await manage('PATCH', `/v1/identity/${providerId}`, { public_key: external });

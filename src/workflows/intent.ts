@@ -82,12 +82,21 @@ const WATCH_FIRST_MS = 2_000;
 const WATCH_MAX_MS = 300_000;
 
 /**
- * The ledger transaction is followed first in a local activity for a few seconds (a single signer's transaction is
- * executed by then, so the cycle goes on in the same workflow task), then as an activity that heartbeats while
- * co-signatures are outstanding (new runs only take this path).
+ * Patch id (0.4.0 runs): the ledger transaction followed first in a local activity for a few seconds (a single
+ * signer's transaction is executed by then, so the cycle went on in the same workflow task), then as an activity that
+ * heartbeats while co-signatures are outstanding. Newer runs follow it by the activity alone (ANSWER_SIGNATURE_FIRST).
  */
 export const FOLLOW_LOCAL_FIRST = 'follow-local-first';
 const FOLLOW_LOCAL_MS = 5_000;
+
+/**
+ * Patch id: the ledger transaction is followed by an activity again (FOLLOW_LOCAL_FIRST no more), so the workflow
+ * task that ran the signature's Update ends as soon as the signature is submitted. An Update's answer is sent when
+ * its workflow task completes, and local activities keep one task open from the signature to the proof: POST
+ * .../signature answered only when the whole cycle had run (or when the task was extended, every 8 s). A 1 ms timer
+ * would end the task too, but the dev server fires timers up to a second late.
+ */
+export const ANSWER_SIGNATURE_FIRST = 'answer-signature-first';
 
 export interface IntentWorkflowResult {
   intentId: string;
@@ -331,7 +340,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   step('submitted');
 
   // ------------------------------------------------------------------ the ledger executes it (threshold met)
-  const followed = await followLedgerTransaction(input.intentId, localSteps && patched(FOLLOW_LOCAL_FIRST));
+  // an activity, not a local one: this workflow task ends with it, and with the task the signature's answer leaves
+  const answerFirst = patched(ANSWER_SIGNATURE_FIRST);
+  const followed = await followLedgerTransaction(input.intentId, !answerFirst && localSteps && patched(FOLLOW_LOCAL_FIRST));
   if (followed.state === 'failed') {
     await short.failIntent({ intentId: input.intentId, status: 'failed', error: followed.reason ?? 'the ledger did not execute the intent' });
     return finish({ intentId: input.intentId, status: 'failed', error: followed.reason });
