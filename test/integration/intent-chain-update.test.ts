@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureIntentChain, getIntentChains, getIntentWithChains, getVersionedIntentChains, updateIntentChain } from '../../src/db/intents.js';
-import { identities, intents } from '../../src/db/schema.js';
+import { intents } from '../../src/db/schema.js';
 import type { ChainCycleRecord } from '../../src/protocol/cycle-record.js';
 import { dbKinds, openTestDatabase } from '../support/env.js';
-import { createTestOrgAndKey } from '../support/platform.js';
+import { createTestOrgAndKey, insertTestIntent } from '../support/platform.js';
 
 const record = (chain: string): ChainCycleRecord =>
   ({
@@ -31,37 +31,7 @@ describe.each(dbKinds())('updateIntentChain (%s)', (kind) => {
     database = await openTestDatabase(kind);
     const db = database.db;
     const org = await createTestOrgAndKey(db, {});
-    const [identity] = await db
-      .insert(identities)
-      .values({
-        orgId: org.orgId,
-        name: 'a',
-        adiUrl: `acc://a-${randomUUID().slice(0, 8)}.acme`,
-        bookUrl: 'acc://a.acme/book',
-        keyPageUrl: 'acc://a.acme/book/1',
-        dataAccountUrl: 'acc://a.acme/data',
-        publicKeyHash: 'ab'.repeat(32),
-        status: 'active',
-        stage: 'completed',
-        requestedChains: ['ethereum-sepolia', 'arbitrum-sepolia'],
-      })
-      .returning();
-    const [intent] = await db
-      .insert(intents)
-      .values({
-        orgId: org.orgId,
-        identityId: identity!.id,
-        status: 'submitted',
-        intent: { parts: [] },
-        operationId: 'op',
-        signingData: { request_id: 'r', transaction_hash: 'cd'.repeat(32), hash_to_sign: 'ef'.repeat(32) },
-        prepared: {} as never,
-        signerPublicKey: '12'.repeat(32),
-        signerKeyPage: 'acc://a.acme/book/1',
-        expiresAt: new Date(Date.now() + 3_600_000),
-      })
-      .returning();
-    intentId = intent!.id;
+    ({ intentId } = await insertTestIntent(db, org.orgId, { status: 'submitted', chains: ['ethereum-sepolia', 'arbitrum-sepolia'] }));
     for (const chain of ['ethereum-sepolia', 'arbitrum-sepolia']) await ensureIntentChain(db, intentId, chain, record(chain));
   }, 60_000);
   afterAll(async () => database?.cleanup());

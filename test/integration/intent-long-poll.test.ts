@@ -11,10 +11,10 @@ import { etagOf, noneMatchHits, preferredWait } from '../../src/api/conditional-
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { intentChangesFor } from '../../src/db/intent-changes.js';
 import { ensureIntentChain } from '../../src/db/intents.js';
-import { identities, intents } from '../../src/db/schema.js';
+import { intents } from '../../src/db/schema.js';
 import type { ChainCycleRecord } from '../../src/protocol/cycle-record.js';
 import { dbKinds } from '../support/env.js';
-import { createTestOrgAndKey, startTestApp, type TestApp } from '../support/platform.js';
+import { createTestOrgAndKey, insertTestIntent, startTestApp, type TestApp } from '../support/platform.js';
 
 describe('conditional-read headers', () => {
   it('reads Prefer: wait and If-None-Match as the RFCs write them', () => {
@@ -50,37 +50,11 @@ describe.each(dbKinds())('GET /v1/transaction/{id} waits for the intent to chang
     writer = other?.db ?? app.db;
     const org = await createTestOrgAndKey(app.db, {});
     key = org.key;
-    const [identity] = await app.db
-      .insert(identities)
-      .values({
-        orgId: org.orgId,
-        name: 'a',
-        adiUrl: `acc://a-${randomUUID().slice(0, 8)}.acme`,
-        bookUrl: 'acc://a.acme/book',
-        keyPageUrl: 'acc://a.acme/book/1',
-        dataAccountUrl: 'acc://a.acme/data',
-        publicKeyHash: 'ab'.repeat(32),
-        status: 'active',
-        stage: 'completed',
-        requestedChains: ['ethereum-sepolia'],
-      })
-      .returning();
-    const [intent] = await app.db
-      .insert(intents)
-      .values({
-        orgId: org.orgId,
-        identityId: identity!.id,
-        status: 'signing_required',
-        intent: { parts: [], legs: [{ leg_id: 'leg-1', chain: 'ethereum-sepolia', chain_id: '11155111' }] },
-        operationId: 'op',
-        signingData: { request_id: 'r', transaction_hash: 'cd'.repeat(32), hash_to_sign: 'ef'.repeat(32) },
-        prepared: {} as never,
-        signerPublicKey: '12'.repeat(32),
-        signerKeyPage: 'acc://a.acme/book/1',
-        expiresAt: new Date(Date.now() + 3_600_000),
-      })
-      .returning();
-    intentId = intent!.id;
+    ({ intentId } = await insertTestIntent(app.db, org.orgId, {
+      status: 'signing_required',
+      chains: ['ethereum-sepolia'],
+      document: { parts: [], legs: [{ leg_id: 'leg-1', chain: 'ethereum-sepolia', chain_id: '11155111' }] },
+    }));
     await vi.waitFor(() => expect(intentChangesFor(app.database).listening).toBe(true), { timeout: 10_000 });
   }, 60_000);
   afterAll(async () => {

@@ -8,6 +8,7 @@ import { createApiKey } from '../../src/db/api-keys.js';
 import type { Db } from '../../src/db/client.js';
 import { createIdentityWithinQuota } from '../../src/db/identities.js';
 import { createOrganization } from '../../src/db/organizations.js';
+import { identities, intents } from '../../src/db/schema.js';
 import { identityUrls } from '../../src/identity/keys.js';
 import type { Logger } from '../../src/log.js';
 import { apiLedgerClient } from '../../src/services/deps.js';
@@ -68,6 +69,49 @@ export async function insertTestIdentity(db: Db, orgId: string, label: string, a
   });
   if (!res.ok) throw new Error(`test identity ${urls.adiUrl} not inserted: ${JSON.stringify(res)}`);
   return { id, ...urls };
+}
+
+/**
+ * An active identity and one intent of it written straight to the database (no workflow, no ledger): the intent
+ * `status` given, with `document` as its stored intent (default: no parts, no legs). For tests of what reads and
+ * writes intent rows.
+ */
+export async function insertTestIntent(
+  db: Db,
+  orgId: string,
+  opts: { status: string; chains: string[]; document?: Record<string, unknown> },
+): Promise<{ identityId: string; intentId: string }> {
+  const [identity] = await db
+    .insert(identities)
+    .values({
+      orgId,
+      name: 'a',
+      adiUrl: `acc://a-${randomUUID().slice(0, 8)}.acme`,
+      bookUrl: 'acc://a.acme/book',
+      keyPageUrl: 'acc://a.acme/book/1',
+      dataAccountUrl: 'acc://a.acme/data',
+      publicKeyHash: 'ab'.repeat(32),
+      status: 'active',
+      stage: 'completed',
+      requestedChains: opts.chains,
+    })
+    .returning();
+  const [intent] = await db
+    .insert(intents)
+    .values({
+      orgId,
+      identityId: identity!.id,
+      status: opts.status,
+      intent: opts.document ?? { parts: [] },
+      operationId: 'op',
+      signingData: { request_id: 'r', transaction_hash: 'cd'.repeat(32), hash_to_sign: 'ef'.repeat(32) },
+      prepared: {} as never,
+      signerPublicKey: '12'.repeat(32),
+      signerKeyPage: 'acc://a.acme/book/1',
+      expiresAt: new Date(Date.now() + 3_600_000),
+    })
+    .returning();
+  return { identityId: identity!.id, intentId: intent!.id };
 }
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
