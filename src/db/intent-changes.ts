@@ -1,8 +1,9 @@
 /**
  * Changes to intents, heard by the API so that a read can wait for the next one (a long poll) instead of the client
- * asking again and again. Every update of an intent row and every insert or update of one of its chain cycles sends
- * `pg_notify('intent_changed', <intent id>)` from a trigger (migration 0015), delivered at commit to every listening
- * process (src/db/listen.ts; PGlite delivers its own notifications to its one process).
+ * asking again and again. A change of an intent's status or stage (or its proof, error or signing data), a chain cycle
+ * created and a chain cycle's stage moved send `pg_notify('intent_changed', <intent id>)` from triggers (migration
+ * 0015), delivered at commit to every listening process (src/db/listen.ts; PGlite delivers its own notifications to
+ * its one process).
  *
  * A waiter subscribes before it reads, so a change that commits between its read and its wait still wakes it. While
  * the listening connection is down, notifications are lost: a wait then ends within FALLBACK_POLL_MS and the waiter

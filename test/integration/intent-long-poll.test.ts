@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { etagOf, noneMatchHits, preferredWait } from '../../src/api/conditional-read.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { intentChangesFor } from '../../src/db/intent-changes.js';
-import { ensureIntentChain } from '../../src/db/intents.js';
+import { ensureIntentChain, updateIntentChain } from '../../src/db/intents.js';
 import { intents } from '../../src/db/schema.js';
 import type { ChainCycleRecord } from '../../src/protocol/cycle-record.js';
 import { dbKinds } from '../support/env.js';
@@ -103,6 +103,18 @@ describe.each(dbKinds())('GET /v1/transaction/{id} waits for the intent to chang
     expect(r.status).toBe(200);
     expect(r.headers.get('etag')).not.toBe(tag);
     expect((await r.json()).legs[0]).toMatchObject({ leg_id: 'leg-1', status: 'executing', anchor_id: '0x01' });
+  });
+
+  it('a write within a stage is not announced: the wait sees it when it ends', async () => {
+    const tag = (await get()).headers.get('etag')!;
+    const started = performance.now();
+    const waiting = get({ 'If-None-Match': tag, Prefer: 'wait=2' });
+    await new Promise((r) => setTimeout(r, 200));
+    await updateIntentChain(writer, intentId, 'ethereum-sepolia', { record: (r) => void (r.createAnchorTx = `0x${'ab'.repeat(32)}`) });
+    const r = await waiting;
+    expect(r.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1900);
+    expect((await r.json()).legs[0].transactions.create_anchor).toBe(`0x${'ab'.repeat(32)}`);
   });
 
   it('answers 304 when the wait ends with nothing changed', async () => {
