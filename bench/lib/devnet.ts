@@ -362,7 +362,7 @@ export async function waitCompleted(dn: BenchDevnet, intentId: string, timeoutMs
   let r = await dn.call('GET', `/v1/transaction/${intentId}`);
   let etag = r.headers.get('etag') ?? undefined;
   for (;;) {
-    if (r.status !== 200 && r.status !== 304) throw new Error(`GET intent ${intentId}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 200) throw new Error(`GET intent ${intentId}: ${r.status} ${JSON.stringify(r.body)}`);
     if (r.body.status === 'completed') return r.body;
     if (['failed', 'expired'].includes(r.body.status)) throw new Error(`intent ${intentId} ${r.body.status}: ${r.body.error_message}`);
     if (Date.now() > deadline) {
