@@ -36,6 +36,9 @@ export function preferredWait(prefer: string | undefined): number {
   return 0;
 }
 
+/** visible ASCII with inner spaces: what an HTTP parser takes in a header value without refusing the request */
+const HEADER_TEXT_PATTERN = '^[!-~]([ -~]*[!-~])?$';
+
 /** The two request headers, as OpenAPI parameters of a read that offers them. */
 export const CONDITIONAL_READ_PARAMETERS = [
   {
@@ -43,13 +46,13 @@ export const CONDITIONAL_READ_PARAMETERS = [
     name: 'If-None-Match',
     required: false,
     description: 'The ETag of an answer the client holds: 304 Not Modified while the resource is unchanged',
-    schema: { type: 'string' as const, maxLength: 1024 },
+    schema: { type: 'string' as const, maxLength: 1024, pattern: HEADER_TEXT_PATTERN },
   },
   {
     in: 'header' as const,
     name: 'Prefer',
     required: false,
     description: `With If-None-Match, \`wait=<seconds>\` (at most ${MAX_WAIT_SECONDS}): hold the request until the resource changes (200) or the wait ends (304); Preference-Applied echoes it`,
-    schema: { type: 'string' as const, maxLength: 1024 },
+    schema: { type: 'string' as const, maxLength: 1024, pattern: HEADER_TEXT_PATTERN },
   },
 ];

@@ -3,7 +3,8 @@
  * new route is covered. Every path, query or header parameter that names an id (`id`, `*_id`, `starting_after`), a
  * hash (`*_hash`) or an identity (`identity`), and every such body field, has `format` or `pattern`; and what the
  * document states, the server does: a body or query id of another form is a 400 naming it, while a path id of another
- * form is that resource's 404 (docs/api-conventions.md, Ids).
+ * form is that resource's 404 (docs/api-conventions.md, Ids). Every header parameter states a pattern that keeps
+ * out what Node's HTTP parser refuses before any route sees the request (a fuzzer sends what the document allows).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrgAndKey, startTestApp, type TestApp, type TestKey } from '../support/platform.js';
@@ -76,6 +77,27 @@ describe('OpenAPI: format and pattern of id-like inputs', () => {
     }
     // transaction intents' target_id takes a pending action id or a transaction hash; every other id-like field states its form
     expect(missing.filter((m) => !m.endsWith('POST /v1/sign.target_id'))).toEqual([]);
+  });
+
+  it('every header parameter states a pattern an HTTP parser accepts', () => {
+    // Node refuses a request whose header carries a control character or (here) a non-ASCII one, before any route:
+    // a value the document allows must reach the route
+    const loose: string[] = [];
+    let seen = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const p of op.parameters ?? []) {
+          if (p.in !== 'header') continue;
+          seen++;
+          const s = resolve(p.schema);
+          const re = s?.pattern ? new RegExp(s.pattern, 'u') : undefined;
+          if (s?.enum) continue;
+          if (!re || ['a\u0001b', '\u00e9', 'a\tb', ' a'].some((v) => re.test(v))) loose.push(`${method.toUpperCase()} ${path} ${p.name}`);
+        }
+      }
+    }
+    expect(loose).toEqual([]);
+    expect(seen).toBeGreaterThanOrEqual(3); // Idempotency-Key, If-None-Match, Prefer
   });
 
   it('the documented forms are what the server takes', async () => {
