@@ -29,23 +29,49 @@ export type Json = any;
 
 /** Calls the API; returns the parsed JSON body of a 2xx answer, throws ApiFailure for any other. */
 export async function api(method: string, path: string, body?: unknown): Promise<Json> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await send(method, path, headers, body === undefined ? undefined : JSON.stringify(body));
+  return parsed(res, await res.text());
+}
+
+/**
+ * Follows a resource without polling: a GET naming the ETag of the answer the page holds (If-None-Match) with
+ * `Prefer: wait=<waitS>`, which the API holds until the resource changes. The new body and its ETag, or `unchanged`
+ * when the wait ended without a change (304; at once when waitS is 0). Without an ETag yet, a plain read.
+ */
+export async function follow(
+  path: string,
+  etag: string | undefined,
+  waitS: number,
+  signal?: AbortSignal,
+): Promise<{ body: Json; etag?: string } | 'unchanged'> {
+  const headers: Record<string, string> = etag ? { 'If-None-Match': etag, ...(waitS > 0 ? { Prefer: `wait=${waitS}` } : {}) } : {};
+  const res = await send('GET', path, headers, undefined, signal);
+  if (res.status === 304) return 'unchanged';
+  return { body: parsed(res, await res.text()), etag: res.headers.get('etag') ?? undefined };
+}
+
+function send(method: string, path: string, extra: Record<string, string>, body?: string, signal?: AbortSignal): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extra };
   const key = session.key();
   if (key) headers['X-API-Key'] = key;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
-  const text = await res.text();
-  let parsed: Json;
+  return fetch(path, { method, headers, body, cache: 'no-store', signal });
+}
+
+/** The JSON of a 2xx answer; ApiFailure for any other. */
+function parsed(res: Response, text: string): Json {
+  let value: Json;
   try {
-    parsed = text ? JSON.parse(text) : null;
+    value = text ? JSON.parse(text) : null;
   } catch {
-    parsed = text;
+    value = text;
   }
   if (!res.ok) {
     const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-    throw new ApiFailure(res.status, parsed?.code ?? 'HTTP_ERROR', parsed?.error ?? `${res.status} ${res.statusText}`, retryAfter);
+    throw new ApiFailure(res.status, value?.code ?? 'HTTP_ERROR', value?.error ?? `${res.status} ${res.statusText}`, retryAfter);
   }
-  return parsed;
+  return value;
 }
 
 /** The raw text of a 2xx answer (a proof bundle: its bytes are what the verifier hashes). */

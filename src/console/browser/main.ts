@@ -5,7 +5,8 @@
  * Every page is re-read every POLL_MS while shown (not while the tab is hidden) and re-drawn when what it read
  * changed, so states advance without a reload. A page makes at most two requests per read, so polling stays
  * within the default per-key rate limit (60 a minute) with room for the reader's own actions; a 429 waits its
- * Retry-After.
+ * Retry-After. An intent's page follows the intent instead (a read held by the API until the intent changes, then
+ * the next at once): its stages show as they happen, and a page left open costs a request per change or per wait.
  */
 import { api, ApiFailure, session } from './api.js';
 import { h } from './dom.js';
@@ -38,6 +39,8 @@ const NAV: [string, string][] = [
 
 const root = document.getElementById('app') as HTMLElement;
 let generation = 0;
+/** aborts the shown page's reads (a long poll may be held) when another page is shown */
+let leaving: AbortController | undefined;
 
 function signInView(message?: string): Node {
   const input = h('input', { id: 'api-key', name: 'api_key', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true });
@@ -110,6 +113,9 @@ function shell(current: string, content: Node): Node {
 /** Shows the page for the current hash and keeps it current until the hash changes. */
 async function route(): Promise<void> {
   const mine = ++generation;
+  leaving?.abort();
+  const left = new AbortController();
+  leaving = left;
   if (!session.key()) {
     root.replaceChildren(signInView());
     document.title = 'Sign in — console';
@@ -126,10 +132,12 @@ async function route(): Promise<void> {
   }
   document.title = `${page.title} — console`;
   let last = '';
+  let waited = false;
   for (;;) {
     try {
-      const data = await page.load();
+      const data = await page.load(left.signal);
       if (mine !== generation) return;
+      waited = page.waits?.(data) ?? false;
       const seen = JSON.stringify(data);
       if (seen !== last) {
         last = seen;
@@ -149,10 +157,13 @@ async function route(): Promise<void> {
       const text = `Could not load: ${err instanceof Error ? err.message : String(err)}${wait ? ` (retrying in ${wait / 1000} s)` : ''}`;
       content.replaceChildren(h('p', { class: 'error', role: 'alert' }, text));
       last = '';
+      waited = false;
       await new Promise((r) => setTimeout(r, wait));
     }
-    do await new Promise((r) => setTimeout(r, POLL_MS));
-    while (document.hidden && mine === generation);
+    // a page whose read waits for a change reads again at once (while the tab is shown); the others poll
+    if (!waited || document.hidden)
+      do await new Promise((r) => setTimeout(r, POLL_MS));
+      while (document.hidden && mine === generation);
     if (mine !== generation) return;
   }
 }

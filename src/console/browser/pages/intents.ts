@@ -3,9 +3,12 @@
  * stage timeline per chain (attested, anchored, executed, observed, recorded; the times from the proof's custody
  * chain once the proof exists), the co-signing progress of its ledger transaction, and its proof.
  */
-import { api, type Json } from '../api.js';
+import { api, follow, type Json } from '../api.js';
 import { badge, facts, h, mono, time } from '../dom.js';
 import type { Page } from '../page.js';
+
+/** how long one read of an intent's page waits for the intent to change, in seconds (a fresh request follows) */
+const FOLLOW_WAIT_S = 25;
 
 export const STAGES = ['attested', 'anchored', 'executed', 'observed', 'recorded'] as const;
 type Stage = (typeof STAGES)[number];
@@ -147,14 +150,22 @@ export const intentsPage: Page = {
     ),
 };
 
+/** Co-signatures outstanding on the ledger: their progress is not announced to a waiting read, so the page polls. */
+const cosigning = (intent: Json) => intent.signing_progress?.is_ready === false;
+
 export function intentPage(id: string): Page {
+  // the last answer and its ETag: each read after the first waits for the intent to change (or FOLLOW_WAIT_S)
+  let held: { intent: Json; etag?: string } | undefined;
   return {
     title: 'Intent',
-    load: async () => {
-      const intent = await api('GET', `/v1/transaction/${id}`);
+    load: async (signal) => {
+      const r = await follow(`/v1/transaction/${id}`, held?.etag, held && cosigning(held.intent) ? 0 : FOLLOW_WAIT_S, signal);
+      if (r !== 'unchanged') held = { intent: r.body, etag: r.etag };
+      const intent = held!.intent;
       const custody = intent.proof_id ? await api('GET', `/v1/proof/${intent.proof_id}/custody`) : undefined;
       return { intent, custody: custody?.events };
     },
+    waits: ({ intent }: Json) => !cosigning(intent),
     view: ({ intent: t, custody }: Json) => {
       const chains = [...new Set((t.legs as Json[]).map((l) => l.chain))];
       return h(
