@@ -38,22 +38,17 @@ describe('OpenAPI: format and pattern of id-like inputs', () => {
 
   const resolve = (s: Schema | undefined): Schema | undefined => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()!] : s);
   const stated = (s: Schema | undefined) => !!s && (!!s.format || !!s.pattern || !!s.enum);
+  /** every parameter of every operation, with where it is ("GET /v1/…") */
+  const parameters = () =>
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) => (op.parameters ?? []).map((p) => ({ where: `${method.toUpperCase()} ${path}`, p }))),
+    );
 
   it('every id-like parameter states its format or pattern', () => {
-    const missing: string[] = [];
-    let seen = 0;
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops)) {
-        for (const p of op.parameters ?? []) {
-          if (!ID_LIKE.test(p.name)) continue;
-          seen++;
-          if (!stated(resolve(p.schema))) missing.push(`${method.toUpperCase()} ${path} ${p.in} ${p.name}`);
-        }
-      }
-    }
-    expect(missing).toEqual([]);
+    const idLike = parameters().filter(({ p }) => ID_LIKE.test(p.name));
+    expect(idLike.filter(({ p }) => !stated(resolve(p.schema))).map(({ where, p }) => `${where} ${p.in} ${p.name}`)).toEqual([]);
     // path ids, tx hashes, query ids (identity_id, endpoint_id, event_id, resource_id, starting_after, identity)
-    expect(seen).toBeGreaterThan(30);
+    expect(idLike.length).toBeGreaterThan(30);
   });
 
   it('every id-like body field states its format or pattern', () => {
@@ -82,22 +77,15 @@ describe('OpenAPI: format and pattern of id-like inputs', () => {
   it('every header parameter states a pattern an HTTP parser accepts', () => {
     // Node refuses a request whose header carries a control character or (here) a non-ASCII one, before any route:
     // a value the document allows must reach the route
-    const loose: string[] = [];
-    let seen = 0;
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops)) {
-        for (const p of op.parameters ?? []) {
-          if (p.in !== 'header') continue;
-          seen++;
-          const s = resolve(p.schema);
-          const re = s?.pattern ? new RegExp(s.pattern, 'u') : undefined;
-          if (s?.enum) continue;
-          if (!re || ['a\u0001b', '\u00e9', 'a\tb', ' a'].some((v) => re.test(v))) loose.push(`${method.toUpperCase()} ${path} ${p.name}`);
-        }
-      }
-    }
-    expect(loose).toEqual([]);
-    expect(seen).toBeGreaterThanOrEqual(3); // Idempotency-Key, If-None-Match, Prefer
+    const headers = parameters().filter(({ p }) => p.in === 'header');
+    const loose = headers.filter(({ p }) => {
+      const s = resolve(p.schema);
+      if (s?.enum) return false;
+      const re = s?.pattern ? new RegExp(s.pattern, 'u') : undefined;
+      return !re || ['a\u0001b', '\u00e9', 'a\tb', ' a'].some((v) => re.test(v));
+    });
+    expect(loose.map(({ where, p }) => `${where} ${p.name}`)).toEqual([]);
+    expect(headers.length).toBeGreaterThanOrEqual(3); // Idempotency-Key, If-None-Match, Prefer
   });
 
   it('the documented forms are what the server takes', async () => {
