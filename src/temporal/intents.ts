@@ -6,6 +6,7 @@
 import { type Client, WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { IntentRow } from '../db/intents.js';
 import { SEND_TOKENS } from '../protocol/intent/transfer.js';
+import { storedProofClass } from '../protocol/proof-class.js';
 import type { RefreshedSigningData } from '../activities/cycle/signing-data.js';
 import {
   intentWorkflow,
@@ -35,7 +36,11 @@ export function intentWorkflowInput(row: IntentRow): IntentWorkflowInput {
   if (row.intentType === SEND_TOKENS) return { ...base, chains: [], ledgerOnly: true };
   const legs = (row.intent as { legs: { leg_id: string; chain: string }[] }).legs;
   const chains = [...new Set(legs.map((l) => l.chain))];
-  return { ...base, chains: chains.map((chain) => ({ chain, legIds: legs.filter((l) => l.chain === chain).map((l) => l.leg_id) })) };
+  return {
+    ...base,
+    chains: chains.map((chain) => ({ chain, legIds: legs.filter((l) => l.chain === chain).map((l) => l.leg_id) })),
+    proofClass: storedProofClass((row.intent as { parts?: string[] }).parts?.[0]),
+  };
 }
 
 /**

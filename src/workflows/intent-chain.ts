@@ -19,6 +19,7 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { IntentActivities } from '../activities/intent.js';
 import type { CycleStage } from '../db/intents.js';
+import type { ProofClass } from '../protocol/proof-class.js';
 import { CYCLE_ACTIVITY_OPTIONS, CYCLE_RETRY } from './cycle-options.js';
 import { innermostFailure } from './failure.js';
 import { batchOutcomeSignal, type BatchOutcome } from './batch.js';
@@ -28,6 +29,8 @@ export interface IntentChainInput {
   intentId: string;
   chain: string;
   legIds: string[];
+  /** the intent's class, when its workflow's input had it (see IntentWorkflowInput.proofClass) */
+  proofClass?: ProofClass;
 }
 
 const acts = proxyActivities<IntentActivities>(CYCLE_ACTIVITY_OPTIONS);
@@ -89,9 +92,11 @@ export async function runChainCycle(input: IntentChainInput, opts: { onStage?: (
 
   try {
     stage('attesting');
-    const joined = patched(BATCHED_ANCHORING)
-      ? await short.joinBatch({ ...base, legIds: input.legIds, workflowId: workflowInfo().workflowId })
-      : { batched: false };
+    // a standard intent whose input says so has no batcher to ask (deterministic: the input is in the history)
+    const joined =
+      input.proofClass !== 'standard' && patched(BATCHED_ANCHORING)
+        ? await short.joinBatch({ ...base, legIds: input.legIds, workflowId: workflowInfo().workflowId })
+        : { batched: false };
     if (joined.batched) {
       await condition(() => outcome !== undefined);
       upsertSearchAttributes([{ key: BatchIdKey, value: outcome!.batchId }]);

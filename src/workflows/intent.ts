@@ -40,6 +40,7 @@ import type { IntentActivities } from '../activities/intent.js';
 import type { RefreshedSigningData } from '../activities/cycle/signing-data.js';
 import { EXPIRED_UNSIGNED, NON_RETRYABLE_INTENT_ERRORS, type SignatureRejection } from '../protocol/failures.js';
 import { signatureFormatProblem } from '../protocol/signature.js';
+import type { ProofClass } from '../protocol/proof-class.js';
 import { innermostFailure } from './failure.js';
 import { CYCLE_LOCAL_STEPS, intentChainWorkflow, runChainCycle } from './intent-chain.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';
@@ -61,6 +62,11 @@ export interface IntentWorkflowInput {
    * ledger's receipt (finalizeLedgerIntent) and no validator round runs
    */
   ledgerOnly?: boolean;
+  /**
+   * the class the client signed (runs started since the field; older ones ask the batcher's join step, which reads
+   * it from the row): a standard intent's chain cycle then skips that step
+   */
+  proofClass?: ProofClass;
 }
 
 /** Ledger-only intents end with finalizeLedgerIntent after the ledger executes them (new runs only take this path). */
@@ -363,7 +369,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     input.chains.map(async (c) => {
       progress.chains[c.chain] = 'running';
       try {
-        const args = { intentId: input.intentId, chain: c.chain, legIds: c.legIds };
+        // the class only when the input has it: the child's input stays what older runs recorded
+        const args = { intentId: input.intentId, chain: c.chain, legIds: c.legIds, ...(input.proofClass ? { proofClass: input.proofClass } : {}) };
         if (single) {
           await runChainCycle(args, { onStage: step, inline: true });
         } else {

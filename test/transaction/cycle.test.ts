@@ -226,6 +226,8 @@ describe('a quorum round longer than a workflow task', () => {
     });
     expect(local.filter((a) => a.activity_type === 'observeChainLeg')).toEqual([expect.objectContaining({ attempt: 1 })]);
     expect(local.map((a) => a.activity_type)).toEqual(expect.arrayContaining(['submitIntentSignature', 'attestChain']));
+    // a standard intent's workflow knows its class from its input: no step asks the batcher
+    expect(local.map((a) => a.activity_type)).not.toContain('joinBatch');
     // the one activity: following the ledger transaction, so that the task that answered the signature ended there
     expect(history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual(['followIntentTransaction']);
     const answered = Number(history.find((e) => e.workflowExecutionUpdateCompletedEventAttributes)?.eventId);
