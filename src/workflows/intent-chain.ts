@@ -54,8 +54,9 @@ export const CYCLE_LOCAL_QUORUM = 'cycle-local-quorum';
 
 /**
  * Patch id: a batched intent's legs join its chain's batch (src/workflows/batch.ts) instead of an anchor of their
- * own; the batch's outcome comes as the signal `batchOutcome`. New runs ask joinBatch first (standard intents go on
- * as before); histories from before the patch run the standard cycle.
+ * own; the batch's outcome comes as the signal `batchOutcome`. Runs ask joinBatch first (standard intents go on as
+ * before), unless their input names the class: a standard one then neither asks nor passes this patch; histories
+ * from before the patch run the standard cycle.
  */
 export const BATCHED_ANCHORING = 'batched-anchoring';
 
