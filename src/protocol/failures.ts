@@ -3,6 +3,8 @@
  * that throw them and the workflows that must not retry them; a plain constant, safe in the workflow sandbox).
  */
 export const NON_RETRYABLE_INTENT_ERRORS = [
+  /** the client's signature does not verify over the hash_to_sign the workflow holds (checked before submitting) */
+  'InvalidSignature',
   /** the ledger refused the client's signature, or the signer is no longer valid */
   'SignatureRejected',
   /** the prepared ledger transaction could not be rebuilt byte for byte */

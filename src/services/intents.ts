@@ -29,6 +29,8 @@ import { prepareTransferIntent } from './ledger-transfers.js';
 import { isSendTokensIntent } from '../protocol/intent/transfer.js';
 import { refreshIntentSigning, refuseExpired, signingDataStale, staleCauseOf } from './signing-data.js';
 import { signAndSubmit } from './provider.js';
+import { requireValidSignature } from './signing.js';
+import { signatureFormatProblem } from '../protocol/signature.js';
 import { checkLegs, reserveIntentSpend, type PolicyLeg } from './provider-policy.js';
 
 /** A provider-signed identity signs with the key the gateway holds: no other seat can be nominated. */
@@ -331,7 +333,14 @@ export async function submitSignature(
   // it again (its documented answer to a lost response) hands it over, and the cycle goes on. A workflow that has it
   // answers ALREADY_SIGNED.
   if (row.status !== 'signing_required' && row.status !== 'submitted') throw closed(row);
-  if (row.status === 'signing_required') refuseExpired(row);
+  if (row.status === 'signing_required') {
+    refuseExpired(row);
+    // a well-formed signature by the nominated key is verified here, natively, before the workflow hears of it (its
+    // submission step verifies it again against the hash it holds); anything else is the workflow's to answer
+    const wellFormed = !signatureFormatProblem(body.signature, body.public_key);
+    if (wellFormed && body.public_key.toLowerCase() === row.signerPublicKey.toLowerCase())
+      requireValidSignature(row.prepared.hashToSign, body.signature, body.public_key);
+  }
   try {
     const out = await submitIntentSignature(deps.temporal, deps.config.temporal.taskQueue, row, { signature: body.signature, publicKey: body.public_key });
     return { ...out, txHash: ledgerHashForm(out.txHash) };

@@ -15,7 +15,6 @@ import {
   NativeConnection,
   Runtime,
   Worker,
-  type BundleOptions,
   type ActivityInboundCallsInterceptor,
   type LogLevel as TemporalLogLevel,
   type State as WorkerState,
@@ -74,32 +73,16 @@ export function installTemporalRuntime(logger: Logger, opts: { shutdownSignals?:
   }
 }
 
-/**
- * Modules the reusable V8 context evaluates once and shares across workflow runs, instead of once per run. Only
- * pure code belongs here: the workflows' Ed25519 verification (the signature Update's validator). Evaluated per run,
- * its module set-up and the base point's precomputed table cost the workflow thread about 30 ms per intent; the only
- * state it keeps is that table, a cache whose contents never change a result.
- */
-const SHARED_WORKFLOW_MODULES = ['@noble/curves/ed25519.js'];
-
 let cachedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** Bundle the workflow code (≈1–2 s); cached per process. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   cachedBundle ??= bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
-    preloadModules: SHARED_WORKFLOW_MODULES,
-    webpackConfigHook: keepNobleSideEffects,
     logger: quietBundlerLogger,
   });
   return cachedBundle;
 }
-
-/** noble declares `sideEffects: false`, so webpack would drop the preload's bare `require` of it. */
-const keepNobleSideEffects: NonNullable<BundleOptions['webpackConfigHook']> = (config) => {
-  const rules = [...(config.module?.rules ?? []), { test: /[\\/]@noble[\\/]/, sideEffects: true }];
-  return { ...config, module: { ...config.module, rules } };
-};
 
 /** What a worker runs: the prebuilt bundle in the compiled build, else a bundle made now (cached per process). */
 async function workerWorkflowBundle(): Promise<WorkflowBundleOption> {

@@ -2,11 +2,12 @@
  * intentWorkflow (`intent-<id>`): one transaction intent from prepare to proof.
  *
  *   signing_required   waits for the client's signature: the Update `submitSignature` (POST
- *                      /v1/transaction/{id}/signature). Its validator checks the Ed25519 signature over
- *                      hash_to_sign with the nominated key before anything is sent; the handler submits to the
- *                      ledger. Unsigned at expires_at → expired. A submission the row records without the
- *                      workflow (its Update dropped with a killed sender) is found by a look at the row now and
- *                      then (SIGNATURE_WATCH).
+ *                      /v1/transaction/{id}/signature). Its validator checks the intent's state, the signature's
+ *                      form and the nominated key; the handler's submission step verifies the Ed25519 signature
+ *                      over the hash_to_sign this workflow holds (natively, before anything is sent; the API has
+ *                      checked it against the row already) and submits it to the ledger. Unsigned at expires_at
+ *                      → expired. A submission the row records without the workflow (its Update dropped with a
+ *                      killed sender) is found by a look at the row now and then (SIGNATURE_WATCH).
  *   submitted          follows the ledger transaction until the key page's threshold is met (co-signers sign
  *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed.
  *   ledger-only        a token transfer (no chains): the ledger's receipt of the executed transaction is its
@@ -21,7 +22,6 @@
  * short ones (the signature's submission, the proof at the end, a failure) are local activities; following the
  * ledger transaction, which may wait for co-signers, stays an activity.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
 import {
   ApplicationFailure,
   condition,
@@ -165,12 +165,6 @@ function reject(type: SignatureRejection, message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true });
 }
 
-function hexBytes(h: string): Uint8Array {
-  const out = new Uint8Array(h.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
-
 /** What the next signature must cover, and whether fresh signing data is being (or was) prepared. */
 interface SigningState {
   hashToSign: string;
@@ -264,15 +258,24 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
 
   setHandler(
     submitSignatureUpdate,
-    async ({ signature }) => {
+    async ({ signature, publicKey }) => {
       submitting = true;
       try {
-        const r = await submit.submitIntentSignature({ intentId: input.intentId, signature: signature.toLowerCase() });
+        const r = await submit.submitIntentSignature({
+          intentId: input.intentId,
+          signature: signature.toLowerCase(),
+          publicKey: publicKey.toLowerCase(),
+          hashToSign: sig.hashToSign,
+        });
         submitted = { status: 'submitted', txId: r.txId, txHash: r.txHash };
         progress.txHash = r.txHash;
         return submitted;
       } catch (err) {
         const f = innermostFailure(err);
+        if (f.type === 'InvalidSignature') {
+          const latest = sig.refreshed ? ' (the signing data was refreshed: sign the latest hash_to_sign, GET /v1/transaction/{id} shows it)' : '';
+          reject(f.type, `${f.message}${latest}`);
+        }
         if (f.type === 'SignatureRejected' || f.type === 'SigningDataChanged') reject(f.type, f.message);
         if (f.type === 'SigningDataStale') throw ApplicationFailure.create({ type: f.type, message: f.message, nonRetryable: true, details: f.details });
         reject('LedgerUnavailable', `the ledger could not take the signature right now (${f.message}); retry the same signature`);
@@ -296,16 +299,6 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
           reject('WrongSigner', `public_key: hash_to_sign is bound to the nominated key ${input.signerPublicKey}; sign with that key`);
         }
         if (Date.now() >= input.expiresAtMs) reject('IntentExpired', 'intent expired before it was signed; prepare a new one');
-        let ok = false;
-        try {
-          ok = ed25519.verify(hexBytes(signature), hexBytes(sig.hashToSign), hexBytes(publicKey), { zip215: false });
-        } catch {
-          ok = false;
-        }
-        if (!ok) {
-          const latest = sig.refreshed ? ' (the signing data was refreshed: sign the latest hash_to_sign, GET /v1/transaction/{id} shows it)' : '';
-          reject('InvalidSignature', `signature: does not verify against public_key over the 32 bytes of hash_to_sign${latest}`);
-        }
       },
     },
   );

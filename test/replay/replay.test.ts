@@ -57,14 +57,9 @@ describe('workflow replay', () => {
     expect(failures).toEqual([]);
   });
 
-  it('preloads the Ed25519 module into the shared context, so workflow runs do not each evaluate it again', async () => {
+  it('the workflow bundle holds no Ed25519 code: signatures are verified natively, outside the workflow thread', async () => {
     const { code } = await workflowBundle();
-    const preload = /preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
-    // webpack drops a bare require of a `sideEffects: false` package; the worker's bundle config keeps it
-    expect(preload).toMatch(/__webpack_require__\([^)]*"\.\/node_modules\/@noble\/curves\/ed25519\.js"\)/);
-    // the workflows import that same module (one definition, one id), so they get the shared instance
-    expect(code.match(/^\/\*\*\*\/ "\.\/node_modules\/@noble\/curves\/ed25519\.js"/gm)).toHaveLength(1);
-    expect(code).toMatch(/= __webpack_require__\([^)]*"\.\/node_modules\/@noble\/curves\/ed25519\.js"\)/);
+    expect(code).not.toMatch(/@noble\/curves\/ed25519/);
   });
 
   it('detects non-determinism: a history whose scheduled activity differs from the code fails to replay', async () => {

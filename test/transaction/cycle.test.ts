@@ -10,6 +10,7 @@ import { testTargetAbi } from '../../src/chain/abi/index.js';
 import { accountAbiWithAnchorErrors } from '../../src/chain/account.js';
 import { revertErrorName } from '../../src/chain/anchor.js';
 import { events } from '../../src/db/schema.js';
+import { intentWorkflowExists } from '../../src/temporal/intents.js';
 import { verifyBundle } from '../../src/proof/verify.js';
 import { checkOrgEvents } from '../support/event-catalogue.js';
 import { AMOY, api, arg, prepare, recordLeg, runIntent, SEPOLIA, sign, startCycleBench, submit, transferLeg, waitIntent, type CycleBench } from './support.js';
@@ -170,12 +171,15 @@ describe('proof cycle', () => {
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('sig-rules'))]);
     const other = (await import('../identity/devnet.js')).newClientKey();
     const url = `/v1/transaction/${p.intent_id}/signature`;
-    const wrongKey = await api(b, 'POST', url, { signature: sign(p.signing_data.hash_to_sign, other.secretKey), public_key: other.publicKey });
-    expect(wrongKey.status).toBe(400);
-    expect(wrongKey.body.error).toMatch(/nominated key/);
     const badSig = await api(b, 'POST', url, { signature: sign('00'.repeat(32), b.identity.key.secretKey), public_key: b.identity.key.publicKey });
     expect(badSig.status).toBe(400);
     expect(badSig.body.code).toBe('INVALID_SIGNATURE');
+    expect(badSig.body.details).toMatchObject({ field: 'signature' });
+    // answered by the API: the intent's workflow was not started for it
+    expect(await intentWorkflowExists(b.app.deps.temporal, p.intent_id)).toBe(false);
+    const wrongKey = await api(b, 'POST', url, { signature: sign(p.signing_data.hash_to_sign, other.secretKey), public_key: other.publicKey });
+    expect(wrongKey.status).toBe(400);
+    expect(wrongKey.body.error).toMatch(/nominated key/);
     const short = await api(b, 'POST', url, { signature: 'abcd', public_key: b.identity.key.publicKey });
     expect(short.status).toBe(400);
     expect(short.body.error).toMatch(/^signature:/);

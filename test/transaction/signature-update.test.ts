@@ -4,7 +4,9 @@
  * that submission can still fail (the ledger unreachable) and a client told "already signed" would never send the
  * signature again, so the intent would wait unsigned until it expired (the cluster test's API kill found it). Once
  * the submission went through, the same signature is "already signed" also after the workflow moved on, never
- * "intent closed" (a client retrying after a killed API process lost its answer).
+ * "intent closed" (a client retrying after a killed API process lost its answer). A signature that does not verify
+ * over the hash the workflow holds is refused by the submission step (InvalidSignature), and the intent takes the
+ * right one after it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -12,6 +14,8 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { CycleContext } from '../../src/activities/cycle/context.js';
+import { signatureSteps } from '../../src/activities/cycle/signature.js';
 import { connectTemporalClient } from '../../src/temporal/client.js';
 import { workflowBundle } from '../../src/temporal/worker.js';
 import { intentProgressQuery, submitSignatureUpdate, type IntentWorkflowInput } from '../../src/workflows/intent.js';
@@ -32,8 +36,15 @@ const submission = gate<'fail' | 'ok'>();
 const delivered = gate();
 let submits = 0;
 
+// the real step's signature check (it throws InvalidSignature before it needs anything; past it, the empty
+// context it is given makes it throw a TypeError, and the stub goes on)
+const realStep = signatureSteps({} as CycleContext).submitIntentSignature;
+
 const activities = {
-  async submitIntentSignature() {
+  async submitIntentSignature(i: { intentId: string; signature: string; publicKey?: string; hashToSign?: string }) {
+    await realStep(i).catch((e: unknown) => {
+      if (e instanceof ApplicationFailure) throw e;
+    });
     submits++;
     if (submits === 1 && (await submission.p) === 'fail') throw ApplicationFailure.nonRetryable('ledger unreachable', 'LedgerDown');
     return { txId: 'tx-1', txHash: 'ab'.repeat(32) };
@@ -110,6 +121,30 @@ describe('intentWorkflow signature Update: the same signature sent again', () =>
     expect((await handle.query(intentProgressQuery)).stage).toBe('submitted');
     expect(await rejection(send())).toBe('AlreadySigned');
     delivered.open();
+    expect(await handle.result()).toMatchObject({ status: 'completed' });
+  }, 120_000);
+
+  it('a signature over other bytes is InvalidSignature from the submission step; the right one then goes through', async () => {
+    const secret = ed25519.utils.randomSecretKey();
+    const publicKey = Buffer.from(ed25519.getPublicKey(secret)).toString('hex');
+    const hash = randomBytes(32);
+    const input: IntentWorkflowInput = {
+      intentId: randomUUID(),
+      orgId: 'org',
+      identityId: 'identity',
+      signerPublicKey: publicKey,
+      hashToSign: hash.toString('hex'),
+      expiresAtMs: Date.now() + 120_000,
+      chains: [],
+    };
+    const handle = await client.workflow.start('intentWorkflow', { workflowId: `intent-${input.intentId}`, taskQueue, args: [input] });
+    const send = (signed: Uint8Array) =>
+      handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: Buffer.from(ed25519.sign(signed, secret)).toString('hex'), publicKey }] });
+    const before = submits;
+    expect(await rejection(send(randomBytes(32)))).toBe('InvalidSignature');
+    expect(submits).toBe(before);
+    expect((await handle.query(intentProgressQuery)).stage).toBe('signing_required');
+    expect(await rejection(send(hash))).toBeUndefined();
     expect(await handle.result()).toMatchObject({ status: 'completed' });
   }, 120_000);
 });

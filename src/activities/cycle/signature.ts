@@ -4,7 +4,15 @@
  * failure before the cycle (expired unsigned, refused on the ledger).
  */
 import { getIntent, markIntentFailed, markIntentSubmitted, recordedSubmissionOf } from '../../db/intents.js';
-import { LedgerInputError, LedgerSubmitError, LedgerTransportError, signatureMessageId, staleSigningCause, waitSignatureExecuted } from '../../ledger/index.js';
+import {
+  LedgerInputError,
+  LedgerSubmitError,
+  LedgerTransportError,
+  signatureMessageId,
+  staleSigningCause,
+  verifyExternalSignature,
+  waitSignatureExecuted,
+} from '../../ledger/index.js';
 import { sleep } from '../../net/sleep.js';
 import { attemptDeadline, beat } from '../heartbeat.js';
 import { recordSubmissionInInbox } from '../inbox.js';
@@ -22,9 +30,20 @@ export function signatureSteps(ctx: CycleContext) {
      * The Update handler's step: rebuilds the prepared ledger transaction byte for byte (same timestamp and
      * signer version), attaches the client's signature and submits it. Idempotent: an intent already submitted
      * answers with its transaction. Transient ledger faults throw retryable errors (the workflow gives up after
-     * a few and answers 502, the intent stays signing_required).
+     * a few and answers 502, the intent stays signing_required). With the hash_to_sign the workflow holds and the
+     * nominated key (runs since the check left the Update validator), the signature is verified first, natively:
+     * InvalidSignature before anything is read or sent.
      */
-    async submitIntentSignature(i: { intentId: string; signature: string }): Promise<{ txId: string; txHash: string }> {
+    async submitIntentSignature(i: {
+      intentId: string;
+      signature: string;
+      publicKey?: string;
+      hashToSign?: string;
+    }): Promise<{ txId: string; txHash: string }> {
+      if (i.hashToSign !== undefined && i.publicKey !== undefined) {
+        const v = verifyExternalSignature({ hashToSign: i.hashToSign, signature: i.signature, publicKey: i.publicKey });
+        if (!v.ok) throw cycleFailure('InvalidSignature', `signature: ${v.reason}`);
+      }
       const deadline = attemptDeadline();
       const { row, body } = await ctx.preparedBody(i.intentId);
       const recorded = recordedSubmissionOf(row);
