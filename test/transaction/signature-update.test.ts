@@ -90,22 +90,28 @@ async function rejection(p: Promise<unknown>): Promise<string | undefined> {
   }
 }
 
+/** An unsigned intent's workflow over no chains, its signer's key and hash_to_sign. */
+async function startIntent() {
+  const secret = ed25519.utils.randomSecretKey();
+  const publicKey = Buffer.from(ed25519.getPublicKey(secret)).toString('hex');
+  const hash = randomBytes(32);
+  const input: IntentWorkflowInput = {
+    intentId: randomUUID(),
+    orgId: 'org',
+    identityId: 'identity',
+    signerPublicKey: publicKey,
+    hashToSign: hash.toString('hex'),
+    expiresAtMs: Date.now() + 120_000,
+    chains: [],
+  };
+  const handle = await client.workflow.start('intentWorkflow', { workflowId: `intent-${input.intentId}`, taskQueue, args: [input] });
+  return { handle, publicKey, hash, signOver: (bytes: Uint8Array) => Buffer.from(ed25519.sign(bytes, secret)).toString('hex') };
+}
+
 describe('intentWorkflow signature Update: the same signature sent again', () => {
   it('is in flight while the first submission runs, and already signed (not closed) after it went through', async () => {
-    const secret = ed25519.utils.randomSecretKey();
-    const publicKey = Buffer.from(ed25519.getPublicKey(secret)).toString('hex');
-    const hash = randomBytes(32);
-    const signature = Buffer.from(ed25519.sign(hash, secret)).toString('hex');
-    const input: IntentWorkflowInput = {
-      intentId: randomUUID(),
-      orgId: 'org',
-      identityId: 'identity',
-      signerPublicKey: publicKey,
-      hashToSign: hash.toString('hex'),
-      expiresAtMs: Date.now() + 120_000,
-      chains: [],
-    };
-    const handle = await client.workflow.start('intentWorkflow', { workflowId: `intent-${input.intentId}`, taskQueue, args: [input] });
+    const { handle, publicKey, signOver, hash } = await startIntent();
+    const signature = signOver(hash);
     const send = () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature, publicKey }] });
 
     const first = rejection(send());
@@ -125,21 +131,8 @@ describe('intentWorkflow signature Update: the same signature sent again', () =>
   }, 120_000);
 
   it('a signature over other bytes is InvalidSignature from the submission step; the right one then goes through', async () => {
-    const secret = ed25519.utils.randomSecretKey();
-    const publicKey = Buffer.from(ed25519.getPublicKey(secret)).toString('hex');
-    const hash = randomBytes(32);
-    const input: IntentWorkflowInput = {
-      intentId: randomUUID(),
-      orgId: 'org',
-      identityId: 'identity',
-      signerPublicKey: publicKey,
-      hashToSign: hash.toString('hex'),
-      expiresAtMs: Date.now() + 120_000,
-      chains: [],
-    };
-    const handle = await client.workflow.start('intentWorkflow', { workflowId: `intent-${input.intentId}`, taskQueue, args: [input] });
-    const send = (signed: Uint8Array) =>
-      handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: Buffer.from(ed25519.sign(signed, secret)).toString('hex'), publicKey }] });
+    const { handle, publicKey, signOver, hash } = await startIntent();
+    const send = (signed: Uint8Array) => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: signOver(signed), publicKey }] });
     const before = submits;
     expect(await rejection(send(randomBytes(32)))).toBe('InvalidSignature');
     expect(submits).toBe(before);
