@@ -30,9 +30,9 @@ export function signatureSteps(ctx: CycleContext) {
      * The Update handler's step: rebuilds the prepared ledger transaction byte for byte (same timestamp and
      * signer version), attaches the client's signature and submits it. Idempotent: an intent already submitted
      * answers with its transaction. Transient ledger faults throw retryable errors (the workflow gives up after
-     * a few and answers 502, the intent stays signing_required). With the hash_to_sign the workflow holds and the
-     * nominated key (runs since the check left the Update validator), the signature is verified first, natively:
-     * InvalidSignature before anything is read or sent.
+     * a few and answers 502, the intent stays signing_required). Given the hash_to_sign the workflow holds and the
+     * nominated key (older recorded runs pass neither), the signature is verified first, natively: InvalidSignature
+     * before anything is read or sent.
      */
     async submitIntentSignature(i: {
       intentId: string;
