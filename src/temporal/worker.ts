@@ -152,6 +152,19 @@ export function workflowCacheSize(cores = availableParallelism(), memoryBytes = 
   return Math.max(2, Math.min(Math.max(100, 100 * cores), Math.floor(memoryBytes / 4 / 2 ** 20)));
 }
 
+/**
+ * How many workflows the worker moves at once: as many as it caches. A workflow task holds one of the worker's
+ * workflow-task slots until it completes, local activities included, and a proof cycle runs its steps as local
+ * activities in one workflow task: each cycle in progress holds a slot for seconds. With the SDK's default of 40
+ * slots (of which the pollers waiting for tasks hold some), a worker ran about 30 cycles at once whatever its cores,
+ * and every other workflow task (a batch, the batcher, the next intent's signature) waited behind them. The local-activity slots match: a cycle runs one step at a time (an intent's legs observe
+ * side by side; steps beyond the slots wait their turn).
+ */
+export function workflowCapacity(cores = availableParallelism(), memoryBytes = totalmem()) {
+  const n = workflowCacheSize(cores, memoryBytes);
+  return { maxCachedWorkflows: n, maxConcurrentWorkflowTaskExecutions: n, maxConcurrentLocalActivityExecutions: n };
+}
+
 // an activity's failure is kept in the workflow's history (and shown in the Temporal UI): no keys in its URLs
 const redactFailures = (): { inbound: ActivityInboundCallsInterceptor } => ({
   inbound: { execute: (input, next) => next(input).catch((err: unknown) => Promise.reject(redactError(err))) },
@@ -171,7 +184,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<{
       // attemptDelivery stays registered here for attempts scheduled on this queue before attempts had their own
       activities: opts.activities,
       interceptors: { activity: [redactFailures] },
-      maxCachedWorkflows: workflowCacheSize(),
+      ...workflowCapacity(),
       shutdownGraceTime,
     });
     const webhooks = await Worker.create({
