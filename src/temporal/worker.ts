@@ -154,11 +154,12 @@ export function workflowCacheSize(cores = availableParallelism(), memoryBytes = 
 
 /**
  * How many workflows the worker moves at once: as many as it caches. A workflow task holds one of the worker's
- * workflow-task slots until it completes, local activities included, and a proof cycle runs its steps as local
- * activities in one workflow task: each cycle in progress holds a slot for seconds. With the SDK's default of 40
- * slots (of which the pollers waiting for tasks hold some), a worker ran about 30 cycles at once whatever its cores,
- * and every other workflow task (a batch, the batcher, the next intent's signature) waited behind them. The local-activity slots match: a cycle runs one step at a time (an intent's legs observe
- * side by side; steps beyond the slots wait their turn).
+ * workflow-task slots until it completes, its local activities included, and a proof cycle runs its steps as local
+ * activities in one workflow task, so each cycle in progress holds a slot for seconds. The SDK's default of 40 slots
+ * (the pollers waiting for tasks hold some of them) would let a worker run about 30 cycles at once whatever its
+ * cores, with every other workflow task (a batch, the batcher, the next intent's signature) waiting behind them.
+ * The local-activity slots match: a cycle runs one step at a time (an intent's legs observe side by side; steps
+ * beyond the slots wait their turn).
  */
 export function workflowCapacity(cores = availableParallelism(), memoryBytes = totalmem()) {
   const n = workflowCacheSize(cores, memoryBytes);

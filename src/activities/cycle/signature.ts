@@ -31,8 +31,8 @@ const FOLLOW_MAX_PAUSE_MS = 500;
 /**
  * The pause before the next look at a followed ledger transaction, `submittedAgoMs` after its submission: 50 ms for
  * the first 2 s (a single signer's transaction executes within a few ledger blocks), then 1.5 × the last pause, up
- * to 500 ms. A transaction waiting for co-signers waits until they sign or the intent expires, possibly hours: at
- * 50 ms each such intent cost the worker and the ledger twenty requests a second.
+ * to 500 ms. A transaction waiting for co-signers waits until they sign or the intent expires, possibly hours:
+ * looked at every 50 ms, each such intent would cost the worker and the ledger twenty requests a second.
  */
 export function followPauseMs(submittedAgoMs: number, lastPauseMs: number): number {
   return submittedAgoMs < FOLLOW_QUICK_MS ? FOLLOW_FIRST_PAUSE_MS : Math.min(FOLLOW_MAX_PAUSE_MS, Math.round(lastPauseMs * 1.5));
