@@ -10,3 +10,4 @@ export * from './bootstrap.js';
 export * from './cosign.js';
 export * from './stale.js';
 export * from './signature-outcome.js';
+export { ledgerPollDelay } from './wait.js';

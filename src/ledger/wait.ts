@@ -7,6 +7,17 @@ import { LedgerError, LedgerTxFailedError, isNotFound } from './errors.js';
 import { signatureExecuted } from './signature-outcome.js';
 import type { LedgerClient, TxStatus } from './types.js';
 
+const FAST_POLLS = 4;
+
+/**
+ * Pause before poll n+1 of a wait on the ledger: `pollMs` for the first polls (a devnet block is tens of ms, and most
+ * waits end within a few blocks), then ×1.5 each poll up to 500 ms (or `pollMs`, if larger), so a long wait on a
+ * real node costs a few requests a second rather than forty.
+ */
+export function ledgerPollDelay(pollMs: number, n: number): number {
+  return Math.min(Math.max(pollMs, 500), pollMs * 1.5 ** Math.max(0, n + 1 - FAST_POLLS));
+}
+
 export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], pollMs: number): Pick<LedgerClient, 'waitForTransaction'> {
   async function waitForTransaction(
     txId: string,
@@ -14,14 +25,6 @@ export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], po
   ): Promise<TxStatus> {
     return waitUntilDeadline(txId, Date.now() + (o.timeoutMs ?? 30_000), o);
   }
-
-  /**
-   * Pause before poll n+1 of a wait: the configured interval for the first polls (a devnet block is tens of ms,
-   * and most waits end within a few blocks), then ×1.5 each poll up to 500 ms (or the interval, if larger), so
-   * a long wait on a real node costs a few requests a second rather than forty.
-   */
-  const FAST_POLLS = 4;
-  const pollDelay = (n: number) => Math.min(Math.max(pollMs, 500), pollMs * 1.5 ** Math.max(0, n + 1 - FAST_POLLS));
 
   async function waitUntilDeadline(
     txId: string,
@@ -52,7 +55,7 @@ export function ledgerWaiting(getTransaction: LedgerClient['getTransaction'], po
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new LedgerError(`timed out waiting for ${txId}`, 'timeout');
-      await sleep(Math.min(pollDelay(n), left));
+      await sleep(Math.min(ledgerPollDelay(pollMs, n), left));
     }
   }
 

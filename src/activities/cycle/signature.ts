@@ -5,6 +5,7 @@
  */
 import { getIntent, markIntentFailed, markIntentSubmitted, recordedSubmissionOf } from '../../db/intents.js';
 import {
+  ledgerPollDelay,
   LedgerInputError,
   LedgerSubmitError,
   LedgerTransportError,
@@ -23,20 +24,9 @@ import { staleSigningData, submittedProgress } from './signing-data.js';
 /** How long a submission waits for the ledger to execute its signature (a devnet block is tens of ms, a node's ~1 s). */
 const SIGNATURE_EXECUTION_WAIT_MS = 8_000;
 
+/** A followed transaction is looked at every 50 ms for its first 2 s (a single signer's executes within a few blocks). */
 const FOLLOW_FIRST_PAUSE_MS = 50;
-/** how long after its submission a transaction is looked at quickly */
 const FOLLOW_QUICK_MS = 2_000;
-const FOLLOW_MAX_PAUSE_MS = 500;
-
-/**
- * The pause before the next look at a followed ledger transaction, `submittedAgoMs` after its submission: 50 ms for
- * the first 2 s (a single signer's transaction executes within a few ledger blocks), then 1.5 × the last pause, up
- * to 500 ms. A transaction waiting for co-signers waits until they sign or the intent expires, possibly hours:
- * looked at every 50 ms, each such intent would cost the worker and the ledger twenty requests a second.
- */
-export function followPauseMs(submittedAgoMs: number, lastPauseMs: number): number {
-  return submittedAgoMs < FOLLOW_QUICK_MS ? FOLLOW_FIRST_PAUSE_MS : Math.min(FOLLOW_MAX_PAUSE_MS, Math.round(lastPauseMs * 1.5));
-}
 
 export function signatureSteps(ctx: CycleContext) {
   const { db, ledger } = ctx;
@@ -127,8 +117,9 @@ export function signatureSteps(ctx: CycleContext) {
 
     /**
      * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
-     * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...). Looks at it
-     * at the pace of followPauseMs.
+     * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...). It is
+     * looked at every 50 ms for 2 s after its submission, then at the pace of any ledger wait (ledgerPollDelay, up to
+     * every 500 ms): a transaction waiting for co-signers may wait for hours, until they sign or the intent expires.
      */
     async followIntentTransaction(i: {
       intentId: string;
@@ -140,7 +131,7 @@ export function signatureSteps(ctx: CycleContext) {
       if (!txId) throw cycleFailure('IntentNotSubmitted', `intent ${i.intentId} was never submitted`);
       const deadline = Date.now() + i.waitMs;
       const submittedAt = row.submittedAt?.getTime() ?? Date.now();
-      for (let pause = FOLLOW_FIRST_PAUSE_MS; ; pause = followPauseMs(Date.now() - submittedAt, pause)) {
+      for (let slowLooks = 0; ; ) {
         const st = await ledger.getTransaction(txId).catch((e) => {
           if (e instanceof LedgerTransportError || (e as { code?: string }).code === 'notFound') return undefined;
           throw e;
@@ -151,7 +142,8 @@ export function signatureSteps(ctx: CycleContext) {
           return { state: 'failed', reason: `ledger transaction ${st.status}${st.error ? `: ${st.error.message}` : ''}`, signatures: st.signatures.length };
         const left = deadline - Date.now();
         if (left <= 0) return { state: 'pending', signatures: st?.signatures.length ?? 0 };
-        await sleep(Math.min(pause, left));
+        const quick = Date.now() - submittedAt < FOLLOW_QUICK_MS;
+        await sleep(Math.min(quick ? FOLLOW_FIRST_PAUSE_MS : ledgerPollDelay(FOLLOW_FIRST_PAUSE_MS, slowLooks++), left));
       }
     },
 
