@@ -92,7 +92,8 @@ async function workerWorkflowBundle(): Promise<WorkflowBundleOption> {
 }
 
 const noop = () => {};
-const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+/** The bundler's logger: errors only. */
+export const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
 
 export interface GatewayWorkerOptions {
   address: string;

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { workflowCapacity } from '../../src/temporal/worker.js';
+import { createGatewayWorker, quietBundlerLogger, workflowCapacity } from '../../src/temporal/worker.js';
 import type { HoldActivities } from '../support/capacity-workflow.js';
 
 const GiB = 2 ** 30;
@@ -21,10 +21,9 @@ let clientConnection: Connection;
 let client: Client;
 
 beforeAll(async () => {
-  const noop = () => {};
   bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../support/capacity-workflow.ts', import.meta.url)),
-    logger: { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop },
+    logger: quietBundlerLogger,
   });
   connection = await NativeConnection.connect({ address });
   clientConnection = await Connection.connect({ address });
@@ -76,7 +75,27 @@ describe('the worker takes as many workflows at once as it caches', () => {
     expect(await mostAtOnce(60, capacity)).toBe(60);
   }, 60_000);
 
-  it('control: fewer than 40 with the SDK defaults (40 slots, some of them held by the pollers waiting for tasks)', async () => {
+  it('control: at most 40 with the SDK defaults (40 slots, some of them held by the pollers waiting for tasks)', async () => {
     expect(await mostAtOnce(60, { maxCachedWorkflows: 200 })).toBeLessThanOrEqual(40);
   }, 60_000);
+
+  it("the gateway's worker is created with that capacity", async () => {
+    const { worker, connection: own } = await createGatewayWorker({
+      address,
+      namespace,
+      taskQueue: `capacity-${randomUUID()}`,
+      activities: { attemptDelivery: async () => ({}) as never },
+      maxConcurrentWebhookAttempts: 1,
+    });
+    try {
+      const { maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions, maxConcurrentLocalActivityExecutions } = workflowCapacity();
+      const { options } = worker.main;
+      expect(options.maxCachedWorkflows).toBe(maxCachedWorkflows);
+      expect(options.tuner.workflowTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: maxConcurrentWorkflowTaskExecutions });
+      expect(options.tuner.localActivityTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: maxConcurrentLocalActivityExecutions });
+    } finally {
+      await Promise.all([worker.main, worker.webhooks].map((w) => w.runUntil(Promise.resolve())));
+      await own.close();
+    }
+  }, 120_000);
 });
