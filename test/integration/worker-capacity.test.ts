@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createGatewayWorker, quietBundlerLogger, workflowCapacity } from '../../src/temporal/worker.js';
+import { createGatewayWorker, installTemporalRuntime, quietBundlerLogger, workflowCapacity } from '../../src/temporal/worker.js';
+import { quietLogger } from '../support/env.js';
 import type { HoldActivities } from '../support/capacity-workflow.js';
 
 const GiB = 2 ** 30;
@@ -21,6 +22,7 @@ let clientConnection: Connection;
 let client: Client;
 
 beforeAll(async () => {
+  installTemporalRuntime(quietLogger, { shutdownSignals: [] });
   bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../support/capacity-workflow.ts', import.meta.url)),
     logger: quietBundlerLogger,
