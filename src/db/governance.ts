@@ -6,7 +6,7 @@ import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './client.js';
 import { recordEvent } from './events.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
-import { governanceOps, pendingActions, pendingScans, signRequests } from './schema.js';
+import { governanceOps, intents, pendingActions, pendingScans, signRequests } from './schema.js';
 
 export type GovernanceOpRow = typeof governanceOps.$inferSelect;
 export type PendingActionRow = typeof pendingActions.$inferSelect;
@@ -48,6 +48,15 @@ export async function openGovernanceOpsByTxHash(db: Db, orgId: string, txHash: s
     .where(
       and(eq(governanceOps.orgId, orgId), eq(governanceOps.txHash, txHash), sql`${governanceOps.status} not in ('executed','rejected','failed','expired')`),
     );
+}
+
+/** The intents (of any organization) whose ledger transaction has this hash and still waits on the ledger. */
+export async function submittedIntentIdsByTxHash(db: Db, txHash: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: intents.id })
+    .from(intents)
+    .where(and(eq(intents.txHash, txHash.toLowerCase().replace(/^0x/, '')), eq(intents.status, 'submitted')));
+  return rows.map((r) => r.id);
 }
 
 /** Record that `publicKey`'s signature was submitted; status moves to `status` unless the op is already terminal. */

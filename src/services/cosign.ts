@@ -21,6 +21,7 @@ import {
   openGovernanceOpsByTxHash,
   orgPendingTxId,
   settleSignRequest,
+  submittedIntentIdsByTxHash,
 } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
 import { recordInInbox, transactionSignatureCount } from '../governance/inbox.js';
@@ -43,6 +44,7 @@ import {
   type Vote,
 } from '../ledger/index.js';
 import { notifyGovernanceLedgerChanged } from '../temporal/governance.js';
+import { notifyIntentLedgerChanged } from '../temporal/intents.js';
 import { kickWebhookDispatcher } from '../temporal/webhooks.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
@@ -292,8 +294,10 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
   await refuseDuplicate(deps, id, prepared);
   await submitClaimed(deps, id, prepared, signature, publicKey);
   await recordCosignature(deps, caller, prepared.txId, publicKey);
-  // a governance operation on this transaction looks at the ledger now
+  // a governance operation or an intent on this transaction looks at the ledger now; an intent of another
+  // organization too (a panel's seat may belong to another one): the Signal only makes it look
   for (const op of await openGovernanceOpsByTxHash(db, caller.orgId, row.txHash)) await notifyGovernanceLedgerChanged(deps.temporal, op.id);
+  for (const intentId of await submittedIntentIdsByTxHash(db, row.txHash)) await notifyIntentLedgerChanged(deps.temporal, intentId);
   const base = { sign_request_id: id, status: 'submitted' as const, tx_hash: row.txHash };
   try {
     const out = await progressAfterSubmission(deps.ledger, prepared, row.signerUrl);

@@ -21,7 +21,6 @@ import {
   condition,
   continueAsNew,
   defineQuery,
-  defineSignal,
   defineUpdate,
   patched,
   proxyActivities,
@@ -30,6 +29,7 @@ import {
 } from '@temporalio/workflow';
 import type { GovernanceActivities, GovernanceProgress } from '../activities/governance.js';
 import type { GovernanceSigningDataActivities } from '../activities/governance-signing-data.js';
+import { ledgerChangedSignal } from './ledger-changed.js';
 import { notifyWebhookDispatcher } from './webhook-dispatcher.js';
 import { StageKey } from './search-attributes.js';
 
@@ -54,7 +54,7 @@ export const submitGovernanceSignatureUpdate = defineUpdate<GovernanceProgress, 
 export const refreshGovernanceSigningDataUpdate = defineUpdate<{ hashToSign: string; txHash: string; keyPageVersion: number }, []>('refreshSigningData');
 /** A stale signature leaves the operation open for fresh signing data; histories from before failed it. */
 export const GOVERNANCE_STALE_STAYS_OPEN = 'governance-stale-stays-open';
-export const ledgerChangedSignal = defineSignal('ledgerChanged');
+export { ledgerChangedSignal };
 export const governanceStateQuery = defineQuery<{ status: string; signedKeys: string[] }>('state');
 
 const TERMINAL = ['executed', 'rejected', 'failed', 'expired'];

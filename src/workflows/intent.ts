@@ -9,7 +9,9 @@
  *                      → expired. A submission the row records without the workflow (its Update dropped with a
  *                      killed sender) is found by a look at the row now and then (SIGNATURE_WATCH).
  *   submitted          follows the ledger transaction until the key page's threshold is met (co-signers sign
- *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed.
+ *                      through /v1/sign) and it executes; rejected or expired on the ledger → failed. While
+ *                      co-signatures are outstanding it looks at the ledger now and then between durable timers
+ *                      (FOLLOW_BY_LOOKS), at once on the Signal `ledgerChanged` (sent after a co-signature).
  *   ledger-only        a token transfer (no chains): the ledger's receipt of the executed transaction is its
  *                      proof (finalizeLedgerIntent), no validator round; new runs only (patched).
  *   per chain          the chain cycle (runChainCycle, src/workflows/intent-chain.ts): attesting → anchoring →
@@ -43,6 +45,7 @@ import { signatureFormatProblem } from '../protocol/signature.js';
 import type { ProofClass } from '../protocol/proof-class.js';
 import { innermostFailure } from './failure.js';
 import { CYCLE_LOCAL_STEPS, intentChainWorkflow, runChainCycle } from './intent-chain.js';
+import { ledgerChangedSignal } from './ledger-changed.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from './search-attributes.js';
 
 export interface IntentWorkflowInput {
@@ -103,6 +106,25 @@ const FOLLOW_LOCAL_MS = 5_000;
  * would end the task too, but on the dev server here it added about 0.9 s to the cycle.
  */
 export const ANSWER_SIGNATURE_FIRST = 'answer-signature-first';
+
+/**
+ * Patch id: a transaction still pending after the first follow (co-signatures outstanding, possibly for days) is
+ * looked at by a short activity between durable timers, at once when the Signal `ledgerChanged` says a co-signature
+ * landed. Before, one activity after another waited 30 s each: every such intent held one of the worker's activity
+ * slots for as long as its co-signers took (a hundred of them starved every other activity of a worker), and a wait
+ * of days outgrew the history's limit.
+ */
+export const FOLLOW_BY_LOOKS = 'follow-by-looks';
+/** how long the first follow waits for the ledger to execute the transaction (a single signer's executes within it) */
+const FOLLOW_FIRST_MS = 10_000;
+/**
+ * The pause before the next look: 1 s, doubling up to a minute while the transaction is under an hour pending, up
+ * to 5 minutes after (a week's wait then stays a few thousand looks); back to 1 s after a Signal.
+ */
+const LOOK_FIRST_PAUSE_MS = 1_000;
+const LOOK_MAX_PAUSE_MS = 60_000;
+const LOOK_MAX_PAUSE_LATER_MS = 300_000;
+const LOOK_LATER_AFTER_MS = 3_600_000;
 
 export interface IntentWorkflowResult {
   intentId: string;
@@ -228,8 +250,11 @@ async function waitForSignature(
   return s.signed();
 }
 
+type Followed = { state: 'delivered' | 'failed'; reason?: string };
+
 /** Until the ledger executed or refused the intent's transaction; pending while co-signatures are outstanding. */
-async function followLedgerTransaction(intentId: string, localFirst: boolean): Promise<{ state: 'delivered' | 'failed'; reason?: string }> {
+async function followLedgerTransaction(intentId: string, localFirst: boolean): Promise<Followed> {
+  if (patched(FOLLOW_BY_LOOKS)) return followByLooks(intentId);
   for (let first = true; ; first = false) {
     const r =
       first && localFirst
@@ -238,6 +263,29 @@ async function followLedgerTransaction(intentId: string, localFirst: boolean): P
     // pending: the ledger itself expires the transaction at expires_at
     if (r.state !== 'pending') return { state: r.state, reason: r.reason };
   }
+}
+
+/**
+ * One follow of FOLLOW_FIRST_MS, then one look at a time: no activity runs (and no worker slot is held) while the
+ * workflow waits between looks. The Signal `ledgerChanged` (a co-signature landed; one sent earlier was kept for this
+ * handler) ends the pause; it is forgotten before each look, so one during a look brings the next look at once.
+ */
+async function followByLooks(intentId: string): Promise<Followed> {
+  const changed = { seen: false };
+  setHandler(ledgerChangedSignal, () => {
+    changed.seen = true;
+  });
+  const since = Date.now();
+  let r = await acts.followIntentTransaction({ intentId, waitMs: FOLLOW_FIRST_MS });
+  for (let pause = LOOK_FIRST_PAUSE_MS; r.state === 'pending'; ) {
+    // pending: the ledger itself expires the transaction at expires_at
+    const woken = await condition(() => changed.seen, pause);
+    changed.seen = false;
+    r = await acts.followIntentTransaction({ intentId, waitMs: 0 });
+    const max = Date.now() - since < LOOK_LATER_AFTER_MS ? LOOK_MAX_PAUSE_MS : LOOK_MAX_PAUSE_LATER_MS;
+    pause = woken ? LOOK_FIRST_PAUSE_MS : Math.min(pause * 2, max);
+  }
+  return { state: r.state, reason: r.reason };
 }
 
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {

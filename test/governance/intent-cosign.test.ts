@@ -4,11 +4,16 @@
  * signature's answer (no scan), until a second seat approves through POST /v1/sign (the initiator's key signing it
  * again is a 409 ALREADY_SIGNED; the approval counts 2 signatures and the action leaves the inbox within 1 s), then
  * the proof cycle runs to completed; reject votes defeat another intent, whose workflow ends failed with the
- * ledger's reason.
+ * ledger's reason. While co-signatures are outstanding the intent's workflow looks at the ledger between durable
+ * timers, running no activity in between, and a co-signature's Signal ends the pause at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from '@temporalio/worker';
 import { INTENT_MEMO } from '../../src/protocol/intent/model.js';
+import { intentWorkflowId } from '../../src/temporal/intents.js';
+import { workflowBundle } from '../../src/temporal/worker.js';
 import { newClientKey } from '../identity/devnet.js';
 import {
   api,
@@ -98,6 +103,40 @@ describe('co-signing a pending intent', () => {
     const done = await waitIntent(b, p.intent_id);
     expect(done.error_message).toBeNull();
     expect(done).toMatchObject({ status: 'completed', stage: 'completed' });
+  }, 150_000);
+
+  it('while co-signatures are outstanding no activity runs between looks; a co-signature wakes the intent at once', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`looks-${randomUUID()}`))]);
+    const s = await submit(b, p);
+    const handle = b.app.deps.temporal.workflow.getHandle(intentWorkflowId(p.intent_id));
+    const events = async () => (await handle.fetchHistory()).events ?? [];
+    const pauseOf = (e: Awaited<ReturnType<typeof events>>[number]) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0);
+
+    // the first follow, then looks after pauses of 1, 2 and 4 s found it pending: a pause of 8 s has begun
+    const deadline = Date.now() + 60_000;
+    while (!(await events()).some((e) => pauseOf(e) >= 8)) {
+      if (Date.now() > deadline) throw new Error('no pause of 8 s began within 60 s');
+      await sleep(200);
+    }
+    expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
+    expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('submitted');
+
+    await cosign(s.tx_hash, seat2, 'approve');
+    const done = await waitIntent(b, p.intent_id);
+    expect(done.error_message).toBeNull();
+    expect(done.status).toBe('completed');
+
+    // the Signal ended the pause: the next look was scheduled before any timer fired, and the long pause never did
+    const history = await handle.fetchHistory();
+    const all = history.events ?? [];
+    const signaled = all.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'ledgerChanged');
+    expect(signaled).toBeGreaterThan(0);
+    const next = all.slice(signaled).find((e) => e.activityTaskScheduledEventAttributes || e.timerFiredEventAttributes);
+    expect(next?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('followIntentTransaction');
+    const longPause = all.find((e) => pauseOf(e) >= 8)!;
+    expect(all.some((e) => String(e.timerFiredEventAttributes?.startedEventId) === String(longPause.eventId))).toBe(false);
+    // and the path replays deterministically against the workflow code
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
   }, 150_000);
 
   it('a signature the ledger already holds (the first answer lost) is accepted when sent again; the intent waits for the co-signer', async () => {

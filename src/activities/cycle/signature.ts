@@ -116,10 +116,11 @@ export function signatureSteps(ctx: CycleContext) {
     },
 
     /**
-     * Follows the intent's ledger transaction for up to `waitMs`: delivered (executed with its page's threshold
-     * met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...). It is
-     * looked at every 50 ms for 2 s after its submission, then at the pace of any ledger wait (ledgerPollDelay, up to
-     * every 500 ms): a transaction waiting for co-signers may wait for hours, until they sign or the intent expires.
+     * Follows the intent's ledger transaction for up to `waitMs` (0: one look): delivered (executed with its page's
+     * threshold met), still pending (co-signatures outstanding), or failed (rejected, expired, out of credits...). It
+     * is looked at every 50 ms for 2 s after its submission, then at the pace of any ledger wait (ledgerPollDelay, up
+     * to every 500 ms). A transaction still pending after the first follow waits for co-signers, possibly for days:
+     * the workflow then looks once at a time between its own timers.
      */
     async followIntentTransaction(i: {
       intentId: string;
