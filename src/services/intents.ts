@@ -333,6 +333,9 @@ export async function submitSignature(
   // it again (its documented answer to a lost response) hands it over, and the cycle goes on. A workflow that has it
   // answers ALREADY_SIGNED.
   if (row.status !== 'signing_required' && row.status !== 'submitted') throw closed(row);
+  // past the ledger (a stage of the chain cycle) the workflow holds the signature for certain: answered from the row,
+  // not by an Update that a quorum round's open workflow task would hold for seconds
+  if (row.status === 'submitted' && row.stage !== 'submitted') throw closed(row);
   if (row.status === 'signing_required') {
     refuseExpired(row);
     // a well-formed signature by the nominated key is verified here, natively, before the workflow hears of it (its

@@ -194,7 +194,7 @@ describe('proof cycle', () => {
 
 // Last in this file: it leaves the Sepolia anvil mining a block a second instead of on each transaction.
 describe('a quorum round longer than a workflow task', () => {
-  it('an observation that waits 20 s for confirmations completes as one local activity, its workflow task extended meanwhile; the signature answered before the cycle', {
+  it('an observation that waits 20 s for confirmations completes as one local activity, its workflow task extended meanwhile; the signature answered before the cycle, and at once when sent again', {
     timeout: 180_000,
   }, async () => {
     const rpc = async (method: string, params: unknown[]) => {
@@ -212,6 +212,15 @@ describe('a quorum round longer than a workflow task', () => {
     try {
       await submit(b, p);
       await waitIntent(b, p.intent_id, (x) => x.stage === 'observing', 60_000);
+      // the signature sent again while the round holds the workflow task open: answered at once, from the row
+      const sentAt = Date.now();
+      const again = await api(b, 'POST', `/v1/transaction/${p.intent_id}/signature`, {
+        signature: sign(p.signing_data.hash_to_sign, b.identity.key.secretKey),
+        public_key: b.identity.key.publicKey,
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.code).toBe('ALREADY_SIGNED');
+      expect(Date.now() - sentAt).toBeLessThan(1000);
       // twice the workflow task timeout (10 s); less than the validators' own bound on an observation's wait (30 s)
       await new Promise((r) => setTimeout(r, 20_000));
       expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.stage).toBe('observing');
