@@ -9,7 +9,9 @@
  *   batched class; the batcher recorded while it gathers), webhookDispatcherWorkflow (started as at worker start-up;
  *   recorded while it runs, after it has dispatched the run's events), webhookDeliveryWorkflow (an event delivered to
  *   a local receiver), maintenanceWorkflow (started as the hourly schedule does), governanceWorkflow (an add_key
- *   signed and executed), pendingDiscoveryWorkflow + pendingScanWorkflow (started as the schedule does),
+ *   and a threshold of 2 signed and executed), intentWorkflow again (an intent of that 2-of-2 page, co-signed through
+ *   POST /v1/sign after it has waited a while: intentWorkflow-<version>-cosigned.json), pendingDiscoveryWorkflow +
+ *   pendingScanWorkflow (started as the schedule does),
  *   creditsWorkflow (POST /v1/identity/{id}/credits for the first identity), intentExpiryWorkflow (started as at
  *   worker start-up; recorded once it has expired an intent prepared with a 2 s time to live and never signed),
  *   providerSignWorkflow (a provider-signing identity's record call inside its policy, signed by the gateway) and
@@ -56,14 +58,15 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 
 const ONLY = new Set(process.argv.slice(2));
 
-async function save(dn: BenchDevnet, workflowType: string, workflowId: string) {
+/** Writes `<workflowType>-<version>.json`, or `<workflowType>-<version>-<variant>.json` for a second path of one type. */
+async function save(dn: BenchDevnet, workflowType: string, workflowId: string, variant?: string) {
   if (ONLY.size && !ONLY.has(workflowType)) return;
   const handle = dn.client.workflow.getHandle(workflowId);
   const desc = await handle.describe();
   if (desc.type !== workflowType) throw new Error(`${workflowId} is a ${desc.type}, not a ${workflowType}`);
   const history = JSON.parse(historyToJSON(await handle.fetchHistory()));
-  const file = `${HISTORIES_DIR}${workflowType}-${VERSION}.json`;
-  writeFileSync(file, `${JSON.stringify({ workflowType, workflowId, appVersion: VERSION, status: desc.status.name, history }, null, 1)}\n`);
+  const file = `${HISTORIES_DIR}${workflowType}-${VERSION}${variant ? `-${variant}` : ''}.json`;
+  writeFileSync(file, `${JSON.stringify({ workflowType, workflowId, appVersion: VERSION, variant, status: desc.status.name, history }, null, 1)}\n`);
   console.log(`${workflowType}: ${workflowId} (${desc.status.name}, ${history.events.length} events) → ${file}`);
 }
 
@@ -164,15 +167,37 @@ async function main() {
     await save(dn, 'webhookDeliveryWorkflow', await firstClosed(dn, 'webhookDeliveryWorkflow'));
     if (received.length === 0) throw new Error('the receiver got no delivery');
 
-    // governance: a second key added to the identity's 1-of-1 page, signed by its key, executed by the ledger
-    const extra = Buffer.from(ed25519.getPublicKey(Uint8Array.from(randomBytes(32)))).toString('hex');
-    const gov = await dn.call('POST', '/v1/governance', { identity: who.adiUrl, operations: [{ type: 'add_key', public_key_hash: publicKeyHashHex(extra) }] });
+    // governance: a second key added to the identity's 1-of-1 page and the page made 2-of-2, signed by its key,
+    // executed by the ledger
+    const extraSecret = Uint8Array.from(randomBytes(32));
+    const extra = Buffer.from(ed25519.getPublicKey(extraSecret)).toString('hex');
+    const gov = await dn.call('POST', '/v1/governance', {
+      identity: who.adiUrl,
+      operations: [
+        { type: 'add_key', public_key_hash: publicKeyHashHex(extra) },
+        { type: 'set_threshold', threshold: 2 },
+      ],
+    });
     if (gov.status !== 201) throw new Error(`governance: ${gov.status} ${JSON.stringify(gov.body)}`);
     const govSig = Buffer.from(ed25519.sign(Buffer.from(gov.body.signing_data.hash_to_sign, 'hex'), who.secretKey)).toString('hex');
     const signed = await dn.call('POST', `/v1/governance/${gov.body.governance_op_id}/signature`, { signature: govSig, public_key: who.publicKey });
     if (signed.status !== 200) throw new Error(`governance signature: ${signed.status} ${JSON.stringify(signed.body)}`);
     await dn.client.workflow.getHandle(`governance-${gov.body.governance_op_id}`).result();
     await save(dn, 'governanceWorkflow', `governance-${gov.body.governance_op_id}`);
+
+    // co-signing: an intent of the 2-of-2 page waits on the ledger (its first follow, then looks between timers)
+    // until the second key approves through POST /v1/sign, whose Signal ends the pause
+    const cp = await prepareIntent(dn, who, [recordLeg(CHAINS[0], who.account, target!, arg(`record-c-${randomBytes(4).toString('hex')}`))]);
+    const cs = await submitIntent(dn, who, cp);
+    await sleep(14_000);
+    const req = await dn.call('POST', '/v1/sign', { type: 'pending_tx', target_id: cs.tx_hash, identity: who.adiUrl, public_key: extra });
+    if (req.status !== 201) throw new Error(`sign request: ${req.status} ${JSON.stringify(req.body)}`);
+    const coSig = Buffer.from(ed25519.sign(Buffer.from(req.body.signing_data.data_for_signature, 'hex'), extraSecret)).toString('hex');
+    const co = await dn.call('POST', `/v1/sign/${req.body.sign_request_id}/signature`, { signature: coSig, public_key: extra });
+    if (co.status !== 200) throw new Error(`co-signature: ${co.status} ${JSON.stringify(co.body)}`);
+    await waitCompleted(dn, cp.intent_id);
+    await dn.client.workflow.getHandle(`intent-${cp.intent_id}`).result();
+    await save(dn, 'intentWorkflow', `intent-${cp.intent_id}`, 'cosigned');
 
     // provider signing: the gateway holds the identity's key (PROVIDER_KEKS set before the devnet started)
     const provider = await dn.call('POST', '/v1/identity', {

@@ -1,7 +1,8 @@
 /**
  * Replays every recorded history in test/replay/histories/ (scripts/record-histories.ts; one per workflow type and
- * app version, old versions kept) against the current workflow bundle, the one the worker runs
- * (src/temporal/worker.ts workflowBundle). Any non-determinism (or other replay failure) fails the test.
+ * app version, a variant where a type has a second path worth keeping, old versions kept) against the current
+ * workflow bundle, the one the worker runs (src/temporal/worker.ts workflowBundle). Any non-determinism (or other
+ * replay failure) fails the test.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,8 @@ interface Recorded {
   workflowType: string;
   workflowId: string;
   appVersion: string;
+  /** a second path of one workflow type (e.g. cosigned) */
+  variant?: string;
   history: unknown;
 }
 
@@ -45,7 +48,7 @@ const recorded = files.map((f) => ({ file: f, ...(JSON.parse(readFileSync(`${DIR
 describe('workflow replay', () => {
   it('has a recorded history of every workflow type the worker serves', () => {
     expect(new Set(recorded.map((r) => r.workflowType))).toEqual(new Set(WORKFLOW_TYPES));
-    for (const r of recorded) expect(r.file).toBe(`${r.workflowType}-${r.appVersion}.json`);
+    for (const r of recorded) expect(r.file).toBe(`${r.workflowType}-${r.appVersion}${r.variant ? `-${r.variant}` : ''}.json`);
   });
 
   it('replays every recorded history against the current workflow code without non-determinism', async () => {
