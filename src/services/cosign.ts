@@ -43,8 +43,9 @@ import {
   type TxStatus,
   type Vote,
 } from '../ledger/index.js';
-import { notifyGovernanceLedgerChanged } from '../temporal/governance.js';
-import { notifyIntentLedgerChanged } from '../temporal/intents.js';
+import { governanceWorkflowId } from '../temporal/governance.js';
+import { intentWorkflowId } from '../temporal/intents.js';
+import { notifyLedgerChanged } from '../temporal/ledger-changed.js';
 import { kickWebhookDispatcher } from '../temporal/webhooks.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
@@ -296,8 +297,11 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
   await recordCosignature(deps, caller, prepared.txId, publicKey);
   // a governance operation or an intent on this transaction looks at the ledger now; an intent of another
   // organization too (a panel's seat may belong to another one): the Signal only makes it look
-  for (const op of await openGovernanceOpsByTxHash(db, caller.orgId, row.txHash)) await notifyGovernanceLedgerChanged(deps.temporal, op.id);
-  for (const intentId of await submittedIntentIdsByTxHash(db, row.txHash)) await notifyIntentLedgerChanged(deps.temporal, intentId);
+  const following = [
+    ...(await openGovernanceOpsByTxHash(db, caller.orgId, row.txHash)).map((op) => governanceWorkflowId(op.id)),
+    ...(await submittedIntentIdsByTxHash(db, row.txHash)).map(intentWorkflowId),
+  ];
+  for (const workflowId of following) await notifyLedgerChanged(deps.temporal, workflowId);
   const base = { sign_request_id: id, status: 'submitted' as const, tx_hash: row.txHash };
   try {
     const out = await progressAfterSubmission(deps.ledger, prepared, row.signerUrl);

@@ -1,12 +1,6 @@
-/** Client-side handles on the governance workflow (`governance-<id>`): its id, its start, its Update and Signal. */
+/** Client-side handles on the governance workflow (`governance-<id>`): its id, its start and its Update. */
 import type { Client } from '@temporalio/client';
-import {
-  governanceWorkflow,
-  ledgerChangedSignal,
-  submitGovernanceSignatureUpdate,
-  type GovernanceSignatureArgs,
-  type GovernanceWorkflowInput,
-} from '../workflows/governance.js';
+import { governanceWorkflow, submitGovernanceSignatureUpdate, type GovernanceSignatureArgs, type GovernanceWorkflowInput } from '../workflows/governance.js';
 import { OrgIdKey, StageKey } from '../workflows/search-attributes.js';
 import { startOrCompensate, type Compensation } from './start.js';
 
@@ -26,12 +20,4 @@ export async function startGovernanceWorkflow(client: Client, taskQueue: string,
 /** The initiator's signature, an Update: submitted to the ledger by the workflow, which answers with the progress. */
 export async function submitGovernanceSignature(client: Client, opId: string, args: GovernanceSignatureArgs) {
   return client.workflow.getHandle(governanceWorkflowId(opId)).executeUpdate(submitGovernanceSignatureUpdate, { args: [args] });
-}
-
-/** Tell the operation's workflow to look at the ledger now (a co-signature landed); a closed workflow is ignored. */
-export async function notifyGovernanceLedgerChanged(client: Client, opId: string): Promise<void> {
-  await client.workflow
-    .getHandle(governanceWorkflowId(opId))
-    .signal(ledgerChangedSignal)
-    .catch(() => undefined);
 }

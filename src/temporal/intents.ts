@@ -17,7 +17,6 @@ import {
   type SubmitSignatureResult,
 } from '../workflows/intent.js';
 import { intentExpiryWorkflow, intentExpiryWorkflowId } from '../workflows/intent-expiry.js';
-import { ledgerChangedSignal } from '../workflows/ledger-changed.js';
 import { IdentityIdKey, IntentIdKey, OrgIdKey, StageKey } from '../workflows/search-attributes.js';
 
 export type { IntentWorkflowInput, RefreshedSigningData, SubmitSignatureArgs, SubmitSignatureResult };
@@ -89,14 +88,6 @@ export async function submitIntentSignature(client: Client, taskQueue: string, r
 /** Prepare the unsigned intent's transaction again (new timestamp, current page version); the workflow takes its hash. */
 export async function refreshIntentSigningData(client: Client, taskQueue: string, row: IntentRow): Promise<RefreshedSigningData> {
   return client.workflow.executeUpdateWithStart(refreshSigningDataUpdate, { startWorkflowOperation: startOperation(taskQueue, row) });
-}
-
-/** Tell the intent's workflow to look at the ledger now (a co-signature landed); a closed workflow is ignored. */
-export async function notifyIntentLedgerChanged(client: Client, intentId: string): Promise<void> {
-  await client.workflow
-    .getHandle(intentWorkflowId(intentId))
-    .signal(ledgerChangedSignal)
-    .catch(() => undefined);
 }
 
 /** Start the task queue's expiry sweep of unsigned intents unless it runs already (worker start-up). */

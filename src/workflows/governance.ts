@@ -54,7 +54,6 @@ export const submitGovernanceSignatureUpdate = defineUpdate<GovernanceProgress, 
 export const refreshGovernanceSigningDataUpdate = defineUpdate<{ hashToSign: string; txHash: string; keyPageVersion: number }, []>('refreshSigningData');
 /** A stale signature leaves the operation open for fresh signing data; histories from before failed it. */
 export const GOVERNANCE_STALE_STAYS_OPEN = 'governance-stale-stays-open';
-export { ledgerChangedSignal };
 export const governanceStateQuery = defineQuery<{ status: string; signedKeys: string[] }>('state');
 
 const TERMINAL = ['executed', 'rejected', 'failed', 'expired'];
