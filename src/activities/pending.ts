@@ -11,14 +11,18 @@
  *      delegate of a page of a required authority;
  *   3. upsert one action per (identity, transaction) with the live progress; a new one emits inbox.action_pending;
  *   4. open actions no longer listed are resolved from the transaction's final state (executed / rejected /
- *      expired); still pending or unknown ones stay.
+ *      expired), and the workflows following the transaction (an intent, a governance operation) are told to look
+ *      at it; still pending or unknown ones stay.
  * A transient ledger error marks the scan `degraded`: nothing is resolved or deleted on its account.
  */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client.js';
 import { openPendingActions, recordPendingScan, resolvePendingActions, upsertPendingAction } from '../db/governance.js';
 import { listActiveOrgIdentities, orgsWithActiveIdentities, type IdentityRow } from '../db/identities.js';
 import { actionOf, authoritiesOf, finalStatusOf, involves } from '../governance/inbox.js';
 import { isNotFound, keyPageUrl, type LedgerClient, type TxStatus } from '../ledger/index.js';
+import { notifyTransactionFollowers } from '../temporal/ledger-changed.js';
 import { beat } from './heartbeat.js';
 
 export { memoOf } from '../governance/inbox.js';
@@ -34,6 +38,15 @@ export interface PendingScanResult {
   resolved: number;
   degraded: boolean;
   error?: string;
+}
+
+/** The worker's Temporal client while running as an activity; none when called directly (a test's own scan). */
+function activityClient(): Client | undefined {
+  try {
+    return Context.current().client;
+  } catch {
+    return undefined;
+  }
 }
 
 export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) {
@@ -116,6 +129,9 @@ export function createPendingActivities(deps: { db: Db; ledger: LedgerClient }) 
             const status = finalStatusOf(st);
             if (!status) continue;
             await resolvePendingActions(db, orgId, a.txHash, status);
+            // co-signed outside the gateway: what waits on it looks now, not at its next look
+            const client = activityClient();
+            if (client) await notifyTransactionFollowers(db, client, orgId, a.txHash);
             done.add(a.txHash);
             result.resolved++;
           } catch (e) {

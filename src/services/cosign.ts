@@ -13,16 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from './errors.js';
 import type { Db } from '../db/client.js';
-import {
-  claimSignRequest,
-  getOrgPendingAction,
-  getOrgSignRequest,
-  insertSignRequest,
-  openGovernanceOpsByTxHash,
-  orgPendingTxId,
-  settleSignRequest,
-  submittedIntentIdsByTxHash,
-} from '../db/governance.js';
+import { claimSignRequest, getOrgPendingAction, getOrgSignRequest, insertSignRequest, orgPendingTxId, settleSignRequest } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
 import { recordInInbox, transactionSignatureCount } from '../governance/inbox.js';
 import { progressAfterSubmission, submitPrepared } from '../governance/submit.js';
@@ -43,9 +34,7 @@ import {
   type TxStatus,
   type Vote,
 } from '../ledger/index.js';
-import { governanceWorkflowId } from '../temporal/governance.js';
-import { intentWorkflowId } from '../temporal/intents.js';
-import { notifyLedgerChanged } from '../temporal/ledger-changed.js';
+import { notifyTransactionFollowers } from '../temporal/ledger-changed.js';
 import { kickWebhookDispatcher } from '../temporal/webhooks.js';
 import type { Caller, ServiceDeps } from './deps.js';
 import { findOrgIdentity, requireActive, requireSigningKey } from './identity-access.js';
@@ -295,13 +284,7 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
   await refuseDuplicate(deps, id, prepared);
   await submitClaimed(deps, id, prepared, signature, publicKey);
   await recordCosignature(deps, caller, prepared.txId, publicKey);
-  // a governance operation or an intent on this transaction looks at the ledger now; an intent of another
-  // organization too (a panel's seat may belong to another one): the Signal only makes it look
-  const following = [
-    ...(await openGovernanceOpsByTxHash(db, caller.orgId, row.txHash)).map((op) => governanceWorkflowId(op.id)),
-    ...(await submittedIntentIdsByTxHash(db, row.txHash)).map(intentWorkflowId),
-  ];
-  for (const workflowId of following) await notifyLedgerChanged(deps.temporal, workflowId);
+  await notifyTransactionFollowers(db, deps.temporal, caller.orgId, row.txHash);
   const base = { sign_request_id: id, status: 'submitted' as const, tx_hash: row.txHash };
   try {
     const out = await progressAfterSubmission(deps.ledger, prepared, row.signerUrl);

@@ -5,12 +5,14 @@
  * again is a 409 ALREADY_SIGNED; the approval counts 2 signatures and the action leaves the inbox within 1 s), then
  * the proof cycle runs to completed; reject votes defeat another intent, whose workflow ends failed with the
  * ledger's reason. While co-signatures are outstanding the intent's workflow looks at the ledger between durable
- * timers, running no activity in between, and a co-signature's Signal ends the pause at once.
+ * timers, running no activity in between; a co-signature through /v1/sign ends the pause at once, and one made on
+ * the ledger outside the gateway at the next pending scan.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from '@temporalio/worker';
+import { getIntent } from '../../src/db/intents.js';
 import { INTENT_MEMO } from '../../src/protocol/intent/model.js';
 import { intentWorkflowId } from '../../src/temporal/intents.js';
 import { workflowBundle } from '../../src/temporal/worker.js';
@@ -55,6 +57,41 @@ async function inboxUntil(txHash: string, present: boolean, from: number) {
     if (ms > 10_000) throw new Error(`${txHash} ${present ? 'never appeared in' : 'never left'} the inbox`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+const intentHistory = (intentId: string) => b.app.deps.temporal.workflow.getHandle(intentWorkflowId(intentId));
+type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<typeof intentHistory>['fetchHistory']>>['events']>[number];
+const pauseOf = (e: HistoryEvent) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0);
+
+/** Waits until the intent's workflow begins a pause of 8 s or more (its first follow, then looks after 1, 2 and 4 s). */
+async function untilLongPause(intentId: string) {
+  const handle = intentHistory(intentId);
+  const deadline = Date.now() + 60_000;
+  while (!((await handle.fetchHistory()).events ?? []).some((e) => pauseOf(e) >= 8)) {
+    if (Date.now() > deadline) throw new Error('no pause of 8 s began within 60 s');
+    await sleep(200);
+  }
+  return handle;
+}
+
+/**
+ * The intent completed, and the Signal `ledgerChanged` ended its long pause: the next look was scheduled before any
+ * timer fired, and the long pause never did. The history replays against the workflow code.
+ */
+async function expectWokenAndCompleted(intentId: string) {
+  const done = await waitIntent(b, intentId);
+  expect(done.error_message).toBeNull();
+  expect(done.status).toBe('completed');
+  const handle = intentHistory(intentId);
+  const history = await handle.fetchHistory();
+  const all = history.events ?? [];
+  const signaled = all.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'ledgerChanged');
+  expect(signaled).toBeGreaterThan(0);
+  const next = all.slice(signaled).find((e) => e.activityTaskScheduledEventAttributes || e.timerFiredEventAttributes);
+  expect(next?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('followIntentTransaction');
+  const longPause = all.find((e) => pauseOf(e) >= 8)!;
+  expect(all.some((e) => String(e.timerFiredEventAttributes?.startedEventId) === String(longPause.eventId))).toBe(false);
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
 }
 
 describe('co-signing a pending intent', () => {
@@ -108,35 +145,35 @@ describe('co-signing a pending intent', () => {
   it('while co-signatures are outstanding no activity runs between looks; a co-signature wakes the intent at once', async () => {
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`looks-${randomUUID()}`))]);
     const s = await submit(b, p);
-    const handle = b.app.deps.temporal.workflow.getHandle(intentWorkflowId(p.intent_id));
-    const events = async () => (await handle.fetchHistory()).events ?? [];
-    const pauseOf = (e: Awaited<ReturnType<typeof events>>[number]) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0);
-
-    // the first follow, then looks after pauses of 1, 2 and 4 s found it pending: a pause of 8 s has begun
-    const deadline = Date.now() + 60_000;
-    while (!(await events()).some((e) => pauseOf(e) >= 8)) {
-      if (Date.now() > deadline) throw new Error('no pause of 8 s began within 60 s');
-      await sleep(200);
-    }
+    const handle = await untilLongPause(p.intent_id);
     expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
     expect((await api(b, 'GET', `/v1/transaction/${p.intent_id}`)).body.status).toBe('submitted');
 
     await cosign(s.tx_hash, seat2, 'approve');
-    const done = await waitIntent(b, p.intent_id);
-    expect(done.error_message).toBeNull();
-    expect(done.status).toBe('completed');
+    await expectWokenAndCompleted(p.intent_id);
+  }, 150_000);
 
-    // the Signal ended the pause: the next look was scheduled before any timer fired, and the long pause never did
-    const history = await handle.fetchHistory();
-    const all = history.events ?? [];
-    const signaled = all.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'ledgerChanged');
-    expect(signaled).toBeGreaterThan(0);
-    const next = all.slice(signaled).find((e) => e.activityTaskScheduledEventAttributes || e.timerFiredEventAttributes);
-    expect(next?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('followIntentTransaction');
-    const longPause = all.find((e) => pauseOf(e) >= 8)!;
-    expect(all.some((e) => String(e.timerFiredEventAttributes?.startedEventId) === String(longPause.eventId))).toBe(false);
-    // and the path replays deterministically against the workflow code
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
+  it('a co-signature made on the ledger outside the gateway wakes the intent at the next pending scan', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`outside-${randomUUID()}`))]);
+    await submit(b, p);
+    await untilLongPause(p.intent_id);
+    // the third seat signs straight on the ledger; the transaction executes with it
+    const txId = (await getIntent(b.app.db, p.intent_id))!.ledgerTxId!;
+    const prepared = await b.dn.ledger.prepareExternalSignature({
+      pendingTx: txId,
+      signerUrl: `${b.identity.adiUrl}/book/1`,
+      publicKey: seat3.publicKey,
+      vote: 'accept',
+      delegators: [],
+    });
+    await b.dn.ledger.submitExternalSignature(prepared, sign(prepared.hashToSign, seat3.secretKey));
+    while (!(await b.dn.ledger.getTransaction(txId)).delivered) await sleep(50);
+    await b.app.deps.temporal.workflow.execute('pendingScanWorkflow', {
+      workflowId: `pending-scan-test-${randomUUID()}`,
+      taskQueue: b.app.config.temporal.taskQueue,
+      args: [{ orgId: b.app.key.orgId }],
+    });
+    await expectWokenAndCompleted(p.intent_id);
   }, 150_000);
 
   it('a signature the ledger already holds (the first answer lost) is accepted when sent again; the intent waits for the co-signer', async () => {
