@@ -7,7 +7,7 @@ import { governanceWorkflowId } from './governance.js';
 import { intentWorkflowId } from './intents.js';
 
 /** Tell a workflow following a ledger transaction to look at it now (a co-signature landed); a closed one is ignored. */
-export async function notifyLedgerChanged(client: Client, workflowId: string): Promise<void> {
+async function notifyLedgerChanged(client: Client, workflowId: string): Promise<void> {
   await client.workflow
     .getHandle(workflowId)
     .signal(ledgerChangedSignal)
