@@ -9,9 +9,18 @@
  * the listening connection is down, notifications are lost: a wait then ends within FALLBACK_POLL_MS and the waiter
  * reads again, as a client polling would.
  */
-import type { Database } from './client.js';
+import { sql } from 'drizzle-orm';
+import type { Database, Db } from './client.js';
 
 export const INTENT_CHANNEL = 'intent_changed';
+/**
+ * Announce a change the triggers do not see to every process's waiters: a co-signature on the intent's ledger
+ * transaction (its live co-signing progress moved while its row did not).
+ */
+export async function announceIntentChange(db: Db, intentId: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${INTENT_CHANNEL}, ${intentId})`);
+}
+
 /** how long a wait lasts at most while changes are not heard */
 export const FALLBACK_POLL_MS = 1000;
 /** waits a process holds at once; a read beyond that answers at once */

@@ -15,6 +15,7 @@ import { ApiError } from './errors.js';
 import type { Db } from '../db/client.js';
 import { claimSignRequest, getOrgPendingAction, getOrgSignRequest, insertSignRequest, orgPendingTxId, settleSignRequest } from '../db/governance.js';
 import type { IdentityRow } from '../db/identities.js';
+import { announceIntentChange } from '../db/intent-changes.js';
 import { recordInInbox, transactionSignatureCount } from '../governance/inbox.js';
 import { progressAfterSubmission, submitPrepared } from '../governance/submit.js';
 import { ed25519PublicKeyProblem } from '../identity/keys.js';
@@ -284,7 +285,9 @@ export async function submitCosignature(deps: ServiceDeps, caller: Caller, id: s
   await refuseDuplicate(deps, id, prepared);
   await submitClaimed(deps, id, prepared, signature, publicKey);
   await recordCosignature(deps, caller, prepared.txId, publicKey);
-  await notifyTransactionFollowers(db, deps.temporal, caller.orgId, row.txHash);
+  // what waits on the transaction looks now; a read following one of its intents (Prefer: wait) answers with the
+  // new co-signing progress
+  for (const intentId of await notifyTransactionFollowers(db, deps.temporal, caller.orgId, row.txHash)) await announceIntentChange(db, intentId);
   const base = { sign_request_id: id, status: 'submitted' as const, tx_hash: row.txHash };
   try {
     const out = await progressAfterSubmission(deps.ledger, prepared, row.signerUrl);

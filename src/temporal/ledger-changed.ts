@@ -17,12 +17,11 @@ async function notifyLedgerChanged(client: Client, workflowId: string): Promise<
 /**
  * Tell every workflow that follows the ledger transaction `txHash` to look at it now: the open governance operations
  * of `orgId` on it, and the intents submitted with it, of any organization (a panel's seat may belong to another
- * one; the Signal only makes the workflow look).
+ * one; the Signal only makes the workflow look). Returns those intents' ids.
  */
-export async function notifyTransactionFollowers(db: Db, client: Client, orgId: string, txHash: string): Promise<void> {
-  const following = [
-    ...(await openGovernanceOpsByTxHash(db, orgId, txHash)).map((op) => governanceWorkflowId(op.id)),
-    ...(await submittedIntentIdsByTxHash(db, txHash)).map(intentWorkflowId),
-  ];
+export async function notifyTransactionFollowers(db: Db, client: Client, orgId: string, txHash: string): Promise<string[]> {
+  const intents = await submittedIntentIdsByTxHash(db, txHash);
+  const following = [...(await openGovernanceOpsByTxHash(db, orgId, txHash)).map((op) => governanceWorkflowId(op.id)), ...intents.map(intentWorkflowId)];
   for (const workflowId of following) await notifyLedgerChanged(client, workflowId);
+  return intents;
 }

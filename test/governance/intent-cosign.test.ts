@@ -6,7 +6,8 @@
  * the proof cycle runs to completed; reject votes defeat another intent, whose workflow ends failed with the
  * ledger's reason. While co-signatures are outstanding the intent's workflow looks at the ledger between durable
  * timers, running no activity in between; a co-signature through /v1/sign ends the pause at once, and one made on
- * the ledger outside the gateway at the next pending scan.
+ * the ledger outside the gateway at the next pending scan. A read following the intent (Prefer: wait) answers as soon
+ * as a co-signature is submitted through /v1/sign.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
@@ -174,6 +175,26 @@ describe('co-signing a pending intent', () => {
       args: [{ orgId: b.app.key.orgId }],
     });
     await expectWokenAndCompleted(p.intent_id);
+  }, 150_000);
+
+  it('a read following a waiting intent (Prefer: wait) answers as soon as a co-signature is submitted through /v1/sign', async () => {
+    const p = await prepare(b, [recordLeg(b, SEPOLIA, arg(`follow-${randomUUID()}`))]);
+    const s = await submit(b, p);
+    const before = await api(b, 'GET', `/v1/transaction/${p.intent_id}`);
+    expect(before.body.signing_progress).toMatchObject({ collected_signatures: 1, required_signatures: 2 });
+    const etag = before.headers.get('etag')!;
+    const following = api(b, 'GET', `/v1/transaction/${p.intent_id}`, undefined, { 'If-None-Match': etag, Prefer: 'wait=20' });
+    await sleep(500);
+    // a vote against leaves the transaction pending (the initiator and the second seat can still approve it)
+    await cosign(s.tx_hash, seat3, 'reject');
+    const votedAt = Date.now();
+    const r = await following;
+    expect(r.status).toBe(200);
+    expect(Date.now() - votedAt).toBeLessThan(3000);
+    expect(r.body.status).toBe('submitted');
+    expect(r.body.signing_progress.signers.map((x: { vote: string }) => x.vote).sort()).toEqual(['approve', 'reject']);
+    await cosign(s.tx_hash, seat2, 'approve');
+    expect((await waitIntent(b, p.intent_id)).status).toBe('completed');
   }, 150_000);
 
   it('a signature the ledger already holds (the first answer lost) is accepted when sent again; the intent waits for the co-signer', async () => {

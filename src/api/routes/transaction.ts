@@ -128,7 +128,7 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
       tags: ['Transactions'],
       summary: 'Read an intent',
       description:
-        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure. signing_progress: how far the co-signing of the ledger transaction is (collected and required signatures, the key books still awaited, who signed), read live from the ledger; null before submission or when the ledger does not answer in time. To follow an intent without polling, send the ETag of the last answer in If-None-Match with `Prefer: wait=<seconds>`: the answer comes as soon as the intent’s status or stage (or a chain’s stage, its proof or error) changes (200), or when the wait ends: 200 if anything else differs by then (a transaction hash written within a stage, co-signing progress on the ledger), else 304.',
+        'Status and stage, the ledger transaction, per leg the three chain transactions, the validators that attested and observed, proof_id once the proof exists, error_message on failure. signing_progress: how far the co-signing of the ledger transaction is (collected and required signatures, the key books still awaited, who signed), read live from the ledger; null before submission or when the ledger does not answer in time. To follow an intent without polling, send the ETag of the last answer in If-None-Match with `Prefer: wait=<seconds>`: the answer comes as soon as the intent’s status or stage (or a chain’s stage, its proof or error) changes or a co-signature is submitted through POST /v1/sign (200), or when the wait ends: 200 if anything else differs by then (a transaction hash written within a stage, a co-signature made on the ledger outside the gateway), else 304.',
       scopes: ['read'],
       request: { params: IntentIdParam },
       parameters: CONDITIONAL_READ_PARAMETERS,
@@ -162,7 +162,7 @@ function registerRead(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
             const left = deadline - performance.now();
             const changed = left > 0 && (await sub.next(left, signal));
             if (signal.aborted) break;
-            cur = await read(); // a change, or the wait's end (the ledger's co-signing progress is not announced)
+            cur = await read(); // a change, or the wait's end (a co-signature made outside the gateway is not announced)
             if (!changed) break;
           }
         }

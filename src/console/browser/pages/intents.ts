@@ -150,7 +150,7 @@ export const intentsPage: Page = {
     ),
 };
 
-/** Co-signatures outstanding on the ledger: their progress is not announced to a waiting read, so the page polls. */
+/** Co-signatures outstanding: one made on the ledger outside the gateway is not announced to a waiting read, so the page polls. */
 const cosigning = (intent: Json) => intent.signing_progress?.is_ready === false;
 
 export function intentPage(id: string): Page {
