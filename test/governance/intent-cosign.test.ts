@@ -60,13 +60,13 @@ async function inboxUntil(txHash: string, present: boolean, from: number) {
   }
 }
 
-const intentHistory = (intentId: string) => b.app.deps.temporal.workflow.getHandle(intentWorkflowId(intentId));
-type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<typeof intentHistory>['fetchHistory']>>['events']>[number];
+const intentHandle = (intentId: string) => b.app.deps.temporal.workflow.getHandle(intentWorkflowId(intentId));
+type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<typeof intentHandle>['fetchHistory']>>['events']>[number];
 const pauseOf = (e: HistoryEvent) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0);
 
 /** Waits until the intent's workflow begins a pause of 8 s or more (its first follow, then looks after 1, 2 and 4 s). */
 async function untilLongPause(intentId: string) {
-  const handle = intentHistory(intentId);
+  const handle = intentHandle(intentId);
   const deadline = Date.now() + 60_000;
   while (!((await handle.fetchHistory()).events ?? []).some((e) => pauseOf(e) >= 8)) {
     if (Date.now() > deadline) throw new Error('no pause of 8 s began within 60 s');
@@ -83,7 +83,7 @@ async function expectWokenAndCompleted(intentId: string) {
   const done = await waitIntent(b, intentId);
   expect(done.error_message).toBeNull();
   expect(done.status).toBe('completed');
-  const handle = intentHistory(intentId);
+  const handle = intentHandle(intentId);
   const history = await handle.fetchHistory();
   const all = history.events ?? [];
   const signaled = all.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'ledgerChanged');
