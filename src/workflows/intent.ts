@@ -260,7 +260,7 @@ async function followLedgerTransaction(intentId: string, localFirst: boolean): P
       first && localFirst
         ? await local.followIntentTransaction({ intentId, waitMs: FOLLOW_LOCAL_MS })
         : await acts.followIntentTransaction({ intentId, waitMs: 30_000 });
-    // pending: the ledger itself expires the transaction at expires_at
+    // pending: the ledger expires the transaction at its first major block after expires_at
     if (r.state !== 'pending') return { state: r.state, reason: r.reason };
   }
 }
@@ -278,7 +278,7 @@ async function followByLooks(intentId: string): Promise<Followed> {
   const since = Date.now();
   let r = await acts.followIntentTransaction({ intentId, waitMs: FOLLOW_FIRST_MS });
   for (let pause = LOOK_FIRST_PAUSE_MS; r.state === 'pending'; ) {
-    // pending: the ledger itself expires the transaction at expires_at
+    // pending: the ledger expires the transaction at its first major block after expires_at
     const woken = await condition(() => changed.seen, pause);
     changed.seen = false;
     r = await acts.followIntentTransaction({ intentId, waitMs: 0 });
