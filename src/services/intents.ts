@@ -12,7 +12,18 @@ import type { Address } from 'viem';
 import { ApiError } from './errors.js';
 import type { ChainAccountRef, IdentityRow } from '../db/identities.js';
 import { ledgerHashForm } from '../webhooks/stored-forms.js';
-import { getIntent, getOrgIntent, getOrgIntentView, insertIntent, markIntentFailed, storedSigning, type IntentRow, type IntentViewRow } from '../db/intents.js';
+import { intentChangesFor, type IntentChangeSubscription } from '../db/intent-changes.js';
+import {
+  getIntent,
+  getOrgIntent,
+  getOrgIntentView,
+  insertIntent,
+  markIntentFailed,
+  recordedSubmissionOf,
+  storedSigning,
+  type IntentRow,
+  type IntentViewRow,
+} from '../db/intents.js';
 import { listOrgIntentPage, type IntentListFilter } from '../db/intent-list.js';
 import type { RowPage } from '../db/pagination.js';
 import type { SigningData } from '../db/schema.js';
@@ -317,6 +328,49 @@ async function answerFromRecord(db: ServiceDeps['database']['db'], intentId: str
   if (now && now.status !== 'signing_required') throw closed(now);
 }
 
+/**
+ * The Update's answer, or the intent's row's if that comes first. An Update is answered when the workflow task that ran
+ * it completes, and a single signer's whole proof cycle runs in that task (local activities, a second or more), while
+ * the submission step marks the row submitted as soon as the ledger took the signature. So a signature sent to an
+ * unsigned intent is answered when the row records its submission (or the intent closed), and the Update's answer
+ * counts only when it comes first (a refusal always does: its task ends with it). A signature sent again to an intent
+ * the row records as submitted is left to the Update (the workflow may not hold it: a lost Update).
+ */
+async function firstAnswer(deps: ServiceDeps, row: IntentRow, args: { signature: string; publicKey: string }): Promise<{ txId: string; txHash: string }> {
+  const sub = row.status === 'signing_required' ? intentChangesFor(deps.database).subscribe(row.id) : undefined;
+  const update = submitIntentSignature(deps.temporal, deps.config.temporal.taskQueue, row, args);
+  if (!sub) return update;
+  const done = { value: false };
+  try {
+    return await Promise.race([update, answerFromRow(deps.database.db, row.id, sub, done)]);
+  } finally {
+    done.value = true;
+    sub.close();
+    update.catch(() => undefined);
+  }
+}
+
+/** Settles when the unsigned intent's row records a submission (or closes without one); never once `done`. */
+async function answerFromRow(
+  db: ServiceDeps['database']['db'],
+  intentId: string,
+  sub: IntentChangeSubscription,
+  done: { value: boolean },
+): Promise<{ txId: string; txHash: string }> {
+  for (;;) {
+    await sub.next(ROW_WAIT_MS);
+    if (done.value) return new Promise(() => undefined);
+    const now = await getIntent(db, intentId);
+    if (done.value || !now) continue;
+    const recorded = recordedSubmissionOf(now);
+    if (recorded) return recorded;
+    if (now.status !== 'signing_required') throw closed(now);
+  }
+}
+
+/** how long one wait for a change of the row lasts before the row is read again */
+const ROW_WAIT_MS = 30_000;
+
 /** Submit the signature of an intent of the caller's organization; its ledger transaction once submitted. */
 export async function submitSignature(
   deps: ServiceDeps,
@@ -345,7 +399,7 @@ export async function submitSignature(
       requireValidSignature(row.prepared.hashToSign, body.signature, body.public_key);
   }
   try {
-    const out = await submitIntentSignature(deps.temporal, deps.config.temporal.taskQueue, row, { signature: body.signature, publicKey: body.public_key });
+    const out = await firstAnswer(deps, row, { signature: body.signature, publicKey: body.public_key });
     return { ...out, txHash: ledgerHashForm(out.txHash) };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {

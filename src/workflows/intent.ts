@@ -21,8 +21,9 @@
  *   completed/failed   the proof (bundle + custody chain) is stored; the intent says which legs completed.
  *
  * Orchestration only; every effect is an idempotent activity (src/activities/intent.ts). Since CYCLE_LOCAL_STEPS the
- * short ones (the signature's submission, the proof at the end, a failure) are local activities; following the
- * ledger transaction, which may wait for co-signers, stays an activity.
+ * short ones (the signature's submission, the proof at the end, a failure) are local activities, and since
+ * FOLLOW_IN_SIGNATURE_TASK the first follow of the ledger transaction too: a single signer's intent runs from its
+ * signature to its proof in one workflow task. Looks at a transaction waiting for co-signers are activities.
  */
 import {
   ApplicationFailure,
@@ -103,7 +104,8 @@ const FOLLOW_LOCAL_MS = 5_000;
  * task that ran the signature's Update ends as soon as the signature is submitted. An Update's answer is sent when
  * its workflow task completes, and local activities keep one task open from the signature to the proof: POST
  * .../signature answered only when the whole cycle had run (or when the task was extended, every 8 s). A 1 ms timer
- * would end the task too, but on the dev server here it added about 0.9 s to the cycle.
+ * would end the task too, but on the dev server here it added about 0.9 s to the cycle. Newer runs follow locally
+ * again, the API answering from the row (FOLLOW_IN_SIGNATURE_TASK).
  */
 export const ANSWER_SIGNATURE_FIRST = 'answer-signature-first';
 
@@ -117,6 +119,14 @@ export const ANSWER_SIGNATURE_FIRST = 'answer-signature-first';
 export const FOLLOW_BY_LOOKS = 'follow-by-looks';
 /** how long the first follow waits for the ledger to execute the transaction (a single signer's executes within it) */
 const FOLLOW_FIRST_MS = 10_000;
+
+/**
+ * Patch id: the first follow is a local activity again, so a single signer's whole cycle runs in the workflow task
+ * that ran the signature's Update, without an activity task and a second workflow task. The Update is answered
+ * only when that task completes; the API answers the signature as soon as the submission step has marked the row
+ * submitted (src/services/intents.ts firstAnswer). A transaction still pending after it is followed by looks.
+ */
+export const FOLLOW_IN_SIGNATURE_TASK = 'follow-in-signature-task';
 /**
  * The pause before the next look: 1 s, doubling up to a minute while the transaction is under an hour pending, up
  * to 5 minutes after (a week's wait then stays a few thousand looks); back to 1 s after a Signal.
@@ -253,8 +263,10 @@ async function waitForSignature(
 type Followed = { state: 'delivered' | 'failed'; reason?: string };
 
 /** Until the ledger executed or refused the intent's transaction; pending while co-signatures are outstanding. */
-async function followLedgerTransaction(intentId: string, localFirst: boolean): Promise<Followed> {
-  if (patched(FOLLOW_BY_LOOKS)) return followByLooks(intentId);
+async function followLedgerTransaction(intentId: string, localSteps: boolean): Promise<Followed> {
+  if (localSteps && patched(FOLLOW_IN_SIGNATURE_TASK)) return followByLooks(intentId, true);
+  const localFirst = !patched(ANSWER_SIGNATURE_FIRST) && localSteps && patched(FOLLOW_LOCAL_FIRST);
+  if (patched(FOLLOW_BY_LOOKS)) return followByLooks(intentId, false);
   for (let first = true; ; first = false) {
     const r =
       first && localFirst
@@ -266,17 +278,20 @@ async function followLedgerTransaction(intentId: string, localFirst: boolean): P
 }
 
 /**
- * One follow of FOLLOW_FIRST_MS, then one look at a time: no activity runs (and no worker slot is held) while the
- * workflow waits between looks. The Signal `ledgerChanged` (a co-signature landed; one sent earlier was kept for this
- * handler) ends the pause; it is forgotten before each look, so one during a look brings the next look at once.
+ * One follow (a local one of FOLLOW_LOCAL_MS, or an activity of FOLLOW_FIRST_MS in older runs), then one look at a
+ * time: no activity runs (and no worker slot is held) while the workflow waits between looks. The Signal
+ * `ledgerChanged` (a co-signature landed; one sent earlier was kept for this handler) ends the pause; it is forgotten
+ * before each look, so one during a look brings the next look at once.
  */
-async function followByLooks(intentId: string): Promise<Followed> {
+async function followByLooks(intentId: string, localFirst: boolean): Promise<Followed> {
   const changed = { seen: false };
   setHandler(ledgerChangedSignal, () => {
     changed.seen = true;
   });
   const since = Date.now();
-  let r = await acts.followIntentTransaction({ intentId, waitMs: FOLLOW_FIRST_MS });
+  let r = localFirst
+    ? await local.followIntentTransaction({ intentId, waitMs: FOLLOW_LOCAL_MS })
+    : await acts.followIntentTransaction({ intentId, waitMs: FOLLOW_FIRST_MS });
   for (let pause = LOOK_FIRST_PAUSE_MS; r.state === 'pending'; ) {
     // pending: the ledger expires the transaction at its first major block after expires_at
     const woken = await condition(() => changed.seen, pause);
@@ -387,9 +402,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   step('submitted');
 
   // ------------------------------------------------------------------ the ledger executes it (threshold met)
-  // an activity, not a local one: this workflow task ends with it, and with the task the signature's answer leaves
-  const answerFirst = patched(ANSWER_SIGNATURE_FIRST);
-  const followed = await followLedgerTransaction(input.intentId, !answerFirst && localSteps && patched(FOLLOW_LOCAL_FIRST));
+  const followed = await followLedgerTransaction(input.intentId, localSteps);
   if (followed.state === 'failed') {
     await short.failIntent({ intentId: input.intentId, status: 'failed', error: followed.reason ?? 'the ledger did not execute the intent' });
     return finish({ intentId: input.intentId, status: 'failed', error: followed.reason });

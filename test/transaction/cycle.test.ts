@@ -194,7 +194,7 @@ describe('proof cycle', () => {
 
 // Last in this file: it leaves the Sepolia anvil mining a block a second instead of on each transaction.
 describe('a quorum round longer than a workflow task', () => {
-  it('an observation that waits 20 s for confirmations completes as one local activity, its workflow task extended meanwhile; the signature answered before the cycle, and at once when sent again', {
+  it('an observation that waits 20 s for confirmations completes as one local activity, its workflow task extended meanwhile; the signature answered from the row before the cycle, and at once when sent again', {
     timeout: 180_000,
   }, async () => {
     const rpc = async (method: string, params: unknown[]) => {
@@ -209,8 +209,12 @@ describe('a quorum round longer than a workflow task', () => {
     // a block per transaction only: the execution's confirmations never come until blocks are mined again
     await rpc('evm_setAutomine', [true]);
     const p = await prepare(b, [recordLeg(b, SEPOLIA, arg('long-observation'))]);
+    let answeredAt = 0;
     try {
+      const postedAt = Date.now();
       await submit(b, p);
+      answeredAt = Date.now();
+      expect(answeredAt - postedAt).toBeLessThan(2000);
       await waitIntent(b, p.intent_id, (x) => x.stage === 'observing', 60_000);
       // the signature sent again while the round holds the workflow task open: answered at once, from the row
       const sentAt = Date.now();
@@ -241,11 +245,18 @@ describe('a quorum round longer than a workflow task', () => {
     expect(local.map((a) => a.activity_type)).toEqual(expect.arrayContaining(['submitIntentSignature', 'attestChain']));
     // a standard intent's workflow knows its class from its input: no step asks the batcher
     expect(local.map((a) => a.activity_type)).not.toContain('joinBatch');
-    // the one activity: following the ledger transaction, so that the task that answered the signature ended there
-    expect(history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual(['followIntentTransaction']);
-    const answered = Number(history.find((e) => e.workflowExecutionUpdateCompletedEventAttributes)?.eventId);
+    // no activity: the ledger transaction was followed locally, in the workflow task that ran the signature's Update
+    expect(history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([]);
+    expect(local.map((a) => a.activity_type)).toContain('followIntentTransaction');
+    // so the Update's own answer was recorded with the attestation, at that task's first extension, seconds after the
+    // row had answered the POST
+    const updated = history.find((e) => e.workflowExecutionUpdateCompletedEventAttributes)!;
     const attested = local.find((a) => a.activity_type === 'attestChain')!.eventId;
-    expect(history.some((e) => e.workflowTaskCompletedEventAttributes && Number(e.eventId) > answered && Number(e.eventId) < attested)).toBe(true);
+    expect(history.some((e) => e.workflowTaskCompletedEventAttributes && Number(e.eventId) > Number(updated.eventId) && Number(e.eventId) < attested)).toBe(
+      false,
+    );
+    const updatedAt = Number(updated.eventTime!.seconds) * 1000 + Math.floor((updated.eventTime!.nanos ?? 0) / 1e6);
+    expect(updatedAt - answeredAt).toBeGreaterThan(3000);
     // the worker completed the open workflow task before its timeout and took the next, twice over the wait
     expect(history.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBeGreaterThanOrEqual(3);
     expect(history.some((e) => e.workflowTaskTimedOutEventAttributes)).toBe(false);

@@ -52,9 +52,13 @@ const activities = {
   async recordedSubmission() {
     return undefined;
   },
-  async followIntentTransaction() {
-    await delivered.p;
-    return { state: 'delivered' };
+  // as the real step: delivered once the gate opens, pending when its wait ends first
+  async followIntentTransaction(i: { waitMs: number }) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'pending'>((r) => (timer = setTimeout(() => r('pending'), i.waitMs)));
+    const state = await Promise.race([delivered.p.then(() => 'delivered' as const), waited]);
+    clearTimeout(timer);
+    return { state, signatures: 1 };
   },
   async finalizeIntent() {
     return { status: 'completed' };
