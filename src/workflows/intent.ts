@@ -117,7 +117,7 @@ export const ANSWER_SIGNATURE_FIRST = 'answer-signature-first';
  * of days outgrew the history's limit.
  */
 export const FOLLOW_BY_LOOKS = 'follow-by-looks';
-/** how long the first follow waits for the ledger to execute the transaction (a single signer's executes within it) */
+/** how long the first follow (an activity, in runs before FOLLOW_IN_SIGNATURE_TASK) waits for the ledger to execute the transaction */
 const FOLLOW_FIRST_MS = 10_000;
 
 /**
